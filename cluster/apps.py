@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ClusterConfig(AppConfig):
+    name = "cluster"
+    verbose_name = "Cluster metadata"

@@ -1,0 +1,1 @@
+"""The controller's Django project: settings, URL routes, WSGI entry and the Celery app."""

@@ -1,0 +1,12 @@
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from cluster.api.health import health
+
+urlpatterns = [
+    path("health", health, name="health"),
+    path("openapi.json", SpectacularAPIView.as_view(), name="openapi-schema"),
+    path("help", SpectacularSwaggerView.as_view(url_name="openapi-schema"), name="swagger-ui"),
+    path("", include("cluster.urls")),
+    path("", include("console.urls")),
+]

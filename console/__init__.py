@@ -1,0 +1,1 @@
+"""The browser console served by the controller."""

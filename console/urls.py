@@ -1,0 +1,5 @@
+from django.urls import path
+
+from console import views
+
+urlpatterns = [path("", views.home, name="console-home")]

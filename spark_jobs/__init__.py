@@ -1,0 +1,1 @@
+"""PySpark jobs: pure DataFrame -> DataFrame transforms plus a thin `main(argv)` each."""

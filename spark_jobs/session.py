@@ -1,0 +1,27 @@
+"""The one way a Sprig process gets a SparkSession."""
+
+from __future__ import annotations
+
+import os
+
+
+def spark_session(master: str | None = None, app_name: str = "sprig", **conf: str):
+    """A SparkSession on `master` (default: $SPRIG_SPARK_MASTER or local[*]).
+
+    Spark takes about 10 s to start a JVM, so callers keep and reuse the session.
+    """
+    from pyspark.sql import SparkSession
+
+    builder = (
+        SparkSession.builder.master(master or os.environ.get("SPRIG_SPARK_MASTER", "local[*]"))
+        .appName(app_name)
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.driver.memory", os.environ.get("SPRIG_SPARK_DRIVER_MEMORY", "2g"))
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.driver.host", "127.0.0.1")
+    )
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()

@@ -1,0 +1,1 @@
+"""Sprig's command line and the local service stack that backs the quickstart and the tests."""

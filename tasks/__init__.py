@@ -1,0 +1,1 @@
+"""The minion task framework: generators on the controller, Celery executors on the minions."""
