@@ -9,10 +9,7 @@ import pkgutil
 import sys
 
 import sprig.commands
-
-
-class CommandError(Exception):
-    """A problem the user can fix; printed as one clear line, with exit code 2."""
+from sprig.errors import CommandError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,7 +37,3 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -12,7 +12,9 @@ import pytest
 from sprig.stack import KafkaService, RedisService, ZooKeeperService
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-PINOT_EXAMPLES = Path(os.environ.get("SPRIG_PINOT_EXAMPLES", REPO_ROOT.parent / "shared" / "pinot-examples"))
+PINOT_EXAMPLES = Path(
+    os.environ.get("SPRIG_PINOT_EXAMPLES", REPO_ROOT.parent / "shared" / "pinot-examples")
+)
 
 
 @pytest.fixture(scope="session")
@@ -61,5 +63,7 @@ def spark():
 def pinot_examples() -> Path:
     """The Apache Pinot example configs and data in ../shared/pinot-examples."""
     if not PINOT_EXAMPLES.is_dir():
-        pytest.fail(f"the Pinot examples are missing at {PINOT_EXAMPLES} (set SPRIG_PINOT_EXAMPLES)")
+        pytest.fail(
+            f"the Pinot examples are missing at {PINOT_EXAMPLES} (set SPRIG_PINOT_EXAMPLES)"
+        )
     return PINOT_EXAMPLES

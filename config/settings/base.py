@@ -25,6 +25,29 @@ SPARK_MASTER = env.str("SPRIG_SPARK_MASTER", default="local[*]")
 CONTROLLER_HOST = env.str("SPRIG_CONTROLLER_HOST", default="127.0.0.1")
 CONTROLLER_PORT = env.int("SPRIG_CONTROLLER_PORT", default=9000)
 
+# --- controller behaviour (Pinot's controller.* settings) --------------------------------
+ZK_SESSION_TIMEOUT_S = env.float("SPRIG_ZK_SESSION_TIMEOUT_S", default=10.0)
+ZK_CONNECT_TIMEOUT_S = env.float("SPRIG_ZK_CONNECT_TIMEOUT_S", default=5.0)
+ZK_REQUEST_TIMEOUT_S = env.float("SPRIG_ZK_REQUEST_TIMEOUT_S", default=10.0)
+# controller.tenant.isolation.enable: new servers/brokers join DefaultTenant (else untagged)
+TENANT_ISOLATION_ENABLED = env.bool("SPRIG_TENANT_ISOLATION", default=True)
+# periodic tasks: Pinot's period syntax ("6h", "5m", "30s", "1d"); initial delay in seconds
+PERIODIC_TASK_FREQUENCIES = {
+    "RetentionManager": env.str("SPRIG_RETENTION_FREQUENCY", default="6h"),
+    "SegmentStatusChecker": env.str("SPRIG_STATUS_CHECKER_FREQUENCY", default="5m"),
+    "ClusterStateReconciler": env.str("SPRIG_RECONCILE_FREQUENCY", default="10m"),
+}
+PERIODIC_TASK_INITIAL_DELAY_S = env.float("SPRIG_PERIODIC_TASK_INITIAL_DELAY_S", default=120.0)
+# how often the leader re-aggregates external views from the instances' current states
+EXTERNAL_VIEW_INTERVAL_S = env.float("SPRIG_EXTERNAL_VIEW_INTERVAL_S", default=1.0)
+# deleted segments are kept this long under Deleted_Segments in the deep store
+DELETED_SEGMENTS_RETENTION = env.str("SPRIG_DELETED_SEGMENTS_RETENTION", default="7d")
+# a no-downtime rebalance waits at most this long for the external view to converge
+REBALANCE_STABILIZATION_TIMEOUT_S = env.float("SPRIG_REBALANCE_TIMEOUT_S", default=3600.0)
+REBALANCE_CHECK_INTERVAL_S = env.float("SPRIG_REBALANCE_CHECK_INTERVAL_S", default=1.0)
+# timeout of a query forwarded to a broker by POST /sql
+SQL_FORWARD_TIMEOUT_S = env.float("SPRIG_SQL_FORWARD_TIMEOUT_S", default=60.0)
+
 # --- Django -----------------------------------------------------------------------------
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="sprig-local-development-key-change-me-in-production")
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
@@ -82,6 +105,9 @@ TEMPLATES = [
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [ROOT_DIR / "static"]
 STATIC_ROOT = DATA_DIR / "staticfiles"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+# serve static files straight from static/ and the apps (no collectstatic step for a local run)
+WHITENOISE_USE_FINDERS = True
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -101,6 +127,7 @@ REST_FRAMEWORK = {
         "rest_framework.permissions.IsAuthenticated" if AUTH_ENABLED else "rest_framework.permissions.AllowAny"
     ],
     "UNAUTHENTICATED_USER": None if not AUTH_ENABLED else "django.contrib.auth.models.AnonymousUser",
+    "EXCEPTION_HANDLER": "cluster.api.errors.pinot_exception_handler",
 }
 
 SPECTACULAR_SETTINGS = {

@@ -24,7 +24,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=int(os.environ.get("SPRIG_CONTROLLER_PORT", "9000")),
         help="HTTP port (default: $SPRIG_CONTROLLER_PORT or 9000); a port in use is an error",
     )
-    parser.add_argument("--settings", default=os.environ.get("DJANGO_SETTINGS_MODULE", "config.settings.local"))
+    parser.add_argument(
+        "--settings", default=os.environ.get("DJANGO_SETTINGS_MODULE", "config.settings.local")
+    )
     parser.set_defaults(func=run)
 
 

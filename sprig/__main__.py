@@ -1,0 +1,5 @@
+import sys
+
+from sprig.cli import main
+
+sys.exit(main())

@@ -1,0 +1,47 @@
+"""`sprig minion`: a minion, i.e. a Celery worker on Redis that runs minion task executors."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import sys
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "minion",
+        help="run a minion: a Celery worker that executes minion tasks",
+        description="Run a minion worker. It listens on one Celery queue per instance tag "
+        "(Pinot's minionInstanceTag; the default is minion_untagged) on the Redis at $SPRIG_REDIS_URL.",
+    )
+    parser.add_argument(
+        "--tags",
+        default=os.environ.get("SPRIG_MINION_TAGS", "minion_untagged"),
+        help="comma-separated instance tags, one queue each (default: minion_untagged)",
+    )
+    parser.add_argument(
+        "--name", default=os.environ.get("SPRIG_MINION_NAME", "minion"), help="instance name prefix"
+    )
+    parser.add_argument(
+        "--concurrency", type=int, default=int(os.environ.get("SPRIG_MINION_CONCURRENCY", "1"))
+    )
+    parser.add_argument("--loglevel", default=os.environ.get("SPRIG_LOG_LEVEL", "info"))
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+    hostname = f"Minion_{args.name}_{socket.gethostname()}_{os.getpid()}"
+    argv = [
+        sys.executable, "-m", "celery",
+        "-A", "config.celery_app",
+        "worker",
+        "-Q", args.tags,
+        "--hostname", hostname,
+        "--concurrency", str(args.concurrency),
+        "--loglevel", args.loglevel,
+        "--without-gossip", "--without-mingle",
+    ]  # fmt: skip
+    os.execv(sys.executable, argv)
+    return 0  # not reached

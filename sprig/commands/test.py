@@ -1,0 +1,45 @@
+"""`sprig test`: lint, the import contract and the pytest suite, as CI runs them."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+
+from sprig.runtime import REPO_ROOT
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "test",
+        help="run ruff, the import contract and the whole test suite (what CI runs)",
+        description="Run ruff (lint and format check), import-linter (engine/ imports no Django) and "
+        "pytest. Extra arguments go to pytest, e.g. `sprig test -m 'not slow'` for the fast part "
+        "or `sprig test tests/engine -x`.",
+    )
+    parser.add_argument("--no-lint", action="store_true", help="skip ruff and import-linter")
+    parser.add_argument("pytest_args", nargs=argparse.REMAINDER, help="arguments passed to pytest")
+    parser.set_defaults(func=run)
+
+
+def _step(title: str, argv: list[str]) -> int:
+    print(f"==> {title}", flush=True)
+    return subprocess.run(argv, cwd=REPO_ROOT, check=False).returncode
+
+
+def run(args: argparse.Namespace) -> int:
+    bindir = f"{sys.prefix}/bin"
+    if not args.no_lint:
+        for title, argv in (
+            ("ruff check", [f"{bindir}/ruff", "check", "."]),
+            ("ruff format --check", [f"{bindir}/ruff", "format", "--check", "."]),
+            ("import contract (lint-imports)", [f"{bindir}/lint-imports"]),
+        ):
+            code = _step(title, argv)
+            if code != 0:
+                print(f"sprig test: {title} failed (exit {code})", file=sys.stderr)
+                return code
+    code = _step("pytest", [sys.executable, "-m", "pytest", *args.pytest_args])
+    if code == 5:
+        print("sprig test: pytest collected no tests", file=sys.stderr)
+    return code

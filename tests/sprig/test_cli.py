@@ -1,0 +1,175 @@
+"""The command line: every verb documents itself; the quickstart and the stack start real
+processes and leave none behind."""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from sprig.cli import build_parser
+from sprig.stack.process import free_port
+
+REPO = Path(__file__).resolve().parents[2]
+VERBS = ["controller", "minion", "quickstart", "stack", "test"]
+
+
+def sprig(*args: str, env: dict | None = None, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "sprig", *args], cwd=REPO, env={**os.environ, **(env or {})},
+        capture_output=True, text=True, timeout=kw.pop("timeout", 120), **kw,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_every_verb_has_help(verb):
+    result = sprig(verb, "--help")
+    assert result.returncode == 0, result.stderr
+    assert f"usage: sprig {verb}" in result.stdout
+
+
+@pytest.mark.parametrize("action", ["up", "down", "status"])
+def test_every_stack_action_has_help(action):
+    result = sprig("stack", action, "--help")
+    assert result.returncode == 0
+    assert f"usage: sprig stack {action}" in result.stdout
+
+
+def test_the_parser_knows_every_verb():
+    choices = build_parser()._subparsers._group_actions[0].choices
+    assert set(VERBS) <= set(choices)
+
+
+def test_unknown_stack_service_is_a_clear_error(tmp_path):
+    result = sprig(
+        "stack",
+        "up",
+        "--foreground",
+        "--services",
+        "zookeeper,cassandra",
+        env={"SPRIG_RUN_DIR": str(tmp_path)},
+    )
+    assert result.returncode == 2
+    assert "unknown service(s) cassandra" in result.stderr
+
+
+def test_bin_sprig_without_java_says_how_to_install_it(tmp_path):
+    # a PATH with python3 and the coreutils the script needs, but no java
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for tool in ("python3", "dirname", "sed", "head", "cat", "sha256sum", "cut"):
+        found = shutil.which(tool)
+        if found:
+            (bindir / tool).symlink_to(found)
+    result = subprocess.run(
+        ["/bin/bash", str(REPO / "bin" / "sprig"), "quickstart"],
+        env={"PATH": str(bindir), "HOME": str(tmp_path)}, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 3
+    assert "Java 17 or newer is required" in result.stderr
+    assert "apt-get install openjdk-17-jre-headless" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_stack_up_status_down_leaves_no_process(tmp_path):
+    env = {"SPRIG_RUN_DIR": str(tmp_path / "run")}
+    up = sprig("stack", "up", "--workdir", str(tmp_path / "stack"), env=env)
+    assert up.returncode == 0, up.stderr
+    pids = [int(p) for p in re.findall(r"pid (\d+)", up.stdout)]
+    assert len(pids) == 3
+    assert "export SPRIG_ZK=127.0.0.1:" in up.stdout
+
+    again = sprig("stack", "up", env=env)
+    assert again.returncode == 2 and "already running" in again.stderr
+
+    status = sprig("stack", "status", env=env)
+    assert status.returncode == 0 and status.stdout.count(" up") >= 3
+
+    down = sprig("stack", "down", env=env)
+    assert down.returncode == 0, down.stderr
+    _assert_all_gone(pids)
+    assert sprig("stack", "status", env=env).returncode == 1
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_quickstart_serves_health_and_ctrl_c_stops_everything(tmp_path):
+    port = free_port()
+    env = {**os.environ, "SPRIG_RUN_DIR": str(tmp_path / "run"), "PYTHONUNBUFFERED": "1"}
+    for var in ("SPRIG_ZK", "SPRIG_REDIS_URL", "SPRIG_KAFKA_BROKERS"):
+        env.pop(var, None)
+    log = tmp_path / "quickstart.out"
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "sprig", "quickstart", "--port", str(port), "--data-dir", str(tmp_path / "data")],
+            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    try:
+        _wait_for(lambda: "Press Ctrl-C" in log.read_text(), 180, lambda: log.read_text())
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5) as response:
+            assert response.read() == b"OK"
+        text = log.read_text()
+        pids = [int(p) for p in re.findall(r"^\s+\w+\s+\S+\s+(\d+)\s", text, re.M)]
+        assert len(pids) == 5, text  # zookeeper, redis, kafka, controller, minion
+
+        second = sprig("quickstart", env={"SPRIG_RUN_DIR": str(tmp_path / "run")})
+        assert second.returncode == 2
+        assert "a quickstart is already running" in second.stderr
+        assert f"http://localhost:{port}" in second.stderr
+
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(60) == 0
+        assert "Everything is stopped." in log.read_text()
+        _assert_all_gone(pids)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+@pytest.mark.integration
+def test_quickstart_refuses_an_explicit_port_in_use(tmp_path):
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("0.0.0.0", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        result = sprig("quickstart", "--port", str(port), env={"SPRIG_RUN_DIR": str(tmp_path)})
+    assert result.returncode == 2
+    assert f"port {port} is already in use" in result.stderr
+
+
+def _wait_for(predicate, timeout_s: float, describe) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.5)
+    pytest.fail(f"timed out; output so far:\n{describe()}")
+
+
+def _assert_all_gone(pids: list[int]) -> None:
+    deadline = time.monotonic() + 20
+    alive = pids
+    while time.monotonic() < deadline:
+        alive = [pid for pid in pids if _alive(pid)]
+        if not alive:
+            return
+        time.sleep(0.2)
+    pytest.fail(f"processes still running: {alive}")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
