@@ -1,0 +1,378 @@
+"""Typed views of the ZNRecords in the cluster layout, each with a lossless codec.
+
+Field names follow Helix/Pinot so that their tools read our znodes: instance configs use
+``HELIX_HOST``/``HELIX_PORT``/``HELIX_ENABLED`` and the ``TAG_LIST`` list field; ideal states
+and external views map segment -> instance -> state; current states map segment ->
+``{"CURRENT_STATE": state}``; segment metadata uses Pinot's ``segment.*`` keys.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import time
+
+import orjson
+
+from engine.clusterstate.errors import ClusterStateError
+from engine.clusterstate.paths import split_table_name
+from engine.clusterstate.tags import InstanceType
+from engine.clusterstate.znrecord import ZNRecord
+
+
+class SegmentState(enum.StrEnum):
+    """Helix's SegmentOnlineOfflineStateModel states."""
+
+    ONLINE = "ONLINE"
+    CONSUMING = "CONSUMING"
+    OFFLINE = "OFFLINE"
+    ERROR = "ERROR"
+    DROPPED = "DROPPED"
+
+
+SERVING_STATES = frozenset({SegmentState.ONLINE.value, SegmentState.CONSUMING.value})
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclasses.dataclass
+class InstanceConfig:
+    instance_id: str
+    host: str
+    port: int
+    tags: list[str] = dataclasses.field(default_factory=list)
+    enabled: bool = True
+    # Pinot's optional per-instance ports; -1 when unused
+    admin_port: int = -1
+    grpc_port: int = -1
+    query_service_port: int = -1
+
+    @property
+    def type(self) -> InstanceType | None:
+        return InstanceType.of_instance(self.instance_id)
+
+    def to_record(self) -> ZNRecord:
+        return ZNRecord(
+            id=self.instance_id,
+            simple_fields={
+                "HELIX_HOST": self.host,
+                "HELIX_PORT": str(self.port),
+                "HELIX_ENABLED": "true" if self.enabled else "false",
+                "HELIX_ENABLED_TIMESTAMP": str(now_ms()),
+                "adminPort": str(self.admin_port),
+                "grpcPort": str(self.grpc_port),
+                "queryServicePort": str(self.query_service_port),
+            },
+            list_fields={"TAG_LIST": list(self.tags)},
+        )
+
+    @classmethod
+    def from_record(cls, record: ZNRecord) -> InstanceConfig:
+        simple = record.simple_fields
+        return cls(
+            instance_id=record.id,
+            host=simple.get("HELIX_HOST", ""),
+            port=_int(simple.get("HELIX_PORT"), -1),
+            tags=list(record.list_fields.get("TAG_LIST", [])),
+            enabled=simple.get("HELIX_ENABLED", "true").lower() == "true",
+            admin_port=_int(simple.get("adminPort"), -1),
+            grpc_port=_int(simple.get("grpcPort"), -1),
+            query_service_port=_int(simple.get("queryServicePort"), -1),
+        )
+
+    def to_pinot_json(self) -> dict:
+        """The shape of Pinot's ``GET /instances/{id}``."""
+        return {
+            "instanceName": self.instance_id,
+            "hostName": self.host,
+            "enabled": self.enabled,
+            "port": str(self.port),
+            "tags": list(self.tags),
+            "pools": None,
+            "grpcPort": self.grpc_port,
+            "adminPort": self.admin_port,
+            "queryServicePort": self.query_service_port,
+            "queryMailboxPort": -1,
+            "systemResourceInfo": None,
+        }
+
+
+@dataclasses.dataclass
+class LiveInstance:
+    """The ephemeral ``LIVEINSTANCES/<id>`` node: which ZooKeeper session the process holds."""
+
+    instance_id: str
+    session_id: str
+    host: str = ""
+    pid: int = 0
+
+    def to_record(self) -> ZNRecord:
+        return ZNRecord(
+            id=self.instance_id,
+            simple_fields={
+                "SESSION_ID": self.session_id,
+                "LIVE_INSTANCE": f"{self.pid}@{self.host}",
+                "HELIX_VERSION": "sprig",
+            },
+        )
+
+    @classmethod
+    def from_record(cls, record: ZNRecord) -> LiveInstance:
+        pid, _, host = record.simple_fields.get("LIVE_INSTANCE", "0@").partition("@")
+        return cls(record.id, record.simple_fields.get("SESSION_ID", ""), host, _int(pid, 0))
+
+
+@dataclasses.dataclass
+class ResourceAssignment:
+    """An ideal state or external view: segment -> instance -> state, plus Helix's fields."""
+
+    resource: str
+    segments: dict[str, dict[str, str]] = dataclasses.field(default_factory=dict)
+    enabled: bool = True
+    replicas: str = ""
+    instance_group_tag: str = ""
+
+    def to_record(self) -> ZNRecord:
+        simple = {
+            "BATCH_MESSAGE_MODE": "false",
+            "IDEAL_STATE_MODE": "CUSTOMIZED",
+            "REBALANCE_MODE": "CUSTOMIZED",
+            "NUM_PARTITIONS": str(len(self.segments)),
+            "STATE_MODEL_DEF_REF": "SegmentOnlineOfflineStateModel",
+            "STATE_MODEL_FACTORY_NAME": "DEFAULT",
+            "HELIX_ENABLED": "true" if self.enabled else "false",
+        }
+        if self.replicas:
+            simple["REPLICAS"] = self.replicas
+        if self.instance_group_tag:
+            simple["INSTANCE_GROUP_TAG"] = self.instance_group_tag
+        return ZNRecord(
+            id=self.resource,
+            simple_fields=simple,
+            map_fields={s: dict(m) for s, m in sorted(self.segments.items())},
+        )
+
+    @classmethod
+    def from_record(cls, record: ZNRecord) -> ResourceAssignment:
+        simple = record.simple_fields
+        return cls(
+            resource=record.id,
+            segments={s: dict(m) for s, m in record.map_fields.items()},
+            enabled=simple.get("HELIX_ENABLED", "true").lower() == "true",
+            replicas=simple.get("REPLICAS", ""),
+            instance_group_tag=simple.get("INSTANCE_GROUP_TAG", ""),
+        )
+
+    def instances(self) -> set[str]:
+        return {i for m in self.segments.values() for i in m}
+
+    def segments_per_instance(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for segment, replicas in sorted(self.segments.items()):
+            for instance in replicas:
+                out.setdefault(instance, []).append(segment)
+        return out
+
+
+IdealState = ResourceAssignment
+ExternalView = ResourceAssignment
+
+
+@dataclasses.dataclass
+class CurrentState:
+    """``INSTANCES/<id>/CURRENTSTATES/<session>/<resource>``, written by the instance itself:
+    the state each of its segments of one resource is in."""
+
+    resource: str
+    session_id: str
+    segments: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    def to_record(self) -> ZNRecord:
+        return ZNRecord(
+            id=self.resource,
+            simple_fields={
+                "SESSION_ID": self.session_id,
+                "STATE_MODEL_DEF": "SegmentOnlineOfflineStateModel",
+                "STATE_MODEL_FACTORY_NAME": "DEFAULT",
+                "BUCKET_SIZE": "0",
+            },
+            map_fields={s: {"CURRENT_STATE": st} for s, st in sorted(self.segments.items())},
+        )
+
+    @classmethod
+    def from_record(cls, record: ZNRecord) -> CurrentState:
+        return cls(
+            resource=record.id,
+            session_id=record.simple_fields.get("SESSION_ID", ""),
+            segments={
+                s: m.get("CURRENT_STATE", SegmentState.OFFLINE.value)
+                for s, m in record.map_fields.items()
+            },
+        )
+
+
+@dataclasses.dataclass
+class SegmentZKMetadata:
+    """``PROPERTYSTORE/SEGMENTS/<table_TYPE>/<segment>``. Times are epoch values in
+    ``time_unit`` (as in the segment's own metadata); ``*_ms`` fields are epoch milliseconds.
+    ``extra`` keeps any other ``segment.*`` key (e.g. realtime offsets) untouched."""
+
+    segment_name: str
+    table_name_with_type: str
+    crc: str = ""
+    total_docs: int = 0
+    start_time: int | None = None
+    end_time: int | None = None
+    time_unit: str = ""
+    download_url: str = ""
+    push_time_ms: int = 0
+    refresh_time_ms: int = 0
+    creation_time_ms: int = 0
+    size_in_bytes: int = 0
+    extra: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    def to_record(self) -> ZNRecord:
+        simple = dict(self.extra)
+        simple.update(
+            {
+                "segment.name": self.segment_name,
+                "segment.table.name": self.table_name_with_type,
+                "segment.crc": self.crc,
+                "segment.total.docs": str(self.total_docs),
+                "segment.time.unit": self.time_unit,
+                "segment.download.url": self.download_url,
+                "segment.push.time": str(self.push_time_ms),
+                "segment.refresh.time": str(self.refresh_time_ms),
+                "segment.creation.time": str(self.creation_time_ms),
+                "segment.size.in.bytes": str(self.size_in_bytes),
+                "segment.type": split_table_name(self.table_name_with_type)[1] or "",
+            }
+        )
+        if self.start_time is not None:
+            simple["segment.start.time"] = str(self.start_time)
+        if self.end_time is not None:
+            simple["segment.end.time"] = str(self.end_time)
+        return ZNRecord(id=self.segment_name, simple_fields=simple)
+
+    @classmethod
+    def from_record(cls, record: ZNRecord, table_name_with_type: str) -> SegmentZKMetadata:
+        simple = dict(record.simple_fields)
+        known = {
+            "segment.name", "segment.table.name", "segment.crc", "segment.total.docs",
+            "segment.time.unit", "segment.download.url", "segment.push.time",
+            "segment.refresh.time", "segment.creation.time", "segment.size.in.bytes",
+            "segment.type", "segment.start.time", "segment.end.time",
+        }  # fmt: skip
+        start, end = simple.get("segment.start.time"), simple.get("segment.end.time")
+        return cls(
+            segment_name=record.id,
+            table_name_with_type=simple.get("segment.table.name", table_name_with_type),
+            crc=simple.get("segment.crc", ""),
+            total_docs=_int(simple.get("segment.total.docs"), 0),
+            start_time=_int(start, None) if start not in (None, "") else None,
+            end_time=_int(end, None) if end not in (None, "") else None,
+            time_unit=simple.get("segment.time.unit", ""),
+            download_url=simple.get("segment.download.url", ""),
+            push_time_ms=_int(simple.get("segment.push.time"), 0),
+            refresh_time_ms=_int(simple.get("segment.refresh.time"), 0),
+            creation_time_ms=_int(simple.get("segment.creation.time"), 0),
+            size_in_bytes=_int(simple.get("segment.size.in.bytes"), 0),
+            extra={k: v for k, v in simple.items() if k not in known},
+        )
+
+    def to_json(self) -> dict:
+        """The ZNRecord's simple fields, as Pinot's ``/segments/{t}/zkmetadata`` shows them."""
+        return self.to_record().simple_fields
+
+
+@dataclasses.dataclass
+class Message:
+    """A message to one instance, at ``INSTANCES/<id>/MESSAGES/<msgId>``. The instance
+    handles it and deletes the znode. ``sub_type`` is ``SEGMENT_RELOAD``, ``SEGMENT_RESET``
+    or ``SEGMENT_REFRESH``; ``segment`` empty means every segment of ``resource``."""
+
+    message_id: str
+    sub_type: str
+    resource: str
+    segment: str = ""
+    extra: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    def to_record(self) -> ZNRecord:
+        simple = dict(self.extra)
+        simple.update(
+            {
+                "MSG_ID": self.message_id,
+                "MSG_TYPE": "USER_DEFINE_MSG",
+                "SUB_MSG_TYPE": self.sub_type,
+                "RESOURCE_NAME": self.resource,
+                "PARTITION_NAME": self.segment,
+                "CREATE_TIMESTAMP": str(now_ms()),
+            }
+        )
+        return ZNRecord(id=self.message_id, simple_fields=simple)
+
+    @classmethod
+    def from_record(cls, record: ZNRecord) -> Message:
+        simple = dict(record.simple_fields)
+        base = {"MSG_ID", "MSG_TYPE", "SUB_MSG_TYPE", "RESOURCE_NAME", "PARTITION_NAME"}
+        return cls(
+            message_id=record.id,
+            sub_type=simple.get("SUB_MSG_TYPE", ""),
+            resource=simple.get("RESOURCE_NAME", ""),
+            segment=simple.get("PARTITION_NAME", ""),
+            extra={k: v for k, v in simple.items() if k not in base},
+        )
+
+
+# --- property-store documents ---------------------------------------------------------------
+# Pinot keeps a schema as one JSON string under ``schemaJSON`` and a table config as one simple
+# field per top-level key (objects and lists JSON-encoded).
+_PLAIN_TABLE_KEYS = ("tableName", "tableType")
+
+
+def schema_to_record(schema: dict) -> ZNRecord:
+    return ZNRecord(
+        id=str(schema["schemaName"]), simple_fields={"schemaJSON": orjson.dumps(schema).decode()}
+    )
+
+
+def schema_from_record(record: ZNRecord) -> dict:
+    raw = record.simple_fields.get("schemaJSON")
+    if raw is None:
+        raise ClusterStateError(f"schema {record.id}: the ZNRecord has no schemaJSON field")
+    return orjson.loads(raw)
+
+
+def table_config_to_record(config: dict) -> ZNRecord:
+    """``config`` is a Pinot table config JSON with ``tableName`` (raw) and ``tableType``."""
+    table_type = str(config["tableType"]).upper()
+    raw, _ = split_table_name(str(config["tableName"]))
+    simple = {"tableName": f"{raw}_{table_type}", "tableType": table_type}
+    for key, value in config.items():
+        if key not in _PLAIN_TABLE_KEYS:
+            simple[key] = orjson.dumps(value).decode()
+    return ZNRecord(id=simple["tableName"], simple_fields=simple)
+
+
+def table_config_from_record(record: ZNRecord) -> dict:
+    simple = record.simple_fields
+    config: dict = {
+        "tableName": simple.get("tableName", record.id),
+        "tableType": simple.get("tableType", split_table_name(record.id)[1] or ""),
+    }
+    for key, value in simple.items():
+        if key not in _PLAIN_TABLE_KEYS:
+            try:
+                config[key] = orjson.loads(value)
+            except orjson.JSONDecodeError as exc:
+                raise ClusterStateError(f"table config {record.id}: field {key}: {exc}") from exc
+    return config
+
+
+def _int(value: str | None, default):
+    try:
+        return int(value) if value not in (None, "") else default
+    except ValueError:
+        return default

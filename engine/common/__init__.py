@@ -1,0 +1,1 @@
+"""Types and errors shared by every layer of the engine."""

@@ -1,0 +1,1 @@
+"""Reading input records and shaping them to a schema (transforms, filter, coercion)."""

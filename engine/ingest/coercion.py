@@ -1,0 +1,248 @@
+"""Apply a schema to Arrow data: type coercion, multi-value wrapping and null defaults.
+
+Coercion is vectorised per column. When a column's cast fails, the failing rows are found by
+bisection (a cast of each half, recursively), so the cost is O(bad rows * log n) casts rather
+than one Python call per row.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import decimal
+
+import numpy as np
+import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from engine.common.types import DataType
+from engine.spi.schema import FieldSpec, Schema
+
+_CAST_ERRORS = (
+    pa.ArrowInvalid,
+    pa.ArrowNotImplementedError,
+    pa.ArrowTypeError,
+    ValueError,
+    TypeError,
+    OverflowError,
+    decimal.InvalidOperation,
+)
+
+
+@dataclasses.dataclass
+class CoercionResult:
+    """``table`` has one column per schema column, in stored Arrow types, without nulls and
+    without the ``bad_rows``; ``bad_rows`` maps input positions (0-based within the given
+    data) to a message naming the column and value."""
+
+    table: pa.Table
+    bad_rows: dict[int, str]
+
+
+def stored_arrow_type(spec: FieldSpec) -> pa.DataType:
+    """The Arrow type of a column in a coerced table (list<...> for multi-value)."""
+    return spec.data_type.arrow_type if spec.single_value else pa.list_(spec.data_type.arrow_type)
+
+
+def _to_boolean(arr: pa.Array) -> pa.Array:
+    if pa.types.is_boolean(arr.type):
+        return pc.cast(arr, pa.int32())
+    if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+        low = pc.utf8_lower(pc.utf8_trim_whitespace(arr))
+        is_true = pc.is_in(low, pa.array(["true", "1"]))
+        is_false = pc.is_in(low, pa.array(["false", "0"]))
+        bad = pc.and_(pc.invert(pc.or_(is_true, is_false)), pc.is_valid(low))
+        if pc.any(bad).as_py():
+            raise ValueError("not a boolean")
+        return pc.if_else(
+            pc.is_null(low), pa.scalar(None, pa.int32()), pc.cast(is_true, pa.int32())
+        )
+    return pc.cast(pc.not_equal(arr, pc.cast(pa.scalar(0), arr.type)), pa.int32())
+
+
+def _to_timestamp(arr: pa.Array) -> pa.Array:
+    if pa.types.is_timestamp(arr.type):
+        return pc.cast(pc.cast(arr, pa.timestamp("ms", tz=arr.type.tz)), pa.int64())
+    if pa.types.is_date(arr.type):
+        return pc.cast(pc.cast(arr, pa.timestamp("ms")), pa.int64())
+    if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+        try:
+            return pc.cast(arr, pa.int64())
+        except _CAST_ERRORS:
+            return pc.cast(pc.cast(arr, pa.timestamp("ms")), pa.int64())
+    return pc.cast(arr, pa.int64(), safe=False)
+
+
+def _to_big_decimal(arr: pa.Array) -> pa.Array:
+    if pa.types.is_floating(arr.type):
+        arr = pc.cast(arr, pa.string())  # via text, so 0.1 stays 0.1
+    return pc.cast(arr, DataType.BIG_DECIMAL.arrow_type)
+
+
+def _to_json_text(arr: pa.Array) -> pa.Array:
+    if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+        return pc.cast(arr, pa.string())
+    # Nested values (structs, lists, maps) become JSON text, as Pinot's JSON columns hold.
+    return pa.array(
+        [None if v is None else orjson.dumps(v, default=str).decode() for v in arr.to_pylist()],
+        pa.string(),
+    )
+
+
+def _to_bytes(arr: pa.Array) -> pa.Array:
+    if (
+        pa.types.is_binary(arr.type)
+        or pa.types.is_large_binary(arr.type)
+        or pa.types.is_fixed_size_binary(arr.type)
+    ):
+        return pc.cast(arr, pa.binary())
+    # Pinot reads BYTES given as text as hex.
+    return pa.array(
+        [None if v is None else bytes.fromhex(v) for v in pc.cast(arr, pa.string()).to_pylist()],
+        pa.binary(),
+    )
+
+
+def convert(arr: pa.Array, data_type: DataType) -> pa.Array:
+    """Cast ``arr`` to ``data_type``'s stored Arrow type; raises on any value that does not fit.
+    Floats cast to INT/LONG are truncated toward zero, as Pinot does."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    if data_type is DataType.BOOLEAN:
+        return _to_boolean(arr)
+    if data_type is DataType.TIMESTAMP:
+        return _to_timestamp(arr)
+    if data_type is DataType.BIG_DECIMAL:
+        return _to_big_decimal(arr)
+    if data_type is DataType.JSON:
+        return _to_json_text(arr)
+    if data_type is DataType.BYTES:
+        return _to_bytes(arr)
+    target = data_type.arrow_type
+    if data_type in (DataType.INT, DataType.LONG) and pa.types.is_floating(arr.type):
+        finite = pc.is_finite(arr)
+        if not pc.all(pc.or_(finite, pc.is_null(arr))).as_py():
+            raise ValueError("not a finite number")
+        lo, hi = (-(2**31), 2**31 - 1) if data_type is DataType.INT else (-(2**63), 2**63 - 1)
+        if pc.any(pc.or_(pc.less(arr, float(lo)), pc.greater(arr, float(hi)))).as_py():
+            raise ValueError("out of range")
+        return pc.cast(pc.trunc(arr), target, safe=False)
+    if pa.types.is_timestamp(arr.type) and data_type in (DataType.INT, DataType.LONG):
+        return pc.cast(pc.cast(arr, pa.timestamp("ms", tz=arr.type.tz)), target)
+    if (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)) and data_type in (
+        DataType.INT,
+        DataType.LONG,
+        DataType.FLOAT,
+        DataType.DOUBLE,
+    ):
+        arr = pc.utf8_trim_whitespace(arr)
+    return pc.cast(arr, target)
+
+
+def _bad_positions(arr: pa.Array, data_type: DataType, offset: int = 0) -> list[int]:
+    """Positions in ``arr`` whose value cannot be converted (bisection over casts)."""
+    try:
+        convert(arr, data_type)
+        return []
+    except _CAST_ERRORS:
+        if len(arr) <= 1:
+            return [offset] if len(arr) == 1 else []
+    mid = len(arr) // 2
+    return _bad_positions(arr.slice(0, mid), data_type, offset) + _bad_positions(
+        arr.slice(mid), data_type, offset + mid
+    )
+
+
+def _convert_reporting(
+    arr: pa.Array, spec: FieldSpec, bad: dict[int, str], positions: np.ndarray | None = None
+) -> pa.Array:
+    """Convert, recording unconvertible rows in ``bad`` (replaced by the null default)."""
+    try:
+        out = convert(arr, spec.data_type)
+    except _CAST_ERRORS:
+        failing = _bad_positions(arr, spec.data_type)
+        for pos in failing:
+            row = int(positions[pos]) if positions is not None else pos
+            bad.setdefault(
+                row,
+                f"column {spec.name!r}: cannot convert {arr[pos].as_py()!r} to {spec.data_type}",
+            )
+        mask = np.ones(len(arr), dtype=bool)
+        mask[failing] = False
+        keep = pa.array(mask)
+        out = convert(pc.if_else(keep, arr, pa.scalar(None, arr.type)), spec.data_type)
+    return out
+
+
+def _fill(arr: pa.Array, spec: FieldSpec) -> pa.Array:
+    if arr.null_count == 0:
+        return arr
+    return pc.fill_null(arr, pa.scalar(spec.default_null_value, arr.type))
+
+
+def coerce_column(
+    arr: pa.Array | None, spec: FieldSpec, num_rows: int, bad: dict[int, str]
+) -> pa.Array:
+    """One column of input as the schema's stored type, nulls replaced by the default."""
+    target = spec.data_type.arrow_type
+    default = pa.scalar(spec.default_null_value, target)
+    if arr is None:
+        values = pa.array([default.as_py()], target).take(pa.array(np.zeros(num_rows, np.int64)))
+        if spec.single_value:
+            return values
+        return pa.ListArray.from_arrays(pa.array(np.arange(num_rows + 1, dtype=np.int32)), values)
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if spec.single_value:
+        if pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type):
+            # A one-element list for a single-value column is unwrapped; longer lists are bad.
+            lengths = pc.fill_null(pc.list_value_length(arr), 0).to_numpy()
+            for pos in np.flatnonzero(lengths > 1):
+                bad.setdefault(int(pos), f"column {spec.name!r}: a list for a single-value column")
+            arr = pc.list_element(
+                pc.if_else(pa.array(lengths == 1), arr, pa.scalar(None, arr.type)), 0
+            )
+        return _fill(_convert_reporting(arr, spec, bad), spec)
+    if not (pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type)):
+        arr = pa.ListArray.from_arrays(pa.array(np.arange(len(arr) + 1, dtype=np.int32)), arr)
+    # Null or empty lists become [default], as in Pinot; null elements become the default.
+    lengths = pc.fill_null(pc.list_value_length(arr), 0).to_numpy()
+    arr = pc.if_else(
+        pa.array(lengths > 0),
+        arr,
+        pa.scalar(
+            [default.as_py()],
+            pa.list_(arr.type.value_type if arr.type.value_type != pa.null() else target),
+        ),
+    )
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    arr = arr.cast(pa.list_(arr.type.value_type)) if pa.types.is_large_list(arr.type) else arr
+    offsets = pc.subtract(arr.offsets, arr.offsets[0]).cast(pa.int32())
+    flat = arr.flatten()
+    row_of_value = np.repeat(np.arange(len(arr)), np.diff(offsets.to_numpy()))
+    values = _fill(_convert_reporting(flat, spec, bad, row_of_value), spec)
+    return pa.ListArray.from_arrays(offsets, values)
+
+
+def coerce_table(data: pa.Table | pa.RecordBatch, schema: Schema) -> CoercionResult:
+    """Coerce ``data`` to ``schema`` (extra input columns are dropped, missing ones get their
+    default null value). Rows with any unconvertible value are removed and reported."""
+    num_rows = data.num_rows
+    names = set(data.schema.names)
+    bad: dict[int, str] = {}
+    columns = [
+        coerce_column(data.column(spec.name) if spec.name in names else None, spec, num_rows, bad)
+        for spec in schema.fields
+    ]
+    fields = [
+        pa.field(spec.name, stored_arrow_type(spec), nullable=False) for spec in schema.fields
+    ]
+    table = pa.Table.from_arrays(columns, schema=pa.schema(fields))
+    if bad:
+        keep = np.ones(num_rows, dtype=bool)
+        keep[list(bad)] = False
+        table = table.filter(pa.array(keep))
+    return CoercionResult(table, dict(sorted(bad.items())))

@@ -1,0 +1,104 @@
+"""Turns raw input batches into schema-shaped rows: transforms, filter, then coercion.
+
+The order follows Pinot's record transformer chain: ``ingestionConfig.transformConfigs`` (and
+schema-level ``transformFunction``) first, then ``filterConfig`` (rows where the filter is true
+are dropped), then type coercion with null defaults.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+
+import numpy as np
+import pyarrow as pa
+
+from engine.common.errors import IngestError
+from engine.ingest.coercion import coerce_table
+from engine.spi.schema import Schema
+from engine.spi.table_config import TableConfig
+
+
+@dataclasses.dataclass
+class PreparedRows:
+    """``table`` holds the rows that passed; ``errors`` one IngestError per skipped row (with
+    its 0-based input position); ``num_read`` counts every input row, ``num_filtered`` the rows
+    the filter dropped."""
+
+    table: pa.Table
+    errors: list[IngestError]
+    num_read: int
+    num_filtered: int
+
+
+def _as_batches(
+    data: pa.Table | pa.RecordBatch | Iterable[pa.RecordBatch],
+) -> Iterable[pa.RecordBatch]:
+    if isinstance(data, pa.Table):
+        return data.to_batches()
+    if isinstance(data, pa.RecordBatch):
+        return [data]
+    return data
+
+
+def prepare_rows(
+    data: pa.Table | pa.RecordBatch | Iterable[pa.RecordBatch],
+    schema: Schema,
+    table_config: TableConfig | None,
+    *,
+    continue_on_error: bool = False,
+    source: str = "input",
+) -> PreparedRows:
+    """Transform, filter and coerce ``data``. Without ``continue_on_error`` the first row that
+    cannot be coerced raises IngestError naming its position; with it, such rows are skipped
+    and reported in ``errors``."""
+    from engine.ingest.transforms import RecordTransformer
+
+    transformer = RecordTransformer(schema, table_config)
+    tables: list[pa.Table] = []
+    errors: list[IngestError] = []
+    num_read = num_filtered = 0
+    for batch in _as_batches(data):
+        if not isinstance(batch, pa.RecordBatch | pa.Table):
+            raise IngestError(
+                f"expected Arrow record batches, got {type(batch).__name__}", source=source
+            )
+        n = batch.num_rows
+        positions = np.arange(num_read, num_read + n, dtype=np.int64)
+        num_read += n
+        if n == 0:
+            continue
+        try:
+            batch, keep = transformer.transform(batch)
+        except IngestError as exc:
+            raise IngestError(
+                exc.message,
+                row=exc.row if exc.row is None else int(positions[exc.row]),
+                source=source,
+            ) from exc
+        if keep is not None:
+            num_filtered += int(n - keep.sum())
+            positions = positions[keep]
+        result = coerce_table(batch, schema)
+        for pos, message in result.bad_rows.items():
+            error = IngestError(message, row=int(positions[pos]), source=source)
+            if not continue_on_error:
+                raise error
+            errors.append(error)
+        tables.append(result.table)
+    if tables:
+        table = pa.concat_tables(tables)
+    else:
+        table = coerce_table(pa.table({}), schema).table if not schema.fields else _empty(schema)
+    return PreparedRows(table, errors, num_read, num_filtered)
+
+
+def _empty(schema: Schema) -> pa.Table:
+    from engine.ingest.coercion import stored_arrow_type
+
+    return pa.Table.from_arrays(
+        [pa.array([], stored_arrow_type(f)) for f in schema.fields],
+        schema=pa.schema(
+            [pa.field(f.name, stored_arrow_type(f), nullable=False) for f in schema.fields]
+        ),
+    )

@@ -1,0 +1,84 @@
+"""Aggregation functions by Pinot name, including the MV variants (``SUMMV`` ...) and the
+``PERCENTILE90(col)`` / ``PERCENTILE(col, 90)`` spellings."""
+
+from __future__ import annotations
+
+import re
+
+from engine.query.aggregation.base import AggregationFunction, ValueBlock
+from engine.query.aggregation.basic import Avg, Count, Max, Min, MinMaxRange, Sum
+from engine.query.aggregation.histograms import DistinctCount, Mode, Percentile
+from engine.query.aggregation.sketches import DistinctCountHLL, PercentileEst, PercentileTDigest
+from engine.query.errors import QueryValidationError
+from engine.query.expressions import STAR, Function, Literal
+
+_CLASSES: dict[str, type[AggregationFunction]] = {
+    cls.name: cls
+    for cls in (Count, Sum, Min, Max, Avg, MinMaxRange, DistinctCount, Percentile, Mode,
+                DistinctCountHLL, PercentileEst, PercentileTDigest)
+}  # fmt: skip
+_PERCENTILE_SUFFIX = re.compile(r"^(percentile|percentileest|percentiletdigest)(\d+(?:\.\d+)?)$")
+
+
+def _split(name: str) -> tuple[str, bool]:
+    key = name.lower().replace("_", "")
+    if key.endswith("mv") and key[:-2] in _CLASSES:
+        return key[:-2], True
+    match = _PERCENTILE_SUFFIX.match(key[:-2] if key.endswith("mv") else key)
+    if match:
+        return key, key.endswith("mv")
+    return key, False
+
+
+def is_aggregation(name: str) -> bool:
+    key, _ = _split(name)
+    key = key[:-2] if key.endswith("mv") else key
+    return key in _CLASSES or bool(_PERCENTILE_SUFFIX.match(key))
+
+
+def create_aggregation(call: Function) -> AggregationFunction:
+    """Build the aggregation for ``call``; QueryValidationError (700) on a bad call."""
+    key, multi_value = _split(call.name)
+    base = key[:-2] if key.endswith("mv") else key
+    args = list(call.args)
+    params: list = []
+    match = _PERCENTILE_SUFFIX.match(base)
+    if match:
+        base, params = match.group(1), [float(match.group(2))]
+    if base not in _CLASSES:
+        raise QueryValidationError(f"Unsupported aggregation function: {call.name.upper()}")
+    cls = _CLASSES[base]
+    if not args:
+        raise QueryValidationError(f"{call.name.upper()} needs an argument")
+    argument, extra = args[0], args[1:]
+    for value in extra:
+        if not isinstance(value, Literal):
+            raise QueryValidationError(
+                f"{call.name.upper()}: extra arguments must be literals, got {value}"
+            )
+        params.append(value.value)
+    if base in {"percentile", "percentileest", "percentiletdigest"}:
+        if not params:
+            raise QueryValidationError(
+                f"{call.name.upper()} needs a percentile, e.g. {call.name.upper()}(col, 90)"
+            )
+        if not 0 <= float(params[0]) <= 100:
+            raise QueryValidationError(
+                f"{call.name.upper()}: percentile must be in [0, 100], got {params[0]}"
+            )
+    elif extra and base not in {"distinctcounthll", "mode"}:
+        raise QueryValidationError(
+            f"{call.name.upper()} takes exactly one argument, got {len(args)}"
+        )
+    if argument == STAR:
+        if base != "count":
+            raise QueryValidationError(f"{call.name.upper()}(*) is not supported; only COUNT(*)")
+        argument = None
+    fn = cls(call, argument, tuple(params))
+    fn.multi_value = multi_value
+    if base == "count" and not multi_value:
+        fn.argument = None  # COUNT(col) == COUNT(*) without null handling
+    return fn
+
+
+__all__ = ["AggregationFunction", "ValueBlock", "create_aggregation", "is_aggregation"]

@@ -1,0 +1,80 @@
+"""The typed expression tree a query plan is made of.
+
+Three node kinds: ``Identifier`` (a column, or ``*`` inside COUNT), ``Literal`` and
+``Function``. Predicates and boolean connectives are functions too (``equals``, ``in``,
+``and`` ...), so one evaluator and one printer serve SELECT, WHERE and HAVING.
+
+``str(expr)`` prints the expression the way Pinot names result columns:
+lower-case function names, arguments joined by ``,`` and string literals in single quotes,
+e.g. ``sum(ArrDelay)``, ``count(*)``, ``datetrunc('DAY',ts)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Identifier:
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class Literal:
+    value: object  # int, float, str, bool or None
+
+    def __str__(self) -> str:
+        if isinstance(self.value, str):
+            return "'" + self.value.replace("'", "''") + "'"
+        if self.value is None:
+            return "null"
+        if isinstance(self.value, bool):
+            return "true" if self.value else "false"
+        return repr(self.value)
+
+
+@dataclass(frozen=True, slots=True)
+class Function:
+    name: str  # canonical lower-case name
+    args: tuple[Expression, ...]
+
+    def __str__(self) -> str:
+        return f"{self.name}({','.join(str(a) for a in self.args)})"
+
+
+Expression = Identifier | Literal | Function
+
+STAR = Identifier("*")
+
+# Predicate function names (all return booleans).
+COMPARISONS = {"equals", "not_equals", "less_than", "less_than_or_equal", "greater_than",
+               "greater_than_or_equal"}  # fmt: skip
+PREDICATES = COMPARISONS | {"in", "not_in", "between", "like", "regexp_like", "is_null",
+                            "is_not_null"}  # fmt: skip
+CONNECTIVES = {"and", "or", "not"}
+
+
+def walk(expr: Expression) -> Iterator[Expression]:
+    """Every node of ``expr``, parents before children."""
+    yield expr
+    if isinstance(expr, Function):
+        for arg in expr.args:
+            yield from walk(arg)
+
+
+def columns_of(expr: Expression) -> set[str]:
+    """Names of the columns ``expr`` reads (``*`` excluded)."""
+    return {n.name for n in walk(expr) if isinstance(n, Identifier) and n.name != "*"}
+
+
+def replace(expr: Expression, mapping: dict[Expression, Expression]) -> Expression:
+    """``expr`` with every sub-expression found in ``mapping`` swapped for its value."""
+    if expr in mapping:
+        return mapping[expr]
+    if isinstance(expr, Function):
+        return Function(expr.name, tuple(replace(a, mapping) for a in expr.args))
+    return expr

@@ -1,0 +1,118 @@
+"""What a server sends a broker: the combined, not yet finalized result of one query over a
+set of segments (Pinot's DataTable).
+
+* selection: ``rows`` (an Arrow table; select expressions first, then ORDER BY keys);
+* aggregation: one state per aggregation (a single group);
+* group_by: ``keys`` (one array per GROUP BY expression) and per-aggregation states.
+
+``to_bytes`` writes one Arrow IPC stream whose schema metadata carries the kind, the stats
+and the exceptions as JSON; sketches travel as binary columns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import orjson
+import pyarrow as pa
+
+from engine.query.errors import QueryExecutionError
+
+STAT_KEYS = (
+    "numDocsScanned", "numEntriesScannedInFilter", "numEntriesScannedPostFilter",
+    "numSegmentsQueried", "numSegmentsProcessed", "numSegmentsMatched",
+    "numConsumingSegmentsQueried", "totalDocs",
+)  # fmt: skip
+
+
+def empty_stats() -> dict[str, int]:
+    return dict.fromkeys(STAT_KEYS, 0)
+
+
+@dataclass
+class IntermediateResult:
+    kind: str  # "selection" | "aggregation" | "group_by"
+    stats: dict[str, int] = field(default_factory=empty_stats)
+    num_groups_limit_reached: bool = False
+    exceptions: list[dict] = field(default_factory=list)
+    rows: pa.Table | None = None
+    keys: list[np.ndarray] | None = None
+    states: list[tuple] | None = None
+    # Arrow columns of states not yet decoded (after from_bytes); decoded with the plan.
+    encoded_states: list[list[pa.Array]] | None = None
+    trace: list[str] = field(default_factory=list)
+
+    @property
+    def num_groups(self) -> int:
+        if self.keys is None:
+            return 1 if self.states is not None or self.encoded_states is not None else 0
+        return len(self.keys[0]) if self.keys else 0
+
+    def decoded_states(self, plan) -> list[tuple] | None:
+        if self.states is None and self.encoded_states is not None:
+            self.states = [
+                fn.from_arrow(cols) for fn, cols in zip(plan.aggregations, self.encoded_states, strict=True)
+            ]
+            self.encoded_states = None
+        return self.states
+
+    # ---- transport ---------------------------------------------------------------------
+    def to_bytes(self, plan) -> bytes:
+        """Serialize (Arrow IPC stream). ``plan`` supplies each aggregation's state codec."""
+        columns: dict[str, pa.Array] = {}
+        layout: list[int] = []
+        if self.kind == "selection" and self.rows is not None:
+            table = self.rows
+        else:
+            for i, key in enumerate(self.keys or []):
+                columns[f"k{i}"] = pa.array(key)
+            for i, (fn, state) in enumerate(zip(plan.aggregations, self.decoded_states(plan) or [], strict=True)):
+                parts = fn.to_arrow(state)
+                layout.append(len(parts))
+                for j, part in enumerate(parts):
+                    columns[f"a{i}_{j}"] = part
+            table = pa.table(columns) if columns else pa.table({"_": pa.array([], pa.int8())})
+        meta = {
+            "kind": self.kind,
+            "stats": self.stats,
+            "numGroupsLimitReached": self.num_groups_limit_reached,
+            "exceptions": self.exceptions,
+            "numKeys": len(self.keys or []),
+            "stateLayout": layout,
+            "hasRows": self.rows is not None,
+            "hasStates": self.states is not None or self.encoded_states is not None,
+        }
+        table = table.replace_schema_metadata({b"sprig": orjson.dumps(meta)})
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, table.schema) as writer:
+            writer.write_table(table)
+        return sink.getvalue().to_pybytes()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> IntermediateResult:
+        try:
+            table = pa.ipc.open_stream(pa.py_buffer(data)).read_all()
+            meta = orjson.loads(table.schema.metadata[b"sprig"])
+        except (pa.ArrowInvalid, KeyError, TypeError, orjson.JSONDecodeError) as err:
+            raise QueryExecutionError(f"Malformed intermediate result: {err}") from err
+        result = cls(
+            kind=meta["kind"],
+            stats={**empty_stats(), **meta["stats"]},
+            num_groups_limit_reached=bool(meta["numGroupsLimitReached"]),
+            exceptions=list(meta["exceptions"]),
+        )
+        if meta["kind"] == "selection":
+            result.rows = table.replace_schema_metadata(None) if meta["hasRows"] else None
+            return result
+        if meta["kind"] == "group_by":
+            result.keys = [
+                table.column(f"k{i}").combine_chunks().to_numpy(zero_copy_only=False)
+                for i in range(meta["numKeys"])
+            ]
+        if meta["hasStates"]:
+            result.encoded_states = [
+                [table.column(f"a{i}_{j}").combine_chunks() for j in range(width)]
+                for i, width in enumerate(meta["stateLayout"])
+            ]
+        return result

@@ -1,0 +1,285 @@
+"""``ParsedQuery`` + schema -> ``QueryPlan``: aliases resolved, aggregations collected,
+columns and functions validated, result column names and types decided.
+
+The plan is what servers execute and brokers reduce; it is built once per SQL text (see
+``engine.query.runner``) and never mutated afterwards.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from engine.query import functions
+from engine.query.aggregation import AggregationFunction, create_aggregation, is_aggregation
+from engine.query.errors import QueryValidationError, UnknownColumnError
+from engine.query.expressions import (
+    CONNECTIVES,
+    PREDICATES,
+    STAR,
+    Expression,
+    Function,
+    Identifier,
+    Literal,
+    columns_of,
+    replace,
+    walk,
+)
+from engine.query.parser import OrderItem, ParsedQuery, parse_sql
+
+DEFAULT_LIMIT = 10
+DEFAULT_NUM_GROUPS_LIMIT = 100_000
+DEFAULT_TIMEOUT_MS = 10_000
+_TABLE_SUFFIX = re.compile(r"_(OFFLINE|REALTIME)$")
+
+
+@dataclass(frozen=True)
+class ColumnInfo:
+    data_type: str  # Pinot type name: INT, LONG, FLOAT, DOUBLE, STRING, ...
+    single_value: bool = True
+
+
+@dataclass
+class QueryPlan:
+    sql: str
+    table: str  # as written in FROM
+    raw_table: str  # without _OFFLINE/_REALTIME: what the broker routes on
+    table_type: str | None  # "OFFLINE" / "REALTIME" when the query names one
+    kind: str  # "selection" | "aggregation" | "group_by"
+    select: list[Expression]
+    column_names: list[str]
+    column_types: list[str]
+    filter: Expression | None
+    group_by: list[Expression]
+    aggregations: list[AggregationFunction]
+    having: Expression | None
+    order_by: list[OrderItem]
+    limit: int
+    offset: int
+    distinct: bool
+    explain: bool
+    options: dict[str, str]
+    columns: dict[str, ColumnInfo] = field(default_factory=dict)
+
+    @property
+    def num_groups_limit(self) -> int:
+        return int(self.options.get("numGroupsLimit", DEFAULT_NUM_GROUPS_LIMIT))
+
+    @property
+    def timeout_ms(self) -> int:
+        return int(self.options.get("timeoutMs", DEFAULT_TIMEOUT_MS))
+
+    @property
+    def use_star_tree(self) -> bool:
+        return self.options.get("useStarTree", "true").lower() != "false"
+
+    @property
+    def referenced_columns(self) -> set[str]:
+        exprs = [*self.select, *self.group_by, *(o.expr for o in self.order_by)]
+        exprs += [a.argument for a in self.aggregations if a.argument is not None]
+        exprs += [e for e in (self.filter, self.having) if e is not None]
+        return set().union(*(columns_of(e) for e in exprs)) if exprs else set()
+
+
+def columns_from_schema(schema) -> dict[str, ColumnInfo]:
+    """Column infos from an ``engine.spi.schema.Schema`` (or a ready dict)."""
+    if schema is None:
+        return {}
+    if isinstance(schema, dict):
+        return schema
+    return {f.name: ColumnInfo(str(f.data_type), bool(f.single_value)) for f in schema.fields}
+
+
+def split_table_name(table: str) -> tuple[str, str | None]:
+    """``airlineStats_OFFLINE`` -> (``airlineStats``, ``OFFLINE``)."""
+    match = _TABLE_SUFFIX.search(table)
+    if match:
+        return table[: match.start()], match.group(1)
+    return table, None
+
+
+def compile_query(sql: str, schema=None) -> QueryPlan:
+    """Parse and plan ``sql``. With a schema, unknown columns are rejected (code 710)."""
+    return build_plan(parse_sql(sql), sql, columns_from_schema(schema))
+
+
+def build_plan(parsed: ParsedQuery, sql: str, columns: dict[str, ColumnInfo]) -> QueryPlan:
+    raw_table, table_type = split_table_name(parsed.table)
+    select_items = _expand_star(parsed, columns)
+    aliases = {item.alias: item.expr for item in select_items if item.alias}
+
+    def resolve_alias(expr: Expression) -> Expression:
+        mapping = {
+            Identifier(name): target
+            for name, target in aliases.items()
+            if name not in columns and Identifier(name) != target
+        }
+        return replace(expr, mapping) if mapping else expr
+
+    select = [item.expr for item in select_items]
+    group_by = [resolve_alias(g) for g in parsed.group_by]
+    having = resolve_alias(parsed.having) if parsed.having is not None else None
+    order_by = [OrderItem(resolve_alias(o.expr), o.desc) for o in parsed.order_by]
+    where = parsed.where
+
+    if where is not None:
+        _check_no_aggregation(where, "WHERE")
+    for g in group_by:
+        _check_no_aggregation(g, "GROUP BY")
+
+    calls: list[Function] = []
+    for expr in [*select, *(o.expr for o in order_by), *([having] if having else [])]:
+        _collect_aggregations(expr, calls)
+
+    distinct = parsed.distinct
+    if distinct:
+        if calls:
+            raise QueryValidationError("DISTINCT cannot be combined with aggregation functions")
+        if group_by:
+            raise QueryValidationError("DISTINCT cannot be combined with GROUP BY")
+        group_by = list(select)
+    if calls or group_by:
+        kind = "group_by" if group_by else "aggregation"
+    else:
+        kind = "selection"
+        if having is not None:
+            raise QueryValidationError("HAVING needs GROUP BY or an aggregation")
+
+    if kind != "selection":
+        allowed = set(group_by) | set(calls)
+        for expr, clause in [
+            *((s, "SELECT") for s in select),
+            *((o.expr, "ORDER BY") for o in order_by),
+        ]:
+            _check_grouped(expr, allowed, clause)
+
+    aggregations = [create_aggregation(c) for c in calls]
+    for fn in aggregations:
+        if fn.argument is not None:
+            _check_no_aggregation(fn.argument, f"{fn.call.name.upper()}(...)")
+
+    all_exprs = [*select, *group_by, *(o.expr for o in order_by)]
+    all_exprs += [e for e in (where, having) if e is not None]
+    for expr in all_exprs:
+        _validate_functions(expr)
+        if columns:
+            for name in sorted(columns_of(expr)):
+                if name not in columns:
+                    raise UnknownColumnError(name)
+    for fn in aggregations:
+        if fn.multi_value and fn.argument is not None and columns:
+            for name in columns_of(fn.argument):
+                if columns[name].single_value:
+                    raise QueryValidationError(
+                        f"{fn.call.name.upper()} needs a multi-value column; '{name}' is single-value"
+                    )
+        elif fn.argument is not None and columns:
+            for name in columns_of(fn.argument):
+                if not columns[name].single_value and fn.name != "count":
+                    raise QueryValidationError(
+                        f"'{name}' is a multi-value column; use {fn.call.name.upper()}MV"
+                    )
+
+    names = [item.alias or str(item.expr) for item in select_items]
+    agg_types = {fn.call: fn.result_type for fn in aggregations}
+    types = [infer_type(e, columns, agg_types) for e in select]
+    limit = parsed.limit if parsed.limit is not None else DEFAULT_LIMIT
+    return QueryPlan(
+        sql=sql, table=parsed.table, raw_table=raw_table, table_type=table_type, kind=kind,
+        select=select, column_names=names, column_types=types, filter=where,
+        group_by=group_by, aggregations=aggregations, having=having, order_by=order_by,
+        limit=limit, offset=parsed.offset, distinct=distinct, explain=parsed.explain,
+        options=dict(parsed.options), columns=columns,
+    )  # fmt: skip
+
+
+def _expand_star(parsed: ParsedQuery, columns: dict[str, ColumnInfo]):
+    items = []
+    for item in parsed.select:
+        if item.expr == STAR:
+            if not columns:
+                raise QueryValidationError("SELECT * needs the table schema")
+            items.extend(type(item)(Identifier(name)) for name in sorted(columns))
+        else:
+            items.append(item)
+    return items
+
+
+def _check_no_aggregation(expr: Expression, clause: str) -> None:
+    for node in walk(expr):
+        if (
+            isinstance(node, Function)
+            and is_aggregation(node.name)
+            and not functions.lookup(node.name)
+        ):
+            raise QueryValidationError(f"Aggregation function {node} is not allowed in {clause}")
+
+
+def _collect_aggregations(expr: Expression, out: list[Function]) -> None:
+    if isinstance(expr, Function):
+        if is_aggregation(expr.name) and not functions.lookup(expr.name):
+            if expr not in out:
+                out.append(expr)
+            return
+        for arg in expr.args:
+            _collect_aggregations(arg, out)
+
+
+def _check_grouped(expr: Expression, allowed: set[Expression], clause: str) -> None:
+    if expr in allowed or isinstance(expr, Literal):
+        return
+    if isinstance(expr, Identifier):
+        raise QueryValidationError(
+            f"'{expr}' in {clause} should be in GROUP BY or inside an aggregation function"
+        )
+    for arg in expr.args:
+        _check_grouped(arg, allowed, clause)
+
+
+def _validate_functions(expr: Expression) -> None:
+    for node in walk(expr):
+        if not isinstance(node, Function):
+            continue
+        if is_aggregation(node.name) and not functions.lookup(node.name):
+            continue
+        if node.name in PREDICATES | CONNECTIVES:
+            continue
+        functions.check_call(node.name, len(node.args))
+        if node.name == "cast" and not isinstance(node.args[1], Literal):
+            raise QueryValidationError("CAST target must be a type name")
+
+
+def infer_type(expr: Expression, columns: dict[str, ColumnInfo], agg_types: dict) -> str:
+    """Pinot's result column type for ``expr``."""
+    if expr in agg_types:
+        return agg_types[expr]
+    if isinstance(expr, Identifier):
+        info = columns.get(expr.name)
+        if info is None:
+            return "STRING"
+        return info.data_type if info.single_value else f"{info.data_type}_ARRAY"
+    if isinstance(expr, Literal):
+        value = expr.value
+        if isinstance(value, bool):
+            return "BOOLEAN"
+        if isinstance(value, int):
+            return "LONG" if abs(value) >= 2**31 else "INT"
+        if isinstance(value, float):
+            return "DOUBLE"
+        return "STRING"
+    if expr.name in PREDICATES | CONNECTIVES:
+        return "BOOLEAN"
+    if expr.name == "cast":
+        return str(expr.args[1].value).upper()  # type: ignore[union-attr]
+    if functions.canonical(expr.name) == "datetimeconvert":
+        fmt = str(getattr(expr.args[2], "value", ""))
+        return "STRING" if "SIMPLE_DATE_FORMAT" in fmt.upper() else "LONG"
+    fn = functions.lookup(expr.name)
+    arg_types = [infer_type(a, columns, agg_types) for a in expr.args]
+    if fn is None:
+        return "STRING"
+    result = fn.output_type(arg_types)
+    return "DOUBLE" if result == "UNKNOWN" else result
+
+
+__all__ = ["ColumnInfo", "QueryPlan", "build_plan", "compile_query", "split_table_name"]

@@ -1,0 +1,121 @@
+"""Writes one column of a coerced table: dictionary + forward index (or raw values), with the
+column's statistics. Index files are written by ``engine.segment.index``."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from engine.common.types import DataType, smallest_uint_dtype
+from engine.segment import dictionary as dictionary_mod
+from engine.segment.files import save_arrow, save_npy
+from engine.segment.metadata import ColumnMetadata
+from engine.spi.schema import FieldSpec
+
+
+@dataclasses.dataclass
+class EncodedColumn:
+    """A column as written, kept in memory while the segment's indexes are built.
+    ``dict_ids`` is the SV forward index, or the flat MV ids with ``mv_offsets``."""
+
+    spec: FieldSpec
+    metadata: ColumnMetadata
+    dictionary: pa.Array | None
+    dict_ids: np.ndarray | None
+    mv_offsets: np.ndarray | None
+    raw: pa.Array | None
+
+
+def _json_value(data_type: DataType, value: object) -> object:
+    return data_type.to_json_value(value)
+
+
+def _dictionary_file_value(data_type: DataType, dictionary: pa.Array) -> np.ndarray | None:
+    dtype = data_type.numpy_dtype
+    return None if dtype is None else dictionary.to_numpy(zero_copy_only=False).astype(dtype)
+
+
+def write_column(
+    spec: FieldSpec, values: pa.Array, out_dir: Path, prefix: str, *, raw: bool
+) -> EncodedColumn:
+    """Write ``values`` (coerced, no nulls; a ListArray for MV) under ``out_dir/prefix.*``."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    num_docs = len(values)
+    if spec.single_value:
+        flat, offsets = values, None
+    else:
+        offsets = np.asarray(values.offsets.to_numpy(), dtype=np.int64)
+        offsets = offsets - offsets[0]
+        flat = values.flatten()
+    counts = np.diff(offsets) if offsets is not None else None
+    meta = ColumnMetadata(
+        name=spec.name,
+        data_type=spec.data_type,
+        field_type=spec.field_type,
+        single_value=spec.single_value,
+        cardinality=0,
+        min_value=None,
+        max_value=None,
+        is_sorted=False,
+        has_dictionary=not raw,
+        total_number_of_entries=len(flat),
+        max_num_multi_values=int(counts.max())
+        if counts is not None and len(counts)
+        else (0 if counts is not None else 1),
+        default_null_value=_json_value(spec.data_type, spec.default_null_value),
+        file_prefix=prefix,
+    )
+    if offsets is not None:
+        save_npy(
+            out_dir / f"{prefix}.mvoff.npy",
+            offsets.astype(np.uint32 if len(flat) < 2**32 else np.int64),
+        )
+    if raw:
+        return _write_raw(spec, meta, values, flat, offsets, out_dir, prefix, num_docs)
+    dictionary, ids = dictionary_mod.encode(flat)
+    meta.cardinality = len(dictionary)
+    if len(dictionary):
+        meta.min_value = _json_value(spec.data_type, dictionary[0].as_py())
+        meta.max_value = _json_value(spec.data_type, dictionary[-1].as_py())
+    numeric = _dictionary_file_value(spec.data_type, dictionary)
+    if numeric is not None:
+        save_npy(out_dir / f"{prefix}.dict.npy", numeric)
+    else:
+        save_arrow(out_dir / f"{prefix}.dict.arrow", dictionary, compressed=False)
+    meta.forward_dtype = ids.dtype.name
+    if spec.single_value:
+        meta.is_sorted = bool(num_docs < 2 or np.all(ids[1:] >= ids[:-1]))
+        if meta.is_sorted:
+            # A sorted column needs no per-doc ids: doc ranges per dictionary id are enough.
+            starts = np.searchsorted(ids, np.arange(len(dictionary) + 1), side="left")
+            save_npy(out_dir / f"{prefix}.sorted.npy", starts.astype(smallest_uint_dtype(num_docs)))
+            meta.indexes.append("sorted")
+        else:
+            save_npy(out_dir / f"{prefix}.fwd.npy", ids)
+    else:
+        save_npy(out_dir / f"{prefix}.fwd.npy", ids)
+    return EncodedColumn(spec, meta, dictionary, ids, offsets, None)
+
+
+def _write_raw(spec, meta, values, flat, offsets, out_dir, prefix, num_docs) -> EncodedColumn:
+    # Raw columns are stored zstd-compressed in chunks, like Pinot's chunk-compressed raw index.
+    save_arrow(out_dir / f"{prefix}.raw.arrow", flat, compressed=True)
+    if len(flat):
+        if spec.data_type in (DataType.BYTES,):
+            sorted_flat = flat.take(pc.sort_indices(flat))
+            lo, hi = sorted_flat[0].as_py(), sorted_flat[-1].as_py()
+        else:
+            mm = pc.min_max(flat)
+            lo, hi = mm["min"].as_py(), mm["max"].as_py()
+        meta.min_value = _json_value(spec.data_type, lo)
+        meta.max_value = _json_value(spec.data_type, hi)
+        if spec.single_value and spec.data_type.is_fixed_width:
+            arr = flat.to_numpy(zero_copy_only=False)
+            meta.is_sorted = bool(num_docs < 2 or np.all(arr[1:] >= arr[:-1]))
+    meta.cardinality = int(pc.count_distinct(flat).as_py()) if len(flat) else 0
+    return EncodedColumn(spec, meta, None, None, offsets, flat)

@@ -1,0 +1,89 @@
+"""Loading a segment directory: reads ``metadata.json`` only; column files are memory-mapped
+when first used, so loading costs O(1) in the data size."""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+
+import orjson
+
+from engine.common.errors import SegmentError
+from engine.segment.column_reader import ColumnReader
+from engine.segment.files import METADATA_FILE
+from engine.segment.metadata import SegmentMetadata
+
+
+class ImmutableSegment:
+    """A loaded, read-only segment."""
+
+    def __init__(self, seg_dir: Path, metadata: SegmentMetadata):
+        self.path = seg_dir
+        self.metadata = metadata
+        self._columns: dict[str, ColumnReader] = {}
+
+    @property
+    def name(self) -> str:
+        return self.metadata.segment_name
+
+    @property
+    def table_name(self) -> str:
+        """The table name with type, e.g. ``airlineStats_OFFLINE``."""
+        return self.metadata.table_name
+
+    @property
+    def total_docs(self) -> int:
+        return self.metadata.total_docs
+
+    @property
+    def column_names(self) -> list[str]:
+        return list(self.metadata.columns)
+
+    def column(self, name: str) -> ColumnReader:
+        """The reader of ``name``; raises SegmentError for an unknown column."""
+        reader = self._columns.get(name)
+        if reader is None:
+            meta = self.metadata.columns.get(name)
+            if meta is None:
+                raise SegmentError(f"segment {self.name} has no column {name!r}")
+            reader = self._columns[name] = ColumnReader(self.path, meta, self.total_docs)
+        return reader
+
+    def has_column(self, name: str) -> bool:
+        return name in self.metadata.columns
+
+    @functools.cached_property
+    def star_trees(self) -> list:
+        """The segment's star-trees (``engine.segment.startree.StarTree``), possibly empty."""
+        from engine.segment.startree.reader import StarTree
+
+        return [
+            StarTree(self, self.path, i, entry) for i, entry in enumerate(self.metadata.star_trees)
+        ]
+
+    def size_bytes(self) -> int:
+        """Bytes on disk of all the segment's files."""
+        return sum(p.stat().st_size for p in self.path.rglob("*") if p.is_file())
+
+    def __repr__(self) -> str:
+        return f"ImmutableSegment({self.name!r}, docs={self.total_docs})"
+
+
+def read_metadata(seg_dir: str | os.PathLike) -> SegmentMetadata:
+    """Read only a segment's metadata; raises SegmentError if missing or malformed."""
+    path = Path(seg_dir) / METADATA_FILE
+    try:
+        return SegmentMetadata.from_json(orjson.loads(path.read_bytes()))
+    except FileNotFoundError:
+        raise SegmentError(f"{seg_dir} is not a segment: {METADATA_FILE} is missing") from None
+    except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise SegmentError(f"{path} is corrupt: {exc}") from exc
+
+
+def load_segment(seg_dir: str | os.PathLike) -> ImmutableSegment:
+    """Load the segment in ``seg_dir`` (memory-mapped, lazy)."""
+    seg_dir = Path(seg_dir)
+    if not seg_dir.is_dir():
+        raise SegmentError(f"segment directory {seg_dir} does not exist")
+    return ImmutableSegment(seg_dir, read_metadata(seg_dir))

@@ -1,0 +1,134 @@
+"""Segment and column metadata, stored as ``metadata.json`` with Pinot-like field names."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from engine.common.types import DataType, FieldType
+
+
+@dataclasses.dataclass
+class ColumnMetadata:
+    """Per-column facts. ``min_value``/``max_value`` are JSON-friendly stored values (BYTES as
+    hex, BIG_DECIMAL as string); ``partitions`` are the partition ids the column's values hash
+    to. ``indexes`` lists the index kinds built for the column."""
+
+    name: str
+    data_type: DataType
+    field_type: FieldType
+    single_value: bool
+    cardinality: int
+    min_value: Any
+    max_value: Any
+    is_sorted: bool
+    has_dictionary: bool
+    total_number_of_entries: int
+    max_num_multi_values: int = 0
+    partition_function: str | None = None
+    num_partitions: int | None = None
+    partitions: list[int] | None = None
+    default_null_value: Any = None
+    file_prefix: str = ""
+    forward_dtype: str | None = None
+    indexes: list[str] = dataclasses.field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {
+            "dataType": self.data_type.value,
+            "fieldType": self.field_type.value,
+            "singleValue": self.single_value,
+            "cardinality": self.cardinality,
+            "minValue": self.min_value,
+            "maxValue": self.max_value,
+            "isSorted": self.is_sorted,
+            "hasDictionary": self.has_dictionary,
+            "totalNumberOfEntries": self.total_number_of_entries,
+            "maxNumberOfMultiValues": self.max_num_multi_values,
+            "partitionFunction": self.partition_function,
+            "numPartitions": self.num_partitions,
+            "partitions": self.partitions,
+            "defaultNullValue": self.default_null_value,
+            "filePrefix": self.file_prefix,
+            "forwardIndexDataType": self.forward_dtype,
+            "indexes": list(self.indexes),
+        }
+
+    @classmethod
+    def from_json(cls, name: str, raw: dict) -> ColumnMetadata:
+        return cls(
+            name=name,
+            data_type=DataType(raw["dataType"]),
+            field_type=FieldType(raw["fieldType"]),
+            single_value=raw["singleValue"],
+            cardinality=raw["cardinality"],
+            min_value=raw["minValue"],
+            max_value=raw["maxValue"],
+            is_sorted=raw["isSorted"],
+            has_dictionary=raw["hasDictionary"],
+            total_number_of_entries=raw["totalNumberOfEntries"],
+            max_num_multi_values=raw.get("maxNumberOfMultiValues", 0),
+            partition_function=raw.get("partitionFunction"),
+            num_partitions=raw.get("numPartitions"),
+            partitions=raw.get("partitions"),
+            default_null_value=raw.get("defaultNullValue"),
+            file_prefix=raw["filePrefix"],
+            forward_dtype=raw.get("forwardIndexDataType"),
+            indexes=list(raw.get("indexes", [])),
+        )
+
+
+@dataclasses.dataclass
+class SegmentMetadata:
+    """Segment-level facts. ``start_time``/``end_time`` are the min/max of the time column in
+    ``time_unit`` (inclusive), None without a time column. ``creation_time`` is epoch ms;
+    ``crc`` is a CRC32 over the segment's data files."""
+
+    segment_name: str
+    table_name: str
+    total_docs: int
+    crc: int
+    creation_time: int
+    columns: dict[str, ColumnMetadata]
+    time_column: str | None = None
+    time_unit: str | None = None
+    start_time: Any = None
+    end_time: Any = None
+    star_trees: list[dict] = dataclasses.field(default_factory=list)
+    custom: dict = dataclasses.field(default_factory=dict)
+    version: int = 1
+
+    def to_json(self) -> dict:
+        return {
+            "segmentName": self.segment_name,
+            "tableName": self.table_name,
+            "totalDocs": self.total_docs,
+            "crc": self.crc,
+            "creationTime": self.creation_time,
+            "timeColumn": self.time_column,
+            "timeUnit": self.time_unit,
+            "startTime": self.start_time,
+            "endTime": self.end_time,
+            "segmentVersion": self.version,
+            "columns": {name: col.to_json() for name, col in self.columns.items()},
+            "starTrees": list(self.star_trees),
+            "custom": dict(self.custom),
+        }
+
+    @classmethod
+    def from_json(cls, raw: dict) -> SegmentMetadata:
+        return cls(
+            segment_name=raw["segmentName"],
+            table_name=raw["tableName"],
+            total_docs=raw["totalDocs"],
+            crc=raw["crc"],
+            creation_time=raw["creationTime"],
+            columns={n: ColumnMetadata.from_json(n, c) for n, c in raw["columns"].items()},
+            time_column=raw.get("timeColumn"),
+            time_unit=raw.get("timeUnit"),
+            start_time=raw.get("startTime"),
+            end_time=raw.get("endTime"),
+            star_trees=list(raw.get("starTrees", [])),
+            custom=dict(raw.get("custom", {})),
+            version=raw.get("segmentVersion", 1),
+        )

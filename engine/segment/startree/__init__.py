@@ -1,0 +1,1 @@
+"""Star-tree indexes: pre-aggregated records over a tree of dimension values."""

@@ -1,0 +1,69 @@
+"""Packing a segment to ``<name>.tar.gz`` and unpacking it, for the deep store and transfer."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tarfile
+import uuid
+import zlib
+from pathlib import Path
+
+from engine.common.errors import SegmentError
+from engine.segment.files import METADATA_FILE
+
+
+def pack_segment(seg_dir: str | os.PathLike, tar_gz_path: str | os.PathLike) -> Path:
+    """Write ``seg_dir`` as a tar.gz whose single top-level entry is the segment directory.
+    The archive is written to a temp name and renamed, so readers never see half a file."""
+    seg_dir = Path(seg_dir)
+    if not (seg_dir / METADATA_FILE).is_file():
+        raise SegmentError(f"{seg_dir} is not a segment directory")
+    tar_gz_path = Path(tar_gz_path)
+    tar_gz_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = tar_gz_path.with_name(f".{tar_gz_path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        # Level 1: segment files are already compact; higher levels cost time for little gain.
+        with tarfile.open(tmp, "w:gz", compresslevel=1) as tar:
+            tar.add(seg_dir, arcname=seg_dir.name)
+        os.replace(tmp, tar_gz_path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise SegmentError(f"cannot pack {seg_dir} to {tar_gz_path}: {exc}") from exc
+    return tar_gz_path
+
+
+def unpack_segment(tar_gz_path: str | os.PathLike, dest_dir: str | os.PathLike) -> Path:
+    """Extract a segment tar.gz into ``dest_dir`` and return the segment directory.
+
+    Raises SegmentError for a missing, corrupt or truncated archive, one that is not a single
+    segment directory, or one whose segment already exists in ``dest_dir``. Extraction goes to a
+    temp directory first, so a failure leaves nothing behind.
+    """
+    tar_gz_path, dest_dir = Path(tar_gz_path), Path(dest_dir)
+    if not tar_gz_path.is_file():
+        raise SegmentError(f"segment archive {tar_gz_path} does not exist")
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    tmp = dest_dir / f".untar-{uuid.uuid4().hex[:8]}"
+    tmp.mkdir()
+    try:
+        try:
+            with tarfile.open(tar_gz_path, "r:gz") as tar:
+                tar.extractall(tmp, filter="data")
+        except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
+            raise SegmentError(
+                f"segment archive {tar_gz_path} is corrupt or truncated: {exc}"
+            ) from exc
+        entries = [p for p in tmp.iterdir()]
+        if len(entries) != 1 or not (entries[0] / METADATA_FILE).is_file():
+            raise SegmentError(f"{tar_gz_path} does not hold exactly one segment directory")
+        from engine.segment.loader import read_metadata
+
+        read_metadata(entries[0])  # a truncated metadata file is corruption too
+        final = dest_dir / entries[0].name
+        if final.exists():
+            raise SegmentError(f"segment directory {final} already exists")
+        os.rename(entries[0], final)
+        return final
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
