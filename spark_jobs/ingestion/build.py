@@ -83,35 +83,49 @@ def build_segment_file(input_file: InputFile, context: BuildContext) -> BuildOut
 
 
 def _build(input_file: InputFile, context: BuildContext, work_dir: Path) -> BuildOutcome:
-    from engine.ingest import read_records
     from engine.segment import build_segment, pack_segment
     from engine.spi import Schema, TableConfig
 
     schema = Schema.from_json(context.schema)
     table_config = TableConfig.from_json(context.table_config)
-    batches = read_records(
-        input_file.path, context.reader.data_format, options=_reader_options(context.reader)
-    )
+    data = _read(input_file, context.reader)
+    namer = context.namer
     min_time = max_time = None
-    if context.namer.uses_time:
-        import pyarrow as pa
+    derived_time = False
+    if namer.uses_time:
+        min_time, max_time = _time_range(data, namer.time_column.name)
+        derived_time = namer.time_column.name not in data.column_names
 
-        table = pa.Table.from_batches(list(batches))
-        batches = table
-        min_time, max_time = _time_range(table, context.namer.time_column.name)
-    name = context.namer.name(input_file.sequence_id, min_time, max_time, input_file.uri)
-    result = build_segment(
-        batches,
-        schema,
-        table_config,
-        work_dir / "segment",
-        segment_name=name,
-        sequence_id=max(input_file.sequence_id, 0),
-        continue_on_error=_continue_on_error(context.table_config),
-    )
+    def build(name: str, into: Path) -> Any:
+        return build_segment(
+            data,
+            schema,
+            table_config,
+            into,
+            segment_name=name,
+            sequence_id=max(input_file.sequence_id, 0),
+            continue_on_error=_continue_on_error(context.table_config),
+            source=input_file.path,
+        )
+
+    if derived_time:
+        # The time column is made by an ingestion transform, so its range is known only once
+        # the segment is built: build, read the range from the metadata, and rebuild under
+        # the right name when it differs.
+        first = build(
+            namer.name(input_file.sequence_id, None, None, input_file.uri), work_dir / "a"
+        )
+        min_time, max_time = _metadata_time_range(first.metadata, schema, namer.time_column.name)
+        name = namer.name(input_file.sequence_id, min_time, max_time, input_file.uri)
+        result = first if name == first.name else build(name, work_dir / "b")
+    else:
+        result = build(
+            namer.name(input_file.sequence_id, min_time, max_time, input_file.uri),
+            work_dir / "segment",
+        )
     if result.num_rows == 0 and context.fail_on_empty_segment:
         return BuildOutcome(
-            input_file.path, name, None, 0, result.num_rows_skipped, FAILED,
+            input_file.path, result.name, None, 0, result.num_rows_skipped, FAILED,
             "no rows to build a segment from (failOnEmptySegment is true)",
         )  # fmt: skip
     target = segment_output_dir(Path(context.output_dir), input_file) / f"{result.name}.tar.gz"
@@ -128,6 +142,33 @@ def _build(input_file: InputFile, context: BuildContext, work_dir: Path) -> Buil
         input_file.path, result.name, str(target), result.num_rows, result.num_rows_skipped,
         BUILT, skipped_note.lstrip("; "),
     )  # fmt: skip
+
+
+def _read(input_file: InputFile, reader: RecordReaderSpec) -> Any:
+    """The whole file as one Arrow table (a segment is built from one file in one go)."""
+    import pyarrow as pa
+
+    from engine.ingest import read_records
+
+    batches = list(
+        read_records(input_file.path, reader.data_format, options=_reader_options(reader))
+    )
+    if not batches:
+        return pa.table({})
+    return pa.Table.from_batches(batches)
+
+
+def _metadata_time_range(metadata: Any, schema: Any, column: str) -> tuple[Any, Any]:
+    """The raw min/max time values of a built segment (its metadata keeps SIMPLE_DATE_FORMAT
+    times as epoch millis; names use the column's own format)."""
+    start, end = metadata.start_time, metadata.end_time
+    time_format = schema.field(column).datetime_format
+    if start is None or time_format is None or time_format.kind != "SIMPLE_DATE_FORMAT":
+        return start, end
+    import pyarrow as pa
+
+    raw = time_format.from_millis(pa.array([start, end], pa.int64())).to_pylist()
+    return raw[0], raw[1]
 
 
 def _reader_options(reader: RecordReaderSpec) -> dict[str, Any]:

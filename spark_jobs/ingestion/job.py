@@ -31,6 +31,7 @@ from spark_jobs.ingestion.progress import NoProgress, ProgressSink, spark_task_p
 from spark_jobs.ingestion.push import PushOutcome, PushTarget, push_segment, segment_download_uri
 from spark_jobs.ingestion.spec import JobSpec, JobType
 from spark_jobs.ingestion.table_source import (
+    check_table_config,
     default_schema_uri,
     default_table_config_uri,
     fetch_schema,
@@ -141,6 +142,7 @@ def _create(
     )
     schema = fetch_schema(schema_uri, root, spec.auth_token)
     table_config = fetch_table_config(config_uri, table_name, root, spec.auth_token)
+    check_table_config(table_config, schema, table_name)
     namer = SegmentNamer.create(naming.type, naming.configs, table_config, schema)
     if namer.type == FIXED and len(files) > 1:
         raise SpecError(
@@ -241,6 +243,6 @@ def _push(
 
 
 def _segment_metadata_files() -> tuple[str, ...]:
-    from engine.segment import METADATA_FILES
+    from engine.segment.files import CREATION_META_FILE, METADATA_FILE
 
-    return tuple(METADATA_FILES)
+    return (METADATA_FILE, CREATION_META_FILE)

@@ -30,7 +30,7 @@ def fetch_schema(uri: str, root: Path | None = None, auth_token: str | None = No
     """The schema JSON at `uri`, checked by the engine's schema parser."""
     document = _fetch_json(uri, "schema", root, auth_token)
     from engine.common.errors import EngineError
-    from engine.spi.schema import Schema
+    from engine.spi import Schema
 
     try:
         Schema.from_json(document)
@@ -55,6 +55,17 @@ def fetch_table_config(
     if "tableName" not in document:
         raise TableSourceError(f"the table config at {uri} has no 'tableName'")
     return document
+
+
+def check_table_config(table_config: dict, schema: dict, table_name: str) -> None:
+    """Raise TableSourceError when the engine rejects the table config for this schema."""
+    from engine.common.errors import EngineError
+    from engine.spi import Schema, TableConfig
+
+    try:
+        TableConfig.from_json(table_config, schema=Schema.from_json(schema))
+    except EngineError as exc:
+        raise TableSourceError(f"the table config of {table_name!r} is not valid: {exc}") from exc
 
 
 def _fetch_json(uri: str, what: str, root: Path | None, auth_token: str | None) -> dict[str, Any]:
