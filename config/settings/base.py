@@ -49,12 +49,16 @@ REBALANCE_CHECK_INTERVAL_S = env.float("SPRIG_REBALANCE_CHECK_INTERVAL_S", defau
 SQL_FORWARD_TIMEOUT_S = env.float("SPRIG_SQL_FORWARD_TIMEOUT_S", default=60.0)
 
 # --- Django -----------------------------------------------------------------------------
-SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="sprig-local-development-key-change-me-in-production")
+SECRET_KEY = env.str(
+    "DJANGO_SECRET_KEY", default="sprig-local-development-key-change-me-in-production"
+)
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["*"])
 AUTH_ENABLED = env.bool("SPRIG_AUTH_ENABLED", default=False)
 
-DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{DATA_DIR / 'controller.sqlite3'}")}
+DATABASES = {
+    "default": env.db("DATABASE_URL", default=f"sqlite:///{DATA_DIR / 'controller.sqlite3'}")
+}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 INSTALLED_APPS = [
@@ -124,9 +128,13 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": [
-        "rest_framework.permissions.IsAuthenticated" if AUTH_ENABLED else "rest_framework.permissions.AllowAny"
+        "rest_framework.permissions.IsAuthenticated"
+        if AUTH_ENABLED
+        else "rest_framework.permissions.AllowAny"
     ],
-    "UNAUTHENTICATED_USER": None if not AUTH_ENABLED else "django.contrib.auth.models.AnonymousUser",
+    "UNAUTHENTICATED_USER": None
+    if not AUTH_ENABLED
+    else "django.contrib.auth.models.AnonymousUser",
     "EXCEPTION_HANDLER": "cluster.api.errors.pinot_exception_handler",
 }
 
