@@ -173,3 +173,25 @@ def _alive(pid: int) -> bool:
             return stat.read().split()[2] != "Z"
     except FileNotFoundError:
         return False
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_killing_the_parent_leaves_no_orphans(tmp_path):
+    """SIGKILL gives the parent no chance to clean up; the children's parent-death signal does."""
+    env = {**os.environ, "SPRIG_RUN_DIR": str(tmp_path / "run")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sprig", "stack", "up", "--foreground", "--workdir", str(tmp_path / "s")],
+        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    state = tmp_path / "run" / "stack.json"
+    _wait_for(state.exists, 120, lambda: "no state file")
+    import json
+
+    pids = [row["pid"] for row in json.loads(state.read_text())["services"]]
+    assert len(pids) == 3 and all(_alive(pid) for pid in pids)
+    proc.kill()
+    proc.wait(10)
+    _assert_all_gone(pids)
+    status = sprig("stack", "status", env={"SPRIG_RUN_DIR": str(tmp_path / "run")})
+    assert status.returncode == 1, "a stale state file is not reported as a running stack"
