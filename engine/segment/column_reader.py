@@ -126,7 +126,7 @@ class ColumnReader:
 
         if "range" not in self.metadata.indexes:
             return None
-        return RangeIndexReader(self._prefix, self.dictionary)
+        return RangeIndexReader(self._prefix, self.dictionary, self._sorted_starts)
 
     @functools.cached_property
     def bloom_filter(self):

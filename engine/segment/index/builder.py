@@ -1,15 +1,69 @@
-"""Builds the configured per-column indexes of a segment."""
+"""Builds the configured per-column indexes of a segment from its encoded columns."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow.compute as pc
+
 from engine.segment.column_writer import EncodedColumn
+from engine.segment.index.bloom import DEFAULT_FPP, write_bloom_filter
+from engine.segment.index.inverted import docs_grouped_by_id, write_inverted_index
+from engine.segment.index.partition import partitions_of
+from engine.segment.index.range_index import write_range_index_dict, write_range_index_raw
 from engine.spi.table_config import TableConfig
+
+
+def _distinct(column: EncodedColumn) -> list:
+    values = column.dictionary if column.dictionary is not None else pc.unique(column.raw)
+    return values.to_pylist()
 
 
 def build_indexes(
     columns: dict[str, EncodedColumn], table_config: TableConfig, seg_dir: Path, num_docs: int
 ) -> None:
-    """Write inverted, range and bloom indexes and partition metadata for ``columns``."""
-    return None
+    """Write inverted, range and bloom indexes and partition metadata for ``columns``, and
+    record what was built in each column's metadata."""
+    inverted = set(table_config.inverted_index_columns)
+    ranged = set(table_config.range_index_columns)
+    bloom = set(table_config.bloom_filter_columns)
+    bloom_configs = table_config.index_config.bloom_filter_configs
+    partitioning = table_config.index_config.segment_partition_config
+    for name, column in columns.items():
+        meta = column.metadata
+        prefix = seg_dir / meta.file_prefix
+        grouped = None
+        sorted_sv = meta.single_value and meta.is_sorted and meta.has_dictionary
+        if name in inverted and meta.has_dictionary and not sorted_sv:
+            grouped = docs_grouped_by_id(column.dict_ids, meta.cardinality, column.mv_offsets)
+            write_inverted_index(prefix, *grouped)
+            meta.indexes.append("inverted")
+        if name in ranged:
+            if sorted_sv:
+                pass  # the sorted index already maps value ranges to doc ranges
+            elif meta.has_dictionary:
+                grouped = grouped or docs_grouped_by_id(
+                    column.dict_ids, meta.cardinality, column.mv_offsets
+                )
+                write_range_index_dict(prefix, *grouped)
+            elif meta.data_type.is_fixed_width:
+                write_range_index_raw(
+                    prefix, column.raw.to_numpy(zero_copy_only=False), column.mv_offsets
+                )
+            if sorted_sv or meta.has_dictionary or meta.data_type.is_fixed_width:
+                meta.indexes.append("range")
+        if name in bloom:
+            conf = bloom_configs.get(name) or {}
+            write_bloom_filter(
+                prefix,
+                meta.data_type,
+                _distinct(column),
+                fpp=float(conf.get("fpp", DEFAULT_FPP)),
+                max_size_bytes=conf.get("maxSizeInBytes"),
+            )
+            meta.indexes.append("bloom")
+        if name in partitioning:
+            config = partitioning[name]
+            meta.partition_function = config.function_name
+            meta.num_partitions = config.num_partitions
+            meta.partitions = partitions_of(config, _distinct(column))

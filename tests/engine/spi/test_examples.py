@@ -26,7 +26,10 @@ def test_every_schema_loads(pinot_examples: Path) -> None:
         schema = Schema.from_json(path.read_text())
         assert schema.name == raw["schemaName"]
         assert schema.to_json() == raw
-        declared = sum(len(raw.get(k, [])) for k in ("dimensionFieldSpecs", "metricFieldSpecs", "dateTimeFieldSpecs"))
+        declared = sum(
+            len(raw.get(k, []))
+            for k in ("dimensionFieldSpecs", "metricFieldSpecs", "dateTimeFieldSpecs")
+        )
         assert len(schema.columns) == declared
 
 
@@ -42,13 +45,17 @@ def test_every_table_config_loads_and_round_trips(pinot_examples: Path) -> None:
         if config.table_type == "REALTIME":
             assert config.stream_configs["streamType"] == "kafka"
             # Java plugin class names are kept as given.
-            assert config.stream_configs["stream.kafka.decoder.class.name"].startswith("org.apache.pinot")
+            assert config.stream_configs["stream.kafka.decoder.class.name"].startswith(
+                "org.apache.pinot"
+            )
 
 
 def test_airline_offline_config_typed_view(pinot_examples: Path) -> None:
     base = pinot_examples / "batch" / "airlineStats"
     schema = Schema.from_json((base / "airlineStats_schema.json").read_text())
-    config = TableConfig.from_json((base / "airlineStats_offline_table_config.json").read_text(), schema)
+    config = TableConfig.from_json(
+        (base / "airlineStats_offline_table_config.json").read_text(), schema
+    )
     assert config.table_name_with_type == "airlineStats_OFFLINE"
     assert config.segments_config.time_column_name == "DaysSinceEpoch"
     assert config.segments_config.replication == 1
@@ -64,7 +71,13 @@ def test_airline_offline_config_typed_view(pinot_examples: Path) -> None:
 
 
 def test_minion_task_configs(pinot_examples: Path) -> None:
-    path = pinot_examples / "minions" / "stream" / "githubEvents" / "githubEvents_offline_table_config.json"
+    path = (
+        pinot_examples
+        / "minions"
+        / "stream"
+        / "githubEvents"
+        / "githubEvents_offline_table_config.json"
+    )
     config = TableConfig.from_json(path.read_text())
     assert config.task_configs["MergeRollupTask"]["1d.bucketTimePeriod"] == "1d"
     assert config.task_configs["MergeRollupTask"]["schedule"] == "0 * * * * ?"
