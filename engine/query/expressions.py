@@ -78,3 +78,33 @@ def replace(expr: Expression, mapping: dict[Expression, Expression]) -> Expressi
     if isinstance(expr, Function):
         return Function(expr.name, tuple(replace(a, mapping) for a in expr.args))
     return expr
+
+
+_SQL_INFIX = {"equals": "=", "not_equals": "!=", "less_than": "<", "less_than_or_equal": "<=",
+              "greater_than": ">", "greater_than_or_equal": ">=", "plus": "+", "minus": "-",
+              "times": "*", "divide": "/", "and": "AND", "or": "OR"}  # fmt: skip
+
+
+def to_sql(expr: Expression) -> str:
+    """``expr`` printed as SQL (for EXPLAIN and messages): ``Carrier = 'AA'``."""
+    if not isinstance(expr, Function):
+        return str(expr)
+    name, args = expr.name, expr.args
+    if name in _SQL_INFIX and len(args) == 2:
+        return f"{to_sql(args[0])} {_SQL_INFIX[name]} {to_sql(args[1])}"
+    if name in ("in", "not_in"):
+        values = ", ".join(to_sql(a) for a in args[1:])
+        return f"{to_sql(args[0])} {'NOT IN' if name == 'not_in' else 'IN'} ({values})"
+    if name == "between":
+        return f"{to_sql(args[0])} BETWEEN {to_sql(args[1])} AND {to_sql(args[2])}"
+    if name in ("like", "regexp_like"):
+        return (
+            f"{name.upper()}({to_sql(args[0])}, {to_sql(args[1])})"
+            if name != "like"
+            else f"{to_sql(args[0])} LIKE {to_sql(args[1])}"
+        )
+    if name == "not":
+        return f"NOT ({to_sql(args[0])})"
+    if name in ("is_null", "is_not_null"):
+        return f"{to_sql(args[0])} IS {'NOT ' if name == 'is_not_null' else ''}NULL"
+    return f"{name.upper()}({', '.join(to_sql(a) for a in args)})"

@@ -52,7 +52,8 @@ class IntermediateResult:
     def decoded_states(self, plan) -> list[tuple] | None:
         if self.states is None and self.encoded_states is not None:
             self.states = [
-                fn.from_arrow(cols) for fn, cols in zip(plan.aggregations, self.encoded_states, strict=True)
+                fn.from_arrow(cols)
+                for fn, cols in zip(plan.aggregations, self.encoded_states, strict=True)
             ]
             self.encoded_states = None
         return self.states
@@ -67,7 +68,9 @@ class IntermediateResult:
         else:
             for i, key in enumerate(self.keys or []):
                 columns[f"k{i}"] = pa.array(key)
-            for i, (fn, state) in enumerate(zip(plan.aggregations, self.decoded_states(plan) or [], strict=True)):
+            for i, (fn, state) in enumerate(
+                zip(plan.aggregations, self.decoded_states(plan) or [], strict=True)
+            ):
                 parts = fn.to_arrow(state)
                 layout.append(len(parts))
                 for j, part in enumerate(parts):

@@ -88,12 +88,18 @@ def parse_sql(sql: str) -> ParsedQuery:
                 key, value = pair.split("=", 1)
                 options[key.strip()] = value.strip().strip("'\"")
         text = text[: match.start()]
+    explain = False
+    pieces = _split_statements(text)
+    if pieces and _EXPLAIN.match(pieces[-1]):
+        explain = True
+        pieces[-1] = _EXPLAIN.sub("", pieces[-1])
     try:
-        statements = [s for s in sqlglot.parse(text, read=PinotDialect) if s is not None]
+        statements = [
+            s for s in sqlglot.parse(";".join(pieces), read=PinotDialect) if s is not None
+        ]
     except (ParseError, TokenError) as err:
         raise QueryParseError(_parse_error_message(err, text)) from err
     query = None
-    explain = False
     for statement in statements:
         if isinstance(statement, exp.Set):
             for item in statement.expressions:
@@ -128,13 +134,43 @@ def parse_sql(sql: str) -> ParsedQuery:
     return parsed
 
 
+def _split_statements(text: str) -> list[str]:
+    """Split on semicolons outside quotes (SET statements precede the query)."""
+    pieces, current, quote = [], [], None
+    for ch in text:
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"`":
+            quote = ch
+        elif ch == ";":
+            pieces.append("".join(current))
+            current = []
+            continue
+        current.append(ch)
+    pieces.append("".join(current))
+    return [p for p in pieces if p.strip()]
+
+
+_TOKEN_REPR = re.compile(
+    r"<Token token_type: TokenType\.(\w+), text: (.*?), line: \d+, col: \d+.*?>"
+)
+
+
+def _describe(description: str) -> str:
+    return _TOKEN_REPR.sub(
+        lambda m: "end of input" if m.group(1) == "SENTINEL" else f"'{m.group(2)}'",
+        description or "",
+    )
+
+
 def _parse_error_message(err: Exception, sql: str) -> str:
     errors = getattr(err, "errors", None) or []
     if errors:
         first = errors[0]
         token = first.get("highlight") or ""
         return (
-            f"Caught exception while parsing query: {first.get('description')} "
+            f"Caught exception while parsing query: {_describe(first.get('description'))} "
             f"at line {first.get('line')}, column {first.get('col')}"
             + (f" near '{token}'" if token else "")
         )

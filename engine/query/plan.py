@@ -30,6 +30,8 @@ from engine.query.parser import OrderItem, ParsedQuery, parse_sql
 DEFAULT_LIMIT = 10
 DEFAULT_NUM_GROUPS_LIMIT = 100_000
 DEFAULT_TIMEOUT_MS = 10_000
+_NUMERIC_AGGREGATIONS = {"sum", "min", "max", "avg", "minmaxrange", "percentile", "percentileest",
+                         "percentiletdigest"}  # fmt: skip
 _TABLE_SUFFIX = re.compile(r"_(OFFLINE|REALTIME)$")
 
 
@@ -179,6 +181,14 @@ def build_plan(parsed: ParsedQuery, sql: str, columns: dict[str, ColumnInfo]) ->
                     raise QueryValidationError(
                         f"'{name}' is a multi-value column; use {fn.call.name.upper()}MV"
                     )
+
+    for fn in aggregations:
+        if fn.name in _NUMERIC_AGGREGATIONS and isinstance(fn.argument, Identifier) and columns:
+            info = columns.get(fn.argument.name)
+            if info is not None and info.data_type in {"STRING", "JSON", "BYTES"}:
+                raise QueryValidationError(
+                    f"{fn.call.name.upper()}({fn.argument.name}): cannot aggregate a {info.data_type} column; the function needs numbers"
+                )
 
     names = [item.alias or str(item.expr) for item in select_items]
     agg_types = {fn.call: fn.result_type for fn in aggregations}

@@ -6,8 +6,6 @@ object arrays; the heavy string work goes through pyarrow.compute.
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -331,6 +329,3 @@ def case(*args):
         choices = [c.astype(object) for c in choices]
         default = np.broadcast_to(np.asarray(default, dtype=object), (n,))
     return np.select(conds, choices, default=default)
-
-
-_LIKE_CACHE: dict[str, re.Pattern] = {}

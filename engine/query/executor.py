@@ -1,0 +1,135 @@
+"""Run a plan on one segment: prune, filter, then select / aggregate / group."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from engine.query.docset import DocSet
+from engine.query.expressions import Identifier
+from engine.query.filter import FilterEvaluator
+from engine.query.intermediate import IntermediateResult, empty_stats
+from engine.query.plan import QueryPlan
+from engine.query.projection import Projection
+from engine.query.pruning import prune_reason
+from engine.query.segment_view import SegmentView
+
+
+def execute_segment(plan: QueryPlan, segment) -> IntermediateResult:
+    """The plan's intermediate result for one loaded segment (``ImmutableSegment``)."""
+    view = SegmentView(segment)
+    stats = empty_stats()
+    stats["numSegmentsQueried"] = 1
+    stats["totalDocs"] = view.n
+    result = IntermediateResult(plan.kind, stats)
+    if prune_reason(view, plan.filter):
+        return _empty(plan, result)
+    stats["numSegmentsProcessed"] = 1
+    if plan.kind != "selection" and plan.use_star_tree:
+        from engine.query.startree import execute_star_tree
+
+        star = execute_star_tree(plan, view, result)
+        if star is not None:
+            return star
+    evaluator = FilterEvaluator(view)
+    docs = evaluator.evaluate(plan.filter)
+    stats["numEntriesScannedInFilter"] = evaluator.entries_scanned
+    matched = docs.count()
+    if matched:
+        stats["numSegmentsMatched"] = 1
+    if plan.kind == "selection":
+        return _select(plan, view, docs, result)
+    doc_ids = None if docs.kind == "all" else docs.ids()
+    stats["numDocsScanned"] = matched
+    projection = Projection(view, doc_ids)
+    if plan.kind == "aggregation":
+        result.states = []
+        for fn in plan.aggregations:
+            block, _ = projection.block(fn, None)
+            result.states.append(fn.aggregate(block, None, 1))
+    else:
+        groups, keys = projection.group_by(plan.group_by)
+        n_groups = len(keys[0]) if keys else 0
+        if n_groups > plan.num_groups_limit:
+            # Pinot keeps the first numGroupsLimit groups and drops rows of any other group.
+            result.num_groups_limit_reached = True
+            keep_rows = groups < plan.num_groups_limit
+            doc_ids = (np.arange(view.n) if doc_ids is None else doc_ids)[keep_rows]
+            groups = groups[keep_rows]
+            keys = [k[: plan.num_groups_limit] for k in keys]
+            n_groups = plan.num_groups_limit
+            projection = Projection(view, doc_ids)
+            projection.columns_read.update(c for e in plan.group_by for c in _columns(e))
+        result.keys = keys
+        result.states = []
+        for fn in plan.aggregations:
+            block, expanded = projection.block(fn, groups)
+            result.states.append(fn.aggregate(block, expanded, n_groups))
+    stats["numEntriesScannedPostFilter"] = matched * len(projection.columns_read)
+    return result
+
+
+def _columns(expr) -> set[str]:
+    from engine.query.expressions import columns_of
+
+    return columns_of(expr)
+
+
+def _empty(plan: QueryPlan, result: IntermediateResult) -> IntermediateResult:
+    if plan.kind == "group_by":
+        result.keys = [np.empty(0) for _ in plan.group_by]
+        result.states = [fn.empty_state(0) for fn in plan.aggregations]
+    return result
+
+
+def _select(
+    plan: QueryPlan, view: SegmentView, docs: DocSet, result: IntermediateResult
+) -> IntermediateResult:
+    keep = plan.offset + plan.limit
+    stats = result.stats
+    if not plan.order_by:
+        if docs.kind == "all":
+            doc_ids = np.arange(min(keep, view.n), dtype=np.int64)
+        elif docs.kind == "range":
+            doc_ids = np.arange(docs.start, min(docs.end, docs.start + keep), dtype=np.int64)
+        else:
+            doc_ids = docs.ids()[:keep]
+    else:
+        doc_ids = docs.ids() if docs.kind != "all" else None
+        if docs.count() > keep:
+            doc_ids = _top_docs(plan, view, doc_ids, keep)
+    projection = Projection(view, doc_ids)
+    columns = {f"c{i}": projection.selection_column(e) for i, e in enumerate(plan.select)}
+    for i, order in enumerate(plan.order_by):
+        columns[f"o{i}"] = pa.array(projection.values(order.expr))
+    stats["numDocsScanned"] = projection.n
+    stats["numEntriesScannedPostFilter"] = projection.n * len(projection.columns_read)
+    result.rows = pa.table(columns) if projection.n or columns else None
+    if result.rows is not None and plan.order_by:
+        from engine.query.combine import select_top
+
+        result.rows = select_top(plan, result.rows)
+    return result
+
+
+def _top_docs(
+    plan: QueryPlan, view: SegmentView, doc_ids: np.ndarray | None, keep: int
+) -> np.ndarray:
+    """Doc ids of the ``keep`` first rows by the ORDER BY, using dictionary ids as sort keys
+    (dictionaries are sorted, so id order is value order)."""
+    projection = Projection(view, doc_ids)
+    keys = {}
+    for i, order in enumerate(plan.order_by):
+        expr = order.expr
+        if isinstance(expr, Identifier) and view.is_dict_sv(expr.name):
+            keys[f"o{i}"] = pa.array(projection._ids(expr.name))
+        else:
+            keys[f"o{i}"] = pa.array(projection.values(expr))
+    table = pa.table(keys)
+    sort_keys = [
+        (f"o{i}", "descending" if o.desc else "ascending") for i, o in enumerate(plan.order_by)
+    ]
+    index = pc.select_k_unstable(table, k=keep, sort_keys=sort_keys).to_numpy()
+    all_ids = np.arange(view.n, dtype=np.int64) if doc_ids is None else doc_ids
+    return np.sort(all_ids[index])

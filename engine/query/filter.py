@@ -1,0 +1,328 @@
+"""The WHERE clause over one segment: pick the best access path per predicate and produce a
+``DocSet``.
+
+Access paths, best first: the sorted index (a doc range per dictionary id), the inverted
+index (a bitmap per id), the range index (range predicates), then a vectorised scan of the
+dictionary-id forward index through a per-dictionary lookup table, or of raw values.
+Predicates are matched against the *dictionary* (small), never row by row. Inside an AND the
+indexed children run first and scans then read only the surviving docs.
+
+Multi-value columns follow Pinot: a doc matches an inclusive predicate (=, IN, <, LIKE ...)
+when any of its values does, and an exclusive one (!=, NOT IN) when none of its values is
+excluded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from pyroaring import BitMap
+
+from engine.query.docset import DocSet, complement, intersect, union
+from engine.query.errors import QueryExecutionError, QueryValidationError
+from engine.query.evaluate import evaluate
+from engine.query.expressions import (
+    COMPARISONS,
+    Expression,
+    Function,
+    Identifier,
+    Literal,
+    columns_of,
+)
+from engine.query.segment_view import SegmentView
+
+_FLIP = {"less_than": "greater_than", "greater_than": "less_than",
+         "less_than_or_equal": "greater_than_or_equal", "greater_than_or_equal": "less_than_or_equal",
+         "equals": "equals", "not_equals": "not_equals"}  # fmt: skip
+_RANGE_OPS = {"less_than", "less_than_or_equal", "greater_than", "greater_than_or_equal", "between"}
+_EXCLUSIVE = {"not_equals": "equals", "not_in": "in"}
+_OP_LABEL = {"equals": "EQ", "not_equals": "NOT_EQ", "in": "IN", "not_in": "NOT_IN", "like": "LIKE",
+             "regexp_like": "REGEXP_LIKE", "is_null": "IS_NULL", "is_not_null": "IS_NOT_NULL"}  # fmt: skip
+MAX_BITMAPS_TO_UNION = 20_000
+
+
+@dataclass
+class Leaf:
+    """One predicate, normalized so the column side is on the left."""
+
+    expr: Function
+    op: str
+    lhs: Expression
+    operands: tuple  # literal values
+    column: str | None  # the only column read by lhs, if exactly one
+
+    @property
+    def exclusive(self) -> bool:
+        return self.op in _EXCLUSIVE
+
+    @property
+    def label(self) -> str:
+        return "RANGE" if self.op in _RANGE_OPS else _OP_LABEL.get(self.op, self.op.upper())
+
+
+def to_leaf(expr: Function) -> Leaf:
+    op, args = expr.name, list(expr.args)
+    if op in COMPARISONS and isinstance(args[0], Literal) and not isinstance(args[1], Literal):
+        op, args = _FLIP[op], [args[1], args[0]]
+    lhs, rest = args[0], args[1:]
+    operands = tuple(a.value for a in rest if isinstance(a, Literal))
+    if len(operands) != len(rest):
+        return Leaf(expr, op, expr, (), None)  # column on both sides: generic scan
+    cols = columns_of(lhs)
+    return Leaf(
+        Function(op, tuple(args)), op, lhs, operands, next(iter(cols)) if len(cols) == 1 else None
+    )
+
+
+class FilterEvaluator:
+    """Evaluates one filter tree on one segment and counts the entries it scanned."""
+
+    def __init__(self, view: SegmentView):
+        self.view = view
+        self.n = view.n
+        self.entries_scanned = 0
+
+    # ---- access path choice (shared with EXPLAIN) -------------------------------------------
+    def access_path(self, leaf: Leaf) -> str:
+        view = self.view
+        if leaf.column is None:
+            return "FILTER_EXPRESSION_SCAN" if columns_of(leaf.lhs) else "FILTER_CONSTANT"
+        meta = view.meta(leaf.column)
+        if not meta.has_dictionary:
+            return (
+                "FILTER_FULL_SCAN" if isinstance(leaf.lhs, Identifier) else "FILTER_EXPRESSION_SCAN"
+            )
+        if meta.single_value and meta.is_sorted:
+            return "FILTER_SORTED_INDEX"
+        if "inverted" in meta.indexes:
+            return "FILTER_INVERTED_INDEX"
+        if (
+            meta.single_value
+            and "range" in meta.indexes
+            and leaf.op in _RANGE_OPS
+            and isinstance(leaf.lhs, Identifier)
+        ):
+            return "FILTER_RANGE_INDEX"
+        return "FILTER_FULL_SCAN" if isinstance(leaf.lhs, Identifier) else "FILTER_EXPRESSION_SCAN"
+
+    def cost(self, expr: Expression) -> int:
+        if isinstance(expr, Function) and expr.name in {"and", "or", "not"}:
+            return max(self.cost(a) for a in expr.args)
+        path = self.access_path(to_leaf(expr))
+        return {"FILTER_SORTED_INDEX": 0, "FILTER_INVERTED_INDEX": 1, "FILTER_RANGE_INDEX": 2}.get(
+            path, 3
+        )
+
+    # ---- evaluation ---------------------------------------------------------------------------
+    def evaluate(self, expr: Expression | None, candidates: DocSet | None = None) -> DocSet:
+        if expr is None:
+            return DocSet.all(self.n)
+        if isinstance(expr, Literal):
+            return DocSet.all(self.n) if expr.value else DocSet.empty(self.n)
+        if not isinstance(expr, Function):
+            raise QueryValidationError(f"WHERE needs a predicate, got {expr}")
+        if expr.name == "and":
+            result = candidates or DocSet.all(self.n)
+            for child in sorted(expr.args, key=self.cost):
+                result = intersect(result, self.evaluate(child, result))
+                if result.kind == "empty":
+                    break
+            return result
+        if expr.name == "or":
+            result = DocSet.empty(self.n)
+            for child in expr.args:
+                result = union(result, self.evaluate(child, candidates))
+                if result.kind == "all":
+                    break
+            return result
+        if expr.name == "not":
+            inner = complement(self.evaluate(expr.args[0], candidates))
+            return intersect(inner, candidates) if candidates is not None else inner
+        return self.leaf(to_leaf(expr), candidates)
+
+    def leaf(self, leaf: Leaf, candidates: DocSet | None) -> DocSet:
+        path = self.access_path(leaf)
+        if path == "FILTER_CONSTANT":
+            value = evaluate(leaf.expr, lambda e: None, 1)
+            return DocSet.all(self.n) if bool(value[0]) else DocSet.empty(self.n)
+        meta = self.view.meta(leaf.column) if leaf.column else None
+        if meta is None or not meta.has_dictionary:
+            return self._scan_values(leaf, candidates, meta)
+        match = self._match_ids(leaf)
+        if match is None:  # nothing in the dictionary matches
+            return DocSet.all(self.n) if leaf.exclusive else DocSet.empty(self.n)
+        if path == "FILTER_SORTED_INDEX":
+            docs = self._sorted_docs(leaf.column, match)
+        elif path == "FILTER_INVERTED_INDEX":
+            docs = self._inverted_docs(leaf.column, match, meta.cardinality)
+        elif path == "FILTER_RANGE_INDEX":
+            docs = self._range_docs(leaf)
+            return docs
+        else:
+            docs = None
+        if docs is None:
+            return self._scan_ids(leaf, match, candidates, meta)
+        return complement(docs) if leaf.exclusive else docs
+
+    # ---- dictionary matching -------------------------------------------------------------------
+    def _match_ids(self, leaf: Leaf):
+        """Dictionary ids the (inclusive form of the) predicate accepts: ("range", s, e),
+        ("ids", sorted array) or None when no id matches."""
+        reader = self.view.reader(leaf.column)
+        dictionary = reader.dictionary
+        op = _EXCLUSIVE.get(leaf.op, leaf.op)
+        try:
+            if isinstance(leaf.lhs, Identifier) and op in _RANGE_OPS | {"equals", "in"}:
+                values = leaf.operands
+                if op == "equals" or op == "in":
+                    ids = sorted({i for i in (dictionary.index_of(v) for v in values) if i >= 0})
+                    return ("ids", np.asarray(ids, dtype=np.int64)) if ids else None
+                if op == "between":
+                    start, end = dictionary.id_range(values[0], values[1], True, True)
+                elif op in ("less_than", "less_than_or_equal"):
+                    start, end = dictionary.id_range(
+                        None, values[0], True, op == "less_than_or_equal"
+                    )
+                else:
+                    start, end = dictionary.id_range(
+                        values[0], None, op == "greater_than_or_equal", True
+                    )
+                return ("range", start, end) if end > start else None
+        except (ValueError, TypeError, ArithmeticError) as err:
+            raise QueryExecutionError(
+                f"Cannot compare column '{leaf.column}' with {leaf.operands}: {err}"
+            ) from err
+        inclusive = Function(op, leaf.expr.args) if leaf.exclusive else leaf.expr
+        lut = evaluate(
+            inclusive,
+            {Identifier(leaf.column): self.view.dictionary(leaf.column)}.get,
+            len(dictionary),
+        )
+        ids = np.flatnonzero(np.asarray(lut, dtype=bool))
+        return ("ids", ids) if len(ids) else None
+
+    @staticmethod
+    def _match_lut(match, card: int) -> np.ndarray:
+        lut = np.zeros(card, dtype=bool)
+        if match[0] == "range":
+            lut[match[1] : match[2]] = True
+        else:
+            lut[match[1]] = True
+        return lut
+
+    @staticmethod
+    def _match_list(match) -> np.ndarray:
+        return np.arange(match[1], match[2]) if match[0] == "range" else match[1]
+
+    # ---- index access --------------------------------------------------------------------------
+    def _sorted_docs(self, column: str, match) -> DocSet | None:
+        reader = self.view.reader(column)
+        if match[0] == "range":
+            start = reader.sorted_doc_range(match[1])[0]
+            end = reader.sorted_doc_range(match[2] - 1)[1]
+            return DocSet.range(self.n, start, end)
+        ids = match[1]
+        if len(ids) > MAX_BITMAPS_TO_UNION:
+            return None
+        result = DocSet.empty(self.n)
+        for i in ids.tolist():
+            start, end = reader.sorted_doc_range(i)
+            result = union(result, DocSet.range(self.n, start, end))
+        return result
+
+    def _inverted_docs(self, column: str, match, card: int) -> DocSet | None:
+        index = self.view.reader(column).inverted_index
+        ids = self._match_list(match)
+        if len(ids) <= card // 2 + 1:
+            if len(ids) > MAX_BITMAPS_TO_UNION:
+                return None
+            return DocSet.of_bitmap(
+                self.n,
+                BitMap.union(*(index.bitmap(int(i)) for i in ids))
+                if len(ids) > 1
+                else BitMap(index.bitmap(int(ids[0]))),
+            )
+        others = np.flatnonzero(~self._match_lut(match, card))
+        if len(others) > MAX_BITMAPS_TO_UNION:
+            return None
+        excluded = (
+            BitMap.union(*(index.bitmap(int(i)) for i in others)) if len(others) else BitMap()
+        )
+        if not self.view.meta(column).single_value:
+            return None  # MV: a doc may hold matching and non-matching ids; scan instead
+        return DocSet.of_bitmap(self.n, BitMap.flip(excluded, 0, self.n))
+
+    def _range_docs(self, leaf: Leaf) -> DocSet:
+        index = self.view.reader(leaf.column).range_index
+        op, v = leaf.op, leaf.operands
+        if op == "between":
+            bitmap = index.doc_ids(v[0], v[1], True, True)
+        elif op in ("less_than", "less_than_or_equal"):
+            bitmap = index.doc_ids(None, v[0], True, op == "less_than_or_equal")
+        else:
+            bitmap = index.doc_ids(v[0], None, op == "greater_than_or_equal", True)
+        return DocSet.of_bitmap(self.n, BitMap(bitmap))
+
+    # ---- scans ---------------------------------------------------------------------------------
+    def _restrict(self, candidates: DocSet | None) -> np.ndarray | None:
+        if candidates is not None and candidates.kind != "all" and candidates.count() < self.n // 4:
+            return candidates.ids()
+        return None
+
+    def _scan_ids(self, leaf: Leaf, match, candidates: DocSet | None, meta) -> DocSet:
+        column = leaf.column
+        docs = self._restrict(candidates)
+        if meta.single_value:
+            ids = self.view.dict_ids(column)
+            if docs is not None:
+                ids = ids[docs]
+            self.entries_scanned += len(ids)
+            if match[0] == "range":
+                hit = (ids >= match[1]) & (ids < match[2]) if match[1] > 0 else ids < match[2]
+            else:
+                hit = self._match_lut(match, meta.cardinality)[ids]
+        else:
+            offsets, flat, _ = self.view.mv(column)
+            lut = self._match_lut(match, meta.cardinality)
+            hit = self._any_per_doc(lut[flat], offsets, docs)
+        if leaf.exclusive:
+            hit = ~hit
+        return DocSet.of_ids(self.n, docs[hit]) if docs is not None else DocSet.of_mask(hit)
+
+    def _any_per_doc(
+        self, value_hits: np.ndarray, offsets: np.ndarray, docs: np.ndarray | None
+    ) -> np.ndarray:
+        csum = np.zeros(len(value_hits) + 1, dtype=np.int64)
+        np.cumsum(value_hits, out=csum[1:])
+        starts, ends = (
+            (offsets[:-1], offsets[1:]) if docs is None else (offsets[docs], offsets[docs + 1])
+        )
+        self.entries_scanned += int((ends - starts).sum())
+        return (csum[ends] - csum[starts]) > 0
+
+    def _scan_values(self, leaf: Leaf, candidates: DocSet | None, meta) -> DocSet:
+        docs = self._restrict(candidates)
+        columns = columns_of(leaf.expr)
+        if meta is not None and not meta.single_value:
+            offsets, _, flat = self.view.mv(leaf.column)
+            op = _EXCLUSIVE.get(leaf.op, leaf.op)
+            inclusive = Function(op, leaf.expr.args)
+            value_hits = np.asarray(
+                evaluate(inclusive, {Identifier(leaf.column): flat}.get, len(flat)), dtype=bool
+            )
+            hit = self._any_per_doc(value_hits, offsets, docs)
+            if leaf.exclusive:
+                hit = ~hit
+        else:
+            known = {}
+            for name in columns:
+                if not self.view.meta(name).single_value:
+                    raise QueryValidationError(
+                        f"Multi-value column '{name}' can only be filtered on directly"
+                    )
+                known[Identifier(name)] = self.view.sv_values(name, docs)
+            count = self.n if docs is None else len(docs)
+            self.entries_scanned += count * max(len(columns), 1)
+            hit = np.asarray(evaluate(leaf.expr, known.get, count), dtype=bool)
+        return DocSet.of_ids(self.n, docs[hit]) if docs is not None else DocSet.of_mask(hit)

@@ -1,0 +1,75 @@
+"""Turn key columns into dense group ids without a Python loop per row."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+# Key spaces up to this size are compacted with bincount instead of a sort.
+DENSE_KEY_SPACE = 1 << 24
+
+
+def encode_values(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(codes int64, distinct values) with ``distinct[codes] == values``."""
+    if values.dtype == object:
+        encoded = pc.dictionary_encode(pa.array(values))
+        return (
+            encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64),
+            encoded.dictionary.to_numpy(zero_copy_only=False),
+        )
+    distinct, codes = np.unique(values, return_inverse=True)
+    return codes.reshape(-1).astype(np.int64), distinct
+
+
+def combine_codes(codes: list[np.ndarray], cards: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Dense group id per row from per-column codes (``0 <= codes[i] < cards[i]``).
+
+    Returns (group id per row, for each group the combined key); the combined key decodes
+    back to per-column codes with ``decode_key``.
+    """
+    n = len(codes[0]) if codes else 0
+    space = 1
+    for card in cards:
+        space *= max(card, 1)
+    if space >= 1 << 62:
+        stacked = np.stack([c.astype(np.int64) for c in codes], axis=1)
+        uniq, inverse = np.unique(stacked, axis=0, return_inverse=True)
+        # re-encode unique rows into a mixed-radix key is impossible here; return row tuples
+        return inverse.reshape(-1), uniq
+    key = np.zeros(n, dtype=np.int64)
+    for c, card in zip(codes, cards, strict=True):
+        key *= max(card, 1)
+        key += c
+    if space <= DENSE_KEY_SPACE and space <= 8 * n + 65_536:
+        present = np.flatnonzero(np.bincount(key, minlength=space))
+        lookup = np.empty(space, dtype=np.int64)
+        lookup[present] = np.arange(len(present))
+        return lookup[key], present
+    uniq, inverse = np.unique(key, return_inverse=True)
+    return inverse.reshape(-1), uniq
+
+
+def decode_key(group_keys: np.ndarray, cards: list[int]) -> list[np.ndarray]:
+    """Per-column codes of each group (inverse of the mixed-radix key in combine_codes)."""
+    if group_keys.ndim == 2:
+        return [group_keys[:, i] for i in range(group_keys.shape[1])]
+    out = []
+    rest = group_keys.copy()
+    for card in reversed(cards):
+        out.append(rest % max(card, 1))
+        rest //= max(card, 1)
+    return out[::-1]
+
+
+def group_values(key_columns: list[np.ndarray]) -> tuple[np.ndarray, int, list[np.ndarray]]:
+    """(group id per row, number of groups, key values per group) for value columns."""
+    if not key_columns or len(key_columns[0]) == 0:
+        return np.zeros(0, dtype=np.int64), 0, [np.asarray(k)[:0] for k in key_columns]
+    encoded = [encode_values(np.asarray(k)) for k in key_columns]
+    codes = [e[0] for e in encoded]
+    cards = [len(e[1]) for e in encoded]
+    inverse, group_keys = combine_codes(codes, cards)
+    per_column = decode_key(group_keys, cards)
+    keys = [e[1][c] for e, c in zip(encoded, per_column, strict=True)]
+    return inverse, len(group_keys), keys

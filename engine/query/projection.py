@@ -1,0 +1,140 @@
+"""Reading the selected docs' values for expressions, aggregation inputs and group keys.
+
+A one-column expression over a dictionary-encoded column is computed on the dictionary
+(cardinality values) and then gathered by dictionary id, so ``DATETRUNC('DAY', ts)`` or
+``UPPER(city)`` costs one pass over distinct values plus a gather, not a Python loop.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from engine.query.aggregation import AggregationFunction, ValueBlock
+from engine.query.errors import QueryValidationError
+from engine.query.evaluate import evaluate
+from engine.query.expressions import Expression, Identifier, columns_of
+from engine.query.grouping import combine_codes, decode_key, encode_values
+from engine.query.segment_view import SegmentView
+
+
+class Projection:
+    """Values of the docs ``doc_ids`` (sorted int64, or None for every doc) of one segment."""
+
+    def __init__(self, view: SegmentView, doc_ids: np.ndarray | None):
+        self.view = view
+        self.doc_ids = doc_ids
+        self.n = view.n if doc_ids is None else len(doc_ids)
+        self.columns_read: set[str] = set()
+
+    def _ids(self, column: str) -> np.ndarray:
+        ids = self.view.dict_ids(column)
+        return ids if self.doc_ids is None else ids[self.doc_ids]
+
+    def single_column_dict(self, expr: Expression) -> str | None:
+        cols = columns_of(expr)
+        if len(cols) != 1:
+            return None
+        (column,) = cols
+        return column if self.view.is_dict_sv(column) else None
+
+    def values(self, expr: Expression) -> np.ndarray:
+        """The value of ``expr`` for each selected doc (SV columns only)."""
+        column = self.single_column_dict(expr)
+        if column is not None:
+            self.columns_read.add(column)
+            dictionary = self.view.dictionary(column)
+            if isinstance(expr, Identifier):
+                return dictionary[self._ids(column)]
+            transformed = evaluate(expr, {Identifier(column): dictionary}.get, len(dictionary))
+            return transformed[self._ids(column)]
+        known = {}
+        for name in columns_of(expr):
+            if not self.view.meta(name).single_value:
+                raise QueryValidationError(
+                    f"Multi-value column '{name}' is only supported in SELECT, filters and *MV aggregations"
+                )
+            self.columns_read.add(name)
+            known[Identifier(name)] = self.view.sv_values(name, self.doc_ids)
+        return evaluate(expr, known.get, self.n)
+
+    def codes(self, expr: Expression) -> tuple[np.ndarray, np.ndarray]:
+        """(code per selected doc, distinct values) for grouping on ``expr``."""
+        column = self.single_column_dict(expr)
+        if column is not None:
+            self.columns_read.add(column)
+            dictionary = self.view.dictionary(column)
+            ids = self._ids(column)
+            if isinstance(expr, Identifier):
+                return ids, dictionary
+            transformed = evaluate(expr, {Identifier(column): dictionary}.get, len(dictionary))
+            id_codes, distinct = encode_values(np.asarray(transformed))
+            return id_codes[ids], distinct
+        return encode_values(np.asarray(self.values(expr)))
+
+    def group_by(self, exprs: list[Expression]) -> tuple[np.ndarray, list[np.ndarray]]:
+        """(group id per selected doc, key values per group for each expression)."""
+        encoded = [self.codes(e) for e in exprs]
+        cards = [len(d) for _, d in encoded]
+        inverse, group_keys = combine_codes([c for c, _ in encoded], cards)
+        per_column = decode_key(group_keys, cards)
+        return inverse, [d[c] for (_, d), c in zip(encoded, per_column, strict=True)]
+
+    def block(
+        self, fn: AggregationFunction, groups: np.ndarray | None
+    ) -> tuple[ValueBlock, np.ndarray | None]:
+        """The input of ``fn`` and the matching group index (expanded for MV inputs)."""
+        if fn.argument is None:
+            return ValueBlock(self.n), groups
+        if fn.multi_value:
+            return self._mv_block(fn.argument, groups)
+        column = self.single_column_dict(fn.argument)
+        if column is not None and isinstance(fn.argument, Identifier):
+            self.columns_read.add(column)
+            return ValueBlock(
+                self.n, dict_ids=self._ids(column), dictionary=self.view.dictionary(column)
+            ), groups
+        return ValueBlock(self.n, raw=np.asarray(self.values(fn.argument))), groups
+
+    def _mv_block(self, expr: Expression, groups: np.ndarray | None):
+        if not isinstance(expr, Identifier):
+            raise QueryValidationError(f"MV aggregations take a multi-value column, got {expr}")
+        self.columns_read.add(expr.name)
+        offsets, flat_ids, dictionary = self.view.mv(expr.name)
+        if self.doc_ids is None:
+            starts, ends = offsets[:-1], offsets[1:]
+        else:
+            starts, ends = offsets[self.doc_ids], offsets[self.doc_ids + 1]
+        sizes = ends - starts
+        positions = _ranges(starts, sizes)
+        expanded = np.repeat(groups, sizes) if groups is not None else None
+        if flat_ids is not None:
+            return ValueBlock(
+                len(positions), dict_ids=flat_ids[positions], dictionary=dictionary
+            ), expanded
+        return ValueBlock(len(positions), raw=dictionary[positions]), expanded
+
+    def selection_column(self, expr: Expression) -> pa.Array:
+        """Values for SELECT output; MV columns become list arrays."""
+        if isinstance(expr, Identifier) and not self.view.meta(expr.name).single_value:
+            self.columns_read.add(expr.name)
+            offsets, flat_ids, dictionary = self.view.mv(expr.name)
+            docs = np.arange(self.view.n) if self.doc_ids is None else self.doc_ids
+            starts, sizes = offsets[docs], offsets[docs + 1] - offsets[docs]
+            positions = _ranges(starts, sizes)
+            flat = (
+                dictionary[flat_ids[positions]] if flat_ids is not None else dictionary[positions]
+            )
+            new_offsets = np.zeros(len(docs) + 1, dtype=np.int32)
+            np.cumsum(sizes, out=new_offsets[1:])
+            return pa.ListArray.from_arrays(pa.array(new_offsets), pa.array(flat))
+        return pa.array(self.values(expr))
+
+
+def _ranges(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Concatenated ``arange(start, start + size)`` for each pair, vectorised."""
+    total = int(sizes.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    shifts = np.repeat(starts - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes)
+    return shifts + np.arange(total)

@@ -1,0 +1,166 @@
+"""In-process query entry points.
+
+``compile_query(sql, schema)`` parses and plans (LRU-cached on the SQL text and schema, since
+sqlglot parsing costs far more than running a small query); ``run_query`` executes on local
+segments, combines like a server and reduces like a broker, returning Pinot's BrokerResponse
+JSON as a dict. Neither raises for a bad query: errors come back in ``exceptions``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+
+from engine.query.combine import combine
+from engine.query.errors import (
+    QueryError,
+    QueryExecutionError,
+    QueryTimeoutError,
+    TableNotFoundError,
+)
+from engine.query.executor import execute_segment
+from engine.query.intermediate import IntermediateResult
+from engine.query.parser import parse_sql
+from engine.query.plan import (
+    ColumnInfo,
+    QueryPlan,
+    build_plan,
+    columns_from_schema,
+    split_table_name,
+)
+from engine.query.reduce import reduce
+from engine.query.response import error_response
+
+PLAN_CACHE_SIZE = 1024
+_PLANS: OrderedDict[tuple, QueryPlan] = OrderedDict()
+_PARSED: OrderedDict[str, object] = OrderedDict()
+QUERY_THREADS = int(os.environ.get("SPRIG_QUERY_THREADS", "2"))
+_POOL: ThreadPoolExecutor | None = None
+
+
+def _lru_get(cache: OrderedDict, key):
+    value = cache.get(key)
+    if value is not None:
+        cache.move_to_end(key)
+    return value
+
+
+def _lru_put(cache: OrderedDict, key, value) -> None:
+    cache[key] = value
+    if len(cache) > PLAN_CACHE_SIZE:
+        cache.popitem(last=False)
+
+
+def compile_query(sql: str, schema=None, *, options: dict | None = None) -> QueryPlan:
+    """The plan of ``sql`` (cached). ``schema``: an ``engine.spi.schema.Schema`` or a dict of
+    ``ColumnInfo``; with it unknown columns are rejected (710). ``options`` override the
+    query's own ``SET`` options. Raises QueryError subclasses."""
+    columns = columns_from_schema(schema)
+    key = (sql, tuple(sorted(columns.items())), tuple(sorted((options or {}).items())))
+    plan = _lru_get(_PLANS, key)
+    if plan is None:
+        parsed = _lru_get(_PARSED, sql)
+        if parsed is None:
+            parsed = parse_sql(sql)
+            _lru_put(_PARSED, sql, parsed)
+        plan = build_plan(parsed, sql, columns)
+        if options:
+            plan = dataclasses.replace(
+                plan, options={**plan.options, **{k: str(v) for k, v in options.items()}}
+            )
+        _lru_put(_PLANS, key, plan)
+    return plan
+
+
+def columns_from_segments(segments: list) -> dict[str, ColumnInfo]:
+    columns: dict[str, ColumnInfo] = {}
+    for segment in segments:
+        for name in segment.column_names:
+            if name not in columns:
+                meta = segment.column(name).metadata
+                columns[name] = ColumnInfo(str(meta.data_type), bool(meta.single_value))
+    return columns
+
+
+def _table_names(segments: list) -> set[str]:
+    return {split_table_name(getattr(s, "table_name", "") or "")[0] for s in segments}
+
+
+def execute_server(
+    plan: QueryPlan, segments: list, *, deadline: float | None = None
+) -> IntermediateResult:
+    """Server side: run ``plan`` on each segment and combine (one IntermediateResult)."""
+    global _POOL
+    deadline = deadline or (time.monotonic() + plan.timeout_ms / 1000.0)
+    if len(segments) > 1 and QUERY_THREADS > 1:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(QUERY_THREADS, thread_name_prefix="sprig-query")
+        futures = [_POOL.submit(execute_segment, plan, s) for s in segments]
+        results = []
+        for future in futures:
+            remaining = deadline - time.monotonic()
+            try:
+                results.append(future.result(timeout=max(remaining, 0.001)))
+            except TimeoutError as err:
+                for f in futures:
+                    f.cancel()
+                raise QueryTimeoutError(
+                    f"Query timed out: not finished within timeoutMs={plan.timeout_ms}"
+                ) from err
+    else:
+        results = []
+        for segment in segments:
+            results.append(execute_segment(plan, segment))
+            if time.monotonic() > deadline:
+                raise QueryTimeoutError(
+                    f"Query timed out: not finished within timeoutMs={plan.timeout_ms}"
+                )
+    return combine(plan, results)
+
+
+def run_query(
+    sql: str, segments: list, *, table_schema=None, query_options: dict | None = None
+) -> dict:
+    """Run ``sql`` over local ``segments`` (``ImmutableSegment``s of one table) and return
+    Pinot's BrokerResponse JSON as a dict. Never raises for a bad query or a failed segment:
+    the error is in ``exceptions`` with Pinot's code (150 parse, 190 table, 200 execution,
+    250 timeout, 700/710 validation)."""
+    start = time.monotonic()
+
+    def elapsed_ms() -> int:
+        return int((time.monotonic() - start) * 1000)
+
+    try:
+        schema = table_schema if table_schema is not None else columns_from_segments(segments)
+        plan = compile_query(sql, schema, options=query_options)
+        names = _table_names(segments)
+        if table_schema is not None and hasattr(table_schema, "name"):
+            names.add(table_schema.name)
+        if plan.raw_table not in names:
+            known = ", ".join(sorted(n for n in names if n)) or "none"
+            raise TableNotFoundError(
+                f"TableDoesNotExistError: table '{plan.table}' does not exist (known: {known})"
+            )
+        if plan.explain:
+            from engine.query.explain import explain
+
+            return explain(plan, segments)
+        server_result = execute_server(plan, segments)
+        return reduce(plan, [server_result], time_used_ms=elapsed_ms())
+    except QueryError as err:
+        return error_response(err, time_used_ms=elapsed_ms())
+    except RecursionError:
+        return error_response(
+            QueryExecutionError("Query is nested too deeply"), time_used_ms=elapsed_ms()
+        )
+    except Exception as err:  # an engine bug must not take the process down; report it as 200
+        return error_response(
+            QueryExecutionError(f"QueryExecutionError: {type(err).__name__}: {err}"),
+            time_used_ms=elapsed_ms(),
+        )
+
+
+__all__ = ["columns_from_segments", "compile_query", "execute_server", "run_query"]
