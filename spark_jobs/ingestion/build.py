@@ -26,16 +26,10 @@ from spark_jobs.ingestion.spec import RecordReaderSpec
 BUILT, KEPT, FAILED = "built", "kept", "failed"
 
 TASK_SCHEMA = "path string, relative string, sequence_id int"
-_OUTCOME_FIELDS = (
-    ("input_path", "string"),
-    ("segment_name", "string"),
-    ("tar_path", "string"),
-    ("num_rows", "long"),
-    ("num_rows_skipped", "long"),
-    ("status", "string"),
-    ("message", "string"),
+OUTCOME_SCHEMA = (
+    "input_path string, segment_name string, tar_path string, num_rows long, "
+    "num_rows_skipped long, status string, message string"
 )
-OUTCOME_SCHEMA = ", ".join(f"{name} {kind}" for name, kind in _OUTCOME_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -88,7 +82,7 @@ def _build(input_file: InputFile, context: BuildContext, work_dir: Path) -> Buil
 
     schema = Schema.from_json(context.schema)
     table_config = TableConfig.from_json(context.table_config)
-    data = _read(input_file, context.reader)
+    data = _read(input_file, context.reader, schema)
     namer = context.namer
     min_time = max_time = None
     derived_time = False
@@ -144,14 +138,15 @@ def _build(input_file: InputFile, context: BuildContext, work_dir: Path) -> Buil
     )  # fmt: skip
 
 
-def _read(input_file: InputFile, reader: RecordReaderSpec) -> Any:
+def _read(input_file: InputFile, reader: RecordReaderSpec, schema: Any) -> Any:
     """The whole file as one Arrow table (a segment is built from one file in one go)."""
     import pyarrow as pa
 
-    from engine.ingest import read_records
+    from engine.ingest.readers import read_records
 
+    options = _reader_options(reader)
     batches = list(
-        read_records(input_file.path, reader.data_format, options=_reader_options(reader))
+        read_records(input_file.path, reader.data_format, options=options, schema=schema)
     )
     if not batches:
         return pa.table({})
@@ -230,17 +225,13 @@ def create_segments(tasks: Any, context: BuildContext) -> Any:
     """DataFrame(TASK_SCHEMA) -> DataFrame(OUTCOME_SCHEMA): each task's file built into a segment
     tar by `build_segment_file` in the executors."""
 
-    def build_partition(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
+    def build_partition(rows: Iterator[Any]) -> Iterator[tuple]:
+        for row in rows:
+            outcome = build_segment_file(InputFile(**row.asDict()), context)
+            yield dataclasses.astuple(outcome)
 
-        arrow_types = {"string": pa.string(), "long": pa.int64()}
-        schema = pa.schema([(name, arrow_types[kind]) for name, kind in _OUTCOME_FIELDS])
-        for batch in batches:
-            for row in batch.to_pylist():
-                outcome = build_segment_file(InputFile(**row), context)
-                yield pa.RecordBatch.from_pylist([dataclasses.asdict(outcome)], schema=schema)
-
-    return tasks.mapInArrow(build_partition, OUTCOME_SCHEMA)
+    # The RDD API keeps executors free of pandas, which Arrow-based DataFrame UDFs require.
+    return tasks.rdd.mapPartitions(build_partition).toDF(OUTCOME_SCHEMA)
 
 
 def outcomes_from_rows(rows: list[Any]) -> list[BuildOutcome]:

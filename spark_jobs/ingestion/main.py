@@ -102,9 +102,11 @@ def _rebase(uri: str | None, old_controllers: tuple[str, ...], new: str) -> str 
     return uri
 
 
-def run(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
-    """Run the job described by parsed `args`; print the report; return the exit code.
-    Raises IngestionError when the job cannot start."""
+def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Run the job described by parsed `args`; print the report to `out` (default stdout) and
+    warnings to `err` (default stderr); return the exit code. Raises IngestionError when the
+    job cannot start."""
+    out, err = out or sys.stdout, err or sys.stderr
     spec = spec_from_args(args)
     for warning in spec.warnings:
         print(f"warning: {warning}", file=err)

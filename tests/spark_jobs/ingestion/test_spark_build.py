@@ -1,0 +1,124 @@
+"""Segment creation in Spark executors, on Pinot's example data, through the job's `main`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.segment import load_segment, unpack_segment
+from spark_jobs.ingestion.main import main
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+AIRLINE_DAYS = range(16071, 16071 + 31)  # 2014-01-01 .. 2014-01-31 in days since the epoch
+
+
+def creation_args(example: Path, table: str, input_dir: Path, output_dir: Path) -> list[str]:
+    return [
+        "--job-type", "SegmentCreation",
+        "--input-dir", str(input_dir),
+        "--output-dir", str(output_dir),
+        "--schema", str(example / f"{table}_schema.json"),
+        "--table-config", str(example / f"{table}_offline_table_config.json"),
+    ]  # fmt: skip
+
+
+def link_days(rawdata: Path, days: list[str], into: Path) -> Path:
+    for day in days:
+        source = next((rawdata / "2014/01" / day).glob("*.avro"))
+        target = into / "2014/01" / day / source.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.symlink_to(source)
+    return into
+
+
+def test_airline_stats_builds_one_segment_per_file(spark, pinot_examples, tmp_path, capsys) -> None:
+    example = pinot_examples / "batch/airlineStats"
+    out = tmp_path / "segments"
+    code = main(
+        [
+            "--spec", str(example / "ingestionJobSpec.yaml"),
+            *creation_args(example, "airlineStats", example / "rawdata", out),
+        ]
+    )  # fmt: skip
+    report = capsys.readouterr().out
+    assert code == 0, report
+    assert "built 31 of 31 segment(s), 9746 row(s)" in report
+    tars = sorted(out.rglob("*.tar.gz"))
+    assert len(tars) == 31
+    # Pinot's layout: the input's sub-directories mirrored, simple names with the day range.
+    expected = {
+        f"2014/01/{i + 1:02d}/airlineStats_{d}_{d}_0.tar.gz" for i, d in enumerate(AIRLINE_DAYS)
+    }
+    assert {tar.relative_to(out).as_posix() for tar in tars} == expected
+    total_docs = 0
+    for tar in tars:
+        segment = load_segment(unpack_segment(tar, tmp_path / "unpacked"))
+        assert segment.name == tar.name.removesuffix(".tar.gz")
+        total_docs += segment.total_docs
+    assert total_docs == 9746
+
+
+def test_normalized_date_names_and_overwrite_output(
+    spark, pinot_examples, tmp_path, capsys
+) -> None:
+    example = pinot_examples / "batch/airlineStats"
+    inputs = link_days(example / "rawdata", ["01", "02", "03"], tmp_path / "in")
+    out = tmp_path / "segments"
+    args = [
+        "--no-progress",
+        "--spec", str(example / "sparkIngestionJobSpec.yaml"),
+        *creation_args(example, "airlineStats", inputs, out),
+    ]  # fmt: skip
+    assert main(args) == 0
+    names = sorted(tar.name for tar in out.rglob("*.tar.gz"))
+    assert names == [f"airlineStats_batch_2014-01-0{d}_2014-01-0{d}.tar.gz" for d in (1, 2, 3)]
+    capsys.readouterr()
+
+    # The Spark example sets overwriteOutput: true, so a second run rewrites the tars.
+    before = {tar: tar.stat().st_mtime_ns for tar in out.rglob("*.tar.gz")}
+    assert main(args) == 0
+    assert all(tar.stat().st_mtime_ns != mtime for tar, mtime in before.items())
+
+
+def test_a_bad_file_fails_alone_and_is_reported(spark, pinot_examples, tmp_path, capsys) -> None:
+    example = pinot_examples / "batch/airlineStats"
+    inputs = link_days(example / "rawdata", ["04", "05"], tmp_path / "in")
+    broken = inputs / "2014/01/06/broken.avro"
+    broken.parent.mkdir(parents=True)
+    broken.write_bytes(b"this is not avro")
+    out = tmp_path / "segments"
+    code = main(
+        [
+            "--no-progress",
+            "--spec", str(example / "ingestionJobSpec.yaml"),
+            *creation_args(example, "airlineStats", inputs, out),
+        ]
+    )  # fmt: skip
+    report = capsys.readouterr().out
+    assert code == 1
+    assert "built 2 of 3 segment(s)" in report
+    failed = [line for line in report.splitlines() if line.strip().startswith("FAIL")]
+    assert len(failed) == 1 and str(broken) in failed[0] and "avro" in failed[0]
+    assert len(list(out.rglob("*.tar.gz"))) == 2
+    assert not list(out.rglob("*.partial"))
+
+
+def test_billing_csv_with_progress_bar(spark, pinot_examples, tmp_path, capsys) -> None:
+    example = pinot_examples / "batch/billing"
+    out = tmp_path / "segments"
+    code = main(
+        [
+            "--spec", str(example / "ingestionJobSpec.yaml"),
+            *creation_args(example, "billing", example / "rawdata", out),
+        ]
+    )  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 0, captured.out
+    assert "building 1 segment(s)" in captured.err
+    (tar,) = out.rglob("*.tar.gz")
+    assert tar.name == "billing_0.tar.gz"  # simple naming, no time column
+    lines = (example / "rawdata/billing_data.csv").read_text().splitlines()
+    rows = sum(1 for line in lines[1:] if line.strip())  # the file ends with a blank line
+    assert load_segment(unpack_segment(tar, tmp_path / "unpacked")).total_docs == rows
