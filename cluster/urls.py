@@ -1,1 +1,142 @@
-urlpatterns: list = []
+"""The controller's REST API at Pinot's paths (no trailing slashes, as Pinot)."""
+
+from django.urls import path
+
+from cluster.api import (
+    cluster_info,
+    instances,
+    periodic_tasks,
+    rebalance,
+    schemas,
+    segments,
+    sql,
+    table_views,
+    tables,
+    tenants,
+    upload,
+    zk,
+)
+from cluster.api.metrics import metrics
+
+urlpatterns = [
+    # schemas
+    path("schemas", schemas.SchemaListView.as_view(), name="schemas"),
+    path("schemas/validate", schemas.SchemaValidateView.as_view(), name="schema-validate"),
+    path("schemas/<str:name>", schemas.SchemaDetailView.as_view(), name="schema"),
+    # tables
+    path("tables", tables.TableListView.as_view(), name="tables"),
+    path("tables/validate", tables.TableValidateView.as_view(), name="table-validate"),
+    path("tables/<str:table>", tables.TableDetailView.as_view(), name="table"),
+    path("tables/<str:table>/schema", tables.TableSchemaView.as_view(), name="table-schema"),
+    path("tables/<str:table>/state", tables.TableStateView.as_view(), name="table-state"),
+    path(
+        "tables/<str:table>/idealstate",
+        table_views.IdealStateView.as_view(),
+        name="table-idealstate",
+    ),
+    path(
+        "tables/<str:table>/externalview",
+        table_views.ExternalViewView.as_view(),
+        name="table-externalview",
+    ),
+    path("tables/<str:table>/size", table_views.TableSizeView.as_view(), name="table-size"),
+    path(
+        "tables/<str:table>/segmentsStatus",
+        table_views.SegmentsStatusView.as_view(),
+        name="table-segments-status",
+    ),
+    path(
+        "tables/<str:table>/instances",
+        table_views.TableInstancesView.as_view(),
+        name="table-instances",
+    ),
+    path("tables/<str:table>/rebalance", rebalance.RebalanceView.as_view(), name="table-rebalance"),
+    path("table/<str:table>/jobs", table_views.TableJobsView.as_view(), name="table-jobs"),
+    path(
+        "rebalanceStatus/<str:job_id>",
+        rebalance.RebalanceStatusView.as_view(),
+        name="rebalance-status",
+    ),
+    # segments
+    path("segments", upload.SegmentUploadView.as_view(), name="segment-upload"),
+    path("v2/segments", upload.SegmentUploadView.as_view(), name="segment-upload-v2"),
+    path(
+        "segments/segmentReloadStatus/<str:job_id>",
+        segments.ReloadStatusView.as_view(),
+        name="segment-reload-status",
+    ),
+    path("segments/<str:table>", segments.SegmentListView.as_view(), name="segments"),
+    path(
+        "segments/<str:table>/servers",
+        segments.SegmentServersView.as_view(),
+        name="segment-servers",
+    ),
+    path(
+        "segments/<str:table>/zkmetadata",
+        segments.SegmentZkMetadataView.as_view(),
+        name="segment-zkmetadata",
+    ),
+    path("segments/<str:table>/reload", segments.TableReloadView.as_view(), name="segments-reload"),
+    path("segments/<str:table>/reset", segments.ResetView.as_view(), name="segments-reset"),
+    path(
+        "segments/<str:table>/<str:segment>", segments.SegmentDetailView.as_view(), name="segment"
+    ),
+    path(
+        "segments/<str:table>/<str:segment>/metadata",
+        segments.SegmentMetadataView.as_view(),
+        name="segment-metadata",
+    ),
+    path(
+        "segments/<str:table>/<str:segment>/reload",
+        segments.SegmentReloadView.as_view(),
+        name="segment-reload",
+    ),
+    path(
+        "segments/<str:table>/<str:segment>/reset",
+        segments.ResetView.as_view(),
+        name="segment-reset",
+    ),
+    # tenants and instances
+    path("tenants", tenants.TenantListView.as_view(), name="tenants"),
+    path("tenants/<str:name>", tenants.TenantDetailView.as_view(), name="tenant"),
+    path("tenants/<str:name>/tables", tenants.TenantTablesView.as_view(), name="tenant-tables"),
+    path("instances", instances.InstanceListView.as_view(), name="instances"),
+    path("instances/<str:instance>", instances.InstanceDetailView.as_view(), name="instance"),
+    path(
+        "instances/<str:instance>/updateTags",
+        instances.InstanceTagsView.as_view(),
+        name="instance-tags",
+    ),
+    path(
+        "instances/<str:instance>/state",
+        instances.InstanceStateView.as_view(),
+        name="instance-state",
+    ),
+    # cluster, ZooKeeper, periodic tasks, query
+    path("cluster/info", cluster_info.ClusterInfoView.as_view(), name="cluster-info"),
+    path("cluster/configs", cluster_info.ClusterConfigsView.as_view(), name="cluster-configs"),
+    path(
+        "cluster/configs/<str:key>",
+        cluster_info.ClusterConfigDeleteView.as_view(),
+        name="cluster-config",
+    ),
+    path("zk/ls", zk.ZkLsView.as_view(), name="zk-ls"),
+    path("zk/lsl", zk.ZkLslView.as_view(), name="zk-lsl"),
+    path("zk/get", zk.ZkGetView.as_view(), name="zk-get"),
+    path("zk/stat", zk.ZkStatView.as_view(), name="zk-stat"),
+    path("zk/put", zk.ZkPutView.as_view(), name="zk-put"),
+    path("zk/delete", zk.ZkDeleteView.as_view(), name="zk-delete"),
+    path(
+        "periodictask/names",
+        periodic_tasks.PeriodicTaskNamesView.as_view(),
+        name="periodictask-names",
+    ),
+    path("periodictask/run", periodic_tasks.PeriodicTaskRunView.as_view(), name="periodictask-run"),
+    path(
+        "periodictask/SegmentStatusChecker/report",
+        periodic_tasks.SegmentStatusReportView.as_view(),
+        name="segment-status-report",
+    ),
+    path("sql", sql.SqlView.as_view(), name="sql"),
+    path("metrics", metrics, name="metrics"),
+]

@@ -11,6 +11,9 @@ graceful_timeout = 10
 accesslog = os.environ.get("SPRIG_CONTROLLER_ACCESS_LOG") or None
 errorlog = "-"
 loglevel = os.environ.get("SPRIG_LOG_LEVEL", "info").lower()
+# Pinot clients send DOWNLOAD_URI and UPLOAD_TYPE headers, whose names contain underscores;
+# gunicorn drops such headers unless told to map them.
+header_map = "dangerous"
 
 
 def post_worker_init(worker):

@@ -1,0 +1,39 @@
+"""``GET /metrics``: the SegmentStatusChecker's gauges in Prometheus text format, one series
+per table type, read from ZooKeeper so that every controller serves the same values."""
+
+from __future__ import annotations
+
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework.decorators import api_view, renderer_classes
+from rest_framework.renderers import StaticHTMLRenderer
+
+from cluster.api.common import store
+from cluster.logic.check_segment_status import saved_status
+
+GAUGES = ("numberOfReplicas", "percentOfReplicas", "percentSegmentsAvailable",
+          "segmentsInErrorState", "segmentCount")  # fmt: skip
+
+
+@extend_schema(
+    summary="Controller metrics (Prometheus text)",
+    description='pinot_controller_<gauge>{table="t_OFFLINE"} for ' + ", ".join(GAUGES),
+    tags=["Health"],
+    responses={200: OpenApiTypes.STR},
+)
+@api_view(["GET"])
+@renderer_classes([StaticHTMLRenderer])
+def metrics(request):
+    cluster = store()
+    lines = []
+    reports = {}
+    for resource in cluster.children(cluster.paths.table_status):
+        report = saved_status(cluster, resource)
+        if report is not None:
+            reports[resource] = report
+    for gauge in GAUGES:
+        lines.append(f"# TYPE pinot_controller_{gauge} gauge")
+        for resource, report in sorted(reports.items()):
+            lines.append(f'pinot_controller_{gauge}{{table="{resource}"}} {report.get(gauge, 0)}')
+    return HttpResponse("\n".join(lines) + "\n", content_type="text/plain; version=0.0.4")

@@ -1,0 +1,218 @@
+"""``/segments/{t}``: list, metadata, download, delete, reload and reset segments."""
+
+from __future__ import annotations
+
+import orjson
+from django.http import FileResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from cluster.api.common import TableTypeParam, query, store
+from cluster.errors import NotFound
+from cluster.logic.cluster_view import table_row
+from cluster.logic.deep_store import get_deep_store
+from cluster.logic.delete_segments import delete_segments, keep_deleted
+from cluster.logic.reload_segments import reload_segments, reload_status, reset_segments
+from cluster.logic.segment_metadata import segment_metadata
+from cluster.logic.table_views import existing_types, segment_servers, segments_by_type
+from engine.clusterstate import split_table_name, table_name_with_type
+
+TAG = ["Segment"]
+
+
+class DeleteParams(TableTypeParam):
+    retention = serializers.CharField(required=False, allow_blank=True)
+
+
+class ReloadParams(TableTypeParam):
+    forceDownload = serializers.BooleanField(required=False, default=False)
+
+
+class ResetParams(TableTypeParam):
+    targetInstance = serializers.CharField(required=False, allow_blank=True)
+    errorSegmentsOnly = serializers.BooleanField(required=False, default=False)
+
+
+class MetadataParams(TableTypeParam):
+    columns = serializers.CharField(required=False, allow_blank=True,
+                                    help_text="* or comma-separated column names")  # fmt: skip
+
+
+class SegmentListView(APIView):
+    @extend_schema(
+        summary="List a table's segments",
+        description='`[{"OFFLINE": [segment, ...]}, {"REALTIME": [...]}]`',
+        tags=TAG,
+        parameters=[TableTypeParam],
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def get(self, request, table: str):
+        params = query(request, TableTypeParam)
+        return Response(segments_by_type(store(), table, params.get("type")))
+
+    @extend_schema(
+        summary="Delete all segments of a table type",
+        tags=TAG,
+        parameters=[DeleteParams],
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def delete(self, request, table: str):
+        params = query(request, DeleteParams)
+        raw = split_table_name(table)[0]
+        keep = keep_deleted(params.get("retention"))
+        done = []
+        for kind in existing_types(table, params.get("type")):
+            resource = table_name_with_type(raw, kind)
+            delete_segments(store(), resource, None, keep=keep)
+            done.append(resource)
+        return Response({"status": f"All segments of table {', '.join(done)} deleted"})
+
+
+class SegmentDetailView(APIView):
+    @extend_schema(
+        summary="Download a segment (tar.gz)",
+        tags=TAG,
+        parameters=[TableTypeParam],
+        responses={200: OpenApiResponse(description="the segment tar.gz")},
+    )
+    def get(self, request, table: str, segment: str):
+        params = query(request, TableTypeParam)
+        row = table_row(table, params.get("type"))
+        deep_store = get_deep_store()
+        if not deep_store.exists(row.table_name, segment):
+            raise NotFound(f"Segment {segment} of table {row.name_with_type} not found")
+        return FileResponse(
+            deep_store.open(row.table_name, segment),
+            as_attachment=True,
+            filename=f"{segment}.tar.gz",
+            content_type="application/octet-stream",
+        )
+
+    @extend_schema(
+        summary="Delete one segment",
+        tags=TAG,
+        parameters=[DeleteParams],
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def delete(self, request, table: str, segment: str):
+        params = query(request, DeleteParams)
+        row = table_row(table, params.get("type"))
+        keep = keep_deleted(params.get("retention"))
+        delete_segments(store(), row.name_with_type, [segment], keep=keep)
+        return Response({"status": f"Segment {segment} deleted"})
+
+
+class SegmentMetadataView(APIView):
+    @extend_schema(
+        summary="A segment's metadata",
+        description="The segment's own metadata (from its deep-store copy) merged with its "
+        "ZooKeeper metadata; `columns=*` or a list adds per-column metadata.",
+        tags=TAG,
+        parameters=[MetadataParams],
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def get(self, request, table: str, segment: str):
+        params = query(request, MetadataParams)
+        row = table_row(table, params.get("type"))
+        columns = params.get("columns") or ""
+        wanted = None if columns in ("", "*") else [c.strip() for c in columns.split(",")]
+        return Response(segment_metadata(store(), row, segment, wanted, bool(columns)))
+
+
+class SegmentZkMetadataView(APIView):
+    @extend_schema(
+        summary="The ZooKeeper metadata of every segment of a table",
+        tags=TAG,
+        parameters=[TableTypeParam],
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def get(self, request, table: str):
+        params = query(request, TableTypeParam)
+        row = table_row(table, params.get("type"))
+        cluster = store()
+        out = {}
+        for name in cluster.segment_names(row.name_with_type):
+            meta = cluster.segment_metadata(row.name_with_type, name)
+            if meta is not None:
+                out[name] = meta.to_json()
+        return Response(out)
+
+
+class SegmentServersView(APIView):
+    @extend_schema(
+        summary="Which server holds which segments",
+        tags=TAG,
+        parameters=[TableTypeParam],
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def get(self, request, table: str):
+        params = query(request, TableTypeParam)
+        return Response(segment_servers(store(), table, params.get("type")))
+
+
+class TableReloadView(APIView):
+    @extend_schema(
+        summary="Reload all segments of a table",
+        description="Sends SEGMENT_RELOAD messages to the servers; track with "
+        "GET /segments/segmentReloadStatus/{jobId}.",
+        tags=TAG,
+        parameters=[ReloadParams],
+        request=None,
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def post(self, request, table: str):
+        params = query(request, ReloadParams)
+        out = reload_segments(store(), table, params.get("type"),
+                              force_download=params["forceDownload"])  # fmt: skip
+        return Response({"status": orjson.dumps(out).decode()})
+
+
+class SegmentReloadView(APIView):
+    @extend_schema(
+        summary="Reload one segment",
+        tags=TAG,
+        parameters=[ReloadParams],
+        request=None,
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def post(self, request, table: str, segment: str):
+        params = query(request, ReloadParams)
+        out = reload_segments(store(), table, params.get("type"), segment,
+                              force_download=params["forceDownload"])  # fmt: skip
+        ((resource, job),) = out.items()
+        return Response({
+            "status": f"Submitted reload job id: {job['reloadJobId']}, sent "
+            f"{job['numMessagesSent']} reload messages for {resource}. "
+            "Job meta ZK storage status: SUCCESS",
+            **job,
+        })  # fmt: skip
+
+
+class ReloadStatusView(APIView):
+    @extend_schema(summary="Status of a reload job", tags=TAG, responses={200: OpenApiTypes.OBJECT})
+    def get(self, request, job_id: str):
+        return Response(reload_status(store(), job_id))
+
+
+class ResetView(APIView):
+    @extend_schema(
+        summary="Reset segments (ERROR -> OFFLINE -> ONLINE)",
+        description="Sends SEGMENT_RESET messages to the replicas (only ERROR ones with "
+        "errorSegmentsOnly=true; one server with targetInstance).",
+        tags=TAG,
+        parameters=[ResetParams],
+        request=None,
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def post(self, request, table: str, segment: str | None = None):
+        params = query(request, ResetParams)
+        return Response(
+            reset_segments(
+                store(), table, params.get("type"), segment,
+                target_instance=params.get("targetInstance") or None,
+                error_only=params["errorSegmentsOnly"],
+            )
+        )  # fmt: skip

@@ -1,0 +1,73 @@
+"""Create or update a table type (OFFLINE or REALTIME)."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from cluster import models
+from cluster.errors import BadRequest, Conflict, NotFound
+from cluster.logic import audit
+from cluster.logic.cluster_view import check_replication
+from cluster.logic.publish import publish_table
+from cluster.logic.validate_config import parse_table_config
+from engine.clusterstate import ClusterStore, ResourceAssignment, split_table_name
+
+
+def _normalized(config) -> dict:
+    body = config.to_json()
+    body["tableName"] = config.table_name_with_type
+    body["tableType"] = config.table_type
+    return body
+
+
+def add_table(store: ClusterStore, data: dict) -> dict:
+    """Validate, store and publish a new table type; 409 if it exists already."""
+    config = parse_table_config(data)
+    check_replication(store, config)
+    if models.TableConfig.objects.filter(
+        table_name=config.table_name, table_type=config.table_type
+    ).exists():
+        raise Conflict(f"Table {config.table_name_with_type} already exists")
+    body = _normalized(config)
+    with transaction.atomic():
+        models.TableConfig.objects.create(
+            table_name=config.table_name, table_type=config.table_type, config=body
+        )
+        audit.record("table.create", "table", config.table_name_with_type)
+        publish_table(store, type(config).from_json(body))
+    return {
+        "unrecognizedProperties": {},
+        "status": f"Table {config.table_name_with_type} successfully added",
+    }
+
+
+def update_table(store: ClusterStore, table_name: str, data: dict) -> dict:
+    """Replace the config of an existing table type (``PUT /tables/{t}``)."""
+    config = parse_table_config(data)
+    raw, _ = split_table_name(table_name)
+    if raw != config.table_name:
+        raise BadRequest(
+            f"the path names table '{raw}' but tableName in the body is '{config.table_name}'"
+        )
+    row = models.TableConfig.objects.filter(
+        table_name=config.table_name, table_type=config.table_type
+    ).first()
+    if row is None:
+        raise NotFound(f"Table {config.table_name_with_type} does not exist")
+    check_replication(store, config)
+    body = _normalized(config)
+    with transaction.atomic():
+        row.config = body
+        row.save()
+        audit.record("table.update", "table", config.table_name_with_type)
+        publish_table(store, type(config).from_json(body))
+
+        def set_replicas(ideal: ResourceAssignment) -> ResourceAssignment:
+            ideal.replicas = str(config.segments_config.replication)
+            return ideal
+
+        store.update_ideal_state(config.table_name_with_type, set_replicas)
+    return {
+        "unrecognizedProperties": {},
+        "status": f"Table config updated for {config.table_name_with_type}",
+    }

@@ -1,0 +1,60 @@
+"""RetentionManager's work: delete segments whose end time is older than the table's
+``retentionTimeValue``/``retentionTimeUnit`` and purge expired Deleted_Segments files."""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from cluster.logic.cluster_view import parsed
+from cluster.logic.deep_store import get_deep_store
+from cluster.logic.delete_segments import delete_segments
+from cluster.periods import period_ms
+from engine.clusterstate import ClusterStore
+from engine.clusterstate.records import now_ms
+
+_UNIT_MS = {
+    "MILLISECONDS": 1,
+    "SECONDS": 1000,
+    "MINUTES": 60_000,
+    "HOURS": 3_600_000,
+    "DAYS": 86_400_000,
+}
+
+
+def end_time_ms(end_time: int | None, time_unit: str) -> int | None:
+    """A segment's end time (in ``time_unit``, Pinot's segment.time.unit) as epoch ms."""
+    if end_time is None:
+        return None
+    return end_time * _UNIT_MS.get((time_unit or "MILLISECONDS").upper(), 1)
+
+
+def expired_segments(store: ClusterStore, row, now: int) -> list[str]:
+    """Segments of one table type whose end time is before ``now - retention`` (strictly)."""
+    config = parsed(row)
+    segments_config = config.segments_config
+    if not segments_config.retention_time_unit or segments_config.retention_time_value is None:
+        return []
+    retention = segments_config.retention_time_value * _UNIT_MS[segments_config.retention_time_unit]
+    cutoff = now - retention
+    expired = []
+    for segment in store.segment_names(row.name_with_type):
+        meta = store.segment_metadata(row.name_with_type, segment)
+        if meta is None or ("segment.realtime.status" in meta.extra and \
+                meta.extra["segment.realtime.status"] == "IN_PROGRESS"):  # fmt: skip
+            continue  # a consuming segment has no end time yet
+        end = end_time_ms(meta.end_time, meta.time_unit)
+        if end is not None and end < cutoff:
+            expired.append(segment)
+    return expired
+
+
+def apply_retention(store: ClusterStore, rows, now: int | None = None) -> dict:
+    """Delete expired segments of ``rows`` (TableConfig rows); returns table -> deleted."""
+    now = now if now is not None else now_ms()
+    deleted = {}
+    for row in rows:
+        expired = expired_segments(store, row, now)
+        if expired:
+            deleted[row.name_with_type] = delete_segments(store, row.name_with_type, expired)
+    purged = get_deep_store().purge_deleted(period_ms(settings.DELETED_SEGMENTS_RETENTION), now)
+    return {"deletedSegments": deleted, "purgedDeletedSegmentFiles": len(purged)}

@@ -1,0 +1,60 @@
+"""Delete segments: out of the ideal state first (servers drop what leaves it), then the
+segment metadata, then the deep-store file."""
+
+from __future__ import annotations
+
+from cluster.errors import NotFound
+from cluster.logic import audit
+from cluster.logic.deep_store import get_deep_store
+from cluster.periods import period_ms
+from engine.clusterstate import ClusterStore, ResourceAssignment, split_table_name
+
+
+def keep_deleted(retention: str | None) -> bool:
+    """Pinot's ``retention`` parameter: ``0d`` deletes at once, anything else (or nothing)
+    keeps the files in Deleted_Segments for DELETED_SEGMENTS_RETENTION."""
+    if retention in (None, ""):
+        return True
+    try:
+        return period_ms(retention) > 0
+    except ValueError as exc:
+        from cluster.errors import BadRequest
+
+        raise BadRequest(f"retention: {exc}") from exc
+
+
+def delete_segments(
+    store: ClusterStore, table_with_type: str, segments: list[str] | None, *, keep: bool = True
+) -> list[str]:
+    """Delete ``segments`` of a table type (all of them if None); returns the deleted names.
+    NotFound if a named segment does not exist."""
+    known = set(store.segment_names(table_with_type))
+    ideal = store.ideal_state(table_with_type)
+    if ideal is not None:
+        known |= set(ideal.segments)
+    if segments is None:
+        targets = sorted(known)
+    else:
+        missing = [s for s in segments if s not in known]
+        if missing:
+            raise NotFound(f"Segment {', '.join(missing)} of table {table_with_type} not found")
+        targets = list(segments)
+    if not targets:
+        return []
+    drop = set(targets)
+
+    def change(current: ResourceAssignment) -> ResourceAssignment | None:
+        if not drop & set(current.segments):
+            return None
+        for segment in drop:
+            current.segments.pop(segment, None)
+        return current
+
+    store.update_ideal_state(table_with_type, change, create=False)
+    raw, _ = split_table_name(table_with_type)
+    deep_store = get_deep_store()
+    for segment in targets:
+        store.delete_segment_metadata(table_with_type, segment)
+        deep_store.remove(raw, segment, keep=keep)
+    audit.record("segment.delete", "segment", table_with_type, segments=targets, kept=keep)
+    return targets

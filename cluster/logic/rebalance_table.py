@@ -1,0 +1,192 @@
+"""Table rebalance (``POST /tables/{t}/rebalance``): compute the balanced ideal state for the
+current servers and move to it without downtime, as a tracked job.
+
+No-downtime moves happen in two steps: first every new replica is added next to the old ones;
+once the external view shows all of them ONLINE (or CONSUMING) the old replicas are removed.
+With ``downtime=true`` the target ideal state is written at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+
+from django.conf import settings
+
+from cluster.logic.assign_segments import rebalance_target
+from cluster.logic.cluster_view import parsed, replication_of, table_row, table_servers
+from cluster.logic.controller_jobs import REBALANCE, load_job, save_job, update_job
+from engine.clusterstate import SERVING_STATES, ClusterStore, ResourceAssignment
+from engine.clusterstate.records import now_ms
+
+log = logging.getLogger(__name__)
+
+
+def rebalance_table(
+    store: ClusterStore,
+    table: str,
+    table_type: str | None,
+    *,
+    dry_run: bool = False,
+    downtime: bool = False,
+    run_async: bool = True,
+) -> dict:
+    row = table_row(table, table_type)
+    config = parsed(row)
+    resource = row.name_with_type
+    servers = table_servers(store, config)
+    ideal = store.ideal_state(resource) or ResourceAssignment(resource)
+    target = rebalance_target(ideal, servers, replication_of(config))
+    job_id = str(uuid.uuid4())
+    result = {
+        "jobId": job_id,
+        "status": "IN_PROGRESS",
+        "description": "In progress, check GET /rebalanceStatus/" + job_id,
+        "instanceAssignment": {config.table_type: {"instances": servers}},
+        "segmentAssignment": target,
+        "rebalanceSummaryResult": _summary(ideal.segments, target),
+    }
+    if target == ideal.segments:
+        result.update(status="NO_OP", description="Table is already balanced")
+        return result
+    if dry_run:
+        result.update(status="DONE", description="Dry-run mode")
+        return result
+    stats = {
+        "status": "IN_PROGRESS",
+        "startTimeMs": now_ms(),
+        "timeToFinishInSeconds": 0,
+        "completionStatusMsg": "",
+        "downtime": downtime,
+        "initialSegmentAssignment": ideal.segments,
+        "targetSegmentAssignment": target,
+    }
+    save_job(store, REBALANCE, job_id, resource, {"jobId": job_id, "tableNameWithType": resource,
+                                                  "tableRebalanceProgressStats": stats})  # fmt: skip
+    if run_async:
+        threading.Thread(
+            target=run_rebalance, args=(store, job_id, resource, target, downtime),
+            name=f"rebalance-{resource}", daemon=True,
+        ).start()  # fmt: skip
+    else:
+        run_rebalance(store, job_id, resource, target, downtime)
+    return result
+
+
+def _summary(current: dict, target: dict) -> dict:
+    moved = sum(len(set(target[s]) - set(current.get(s, {}))) for s in target)
+    return {
+        "numSegments": len(target),
+        "numReplicasToAdd": moved,
+        "numReplicasToRemove": sum(len(set(current[s]) - set(target.get(s, {}))) for s in current),
+        "serversAfter": sorted({i for m in target.values() for i in m}),
+        "serversBefore": sorted({i for m in current.values() for i in m}),
+    }
+
+
+def run_rebalance(
+    store: ClusterStore, job_id: str, resource: str, target: dict, downtime: bool
+) -> None:
+    """Drive one rebalance job to DONE, FAILED or CANCELLED."""
+    started = time.monotonic()
+    try:
+        if not downtime:
+            _apply(store, resource, target, keep_old=True)
+            _progress(store, job_id, "added new replicas; waiting for them to come online")
+            if not _wait_online(store, job_id, resource, target, started):
+                return
+        _apply(store, resource, target, keep_old=False)
+        _finish(store, job_id, "DONE", "Success", started)
+    except Exception as exc:  # the job record is the only place a background failure shows
+        log.exception("rebalance %s of %s failed", job_id, resource)
+        _finish(store, job_id, "FAILED", f"{type(exc).__name__}: {exc}", started)
+
+
+def _apply(store: ClusterStore, resource: str, target: dict, *, keep_old: bool) -> None:
+    def change(ideal: ResourceAssignment) -> ResourceAssignment:
+        for segment, replicas in target.items():
+            if segment not in ideal.segments:
+                continue  # deleted meanwhile
+            merged = dict(ideal.segments[segment]) if keep_old else {}
+            merged.update(replicas)
+            ideal.segments[segment] = merged
+        return ideal
+
+    store.update_ideal_state(resource, change, create=False)
+
+
+def _wait_online(store, job_id: str, resource: str, target: dict, started: float) -> bool:
+    deadline = started + settings.REBALANCE_STABILIZATION_TIMEOUT_S
+    while True:
+        if (
+            load_job(store, REBALANCE, job_id)["tableRebalanceProgressStats"]["status"]
+            == "CANCELLED"
+        ):
+            return False
+        store.refresh_external_views([resource])
+        view = store.external_view(resource)
+        ideal = store.ideal_state(resource)
+        pending = [
+            segment
+            for segment, replicas in target.items()
+            if ideal is not None and segment in ideal.segments
+            for instance in replicas
+            if (view.segments.get(segment, {}) if view else {}).get(instance) not in SERVING_STATES
+        ]
+        if not pending:
+            return True
+        if time.monotonic() > deadline:
+            _finish(store, job_id, "FAILED",
+                    f"timed out waiting for {len(pending)} replica(s) to come online", started)  # fmt: skip
+            return False
+        time.sleep(settings.REBALANCE_CHECK_INTERVAL_S)
+
+
+def _progress(store, job_id: str, message: str) -> None:
+    def change(body: dict) -> dict:
+        body["tableRebalanceProgressStats"]["completionStatusMsg"] = message
+        return body
+
+    update_job(store, REBALANCE, job_id, change)
+
+
+def _finish(store, job_id: str, status: str, message: str, started: float) -> None:
+    def change(body: dict) -> dict:
+        stats = body["tableRebalanceProgressStats"]
+        if stats["status"] == "IN_PROGRESS":
+            stats.update(status=status, completionStatusMsg=message,
+                         timeToFinishInSeconds=round(time.monotonic() - started, 3))  # fmt: skip
+        return body
+
+    update_job(store, REBALANCE, job_id, change)
+
+
+def rebalance_status(store: ClusterStore, job_id: str) -> dict:
+    body = load_job(store, REBALANCE, job_id)
+    stats = body["tableRebalanceProgressStats"]
+    return {
+        "jobId": job_id,
+        "tableNameWithType": body.get("tableNameWithType"),
+        "tableRebalanceProgressStats": stats,
+        "timeElapsedSinceStartInSeconds": (now_ms() - stats["startTimeMs"]) // 1000,
+    }
+
+
+def cancel_rebalance(store: ClusterStore, table_with_type: str) -> list[str]:
+    """Cancel the table's running rebalance jobs; returns their ids."""
+    from cluster.logic.controller_jobs import table_jobs
+
+    cancelled = []
+    for job_id in table_jobs(store, table_with_type, [REBALANCE]):
+
+        def change(body: dict) -> dict:
+            stats = body["tableRebalanceProgressStats"]
+            if stats["status"] == "IN_PROGRESS":
+                stats.update(status="CANCELLED", completionStatusMsg="cancelled by the user")
+                cancelled.append(body["jobId"])
+            return body
+
+        update_job(store, REBALANCE, job_id, change)
+    return cancelled

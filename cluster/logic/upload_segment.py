@@ -1,0 +1,224 @@
+"""Segment upload (``POST /segments``): validate the tar.gz, store it in the deep store, write
+its metadata and assign it. The same segment name again is a refresh, decided by CRC.
+
+Nothing is stored until the archive has been unpacked and its metadata read, so a corrupt or
+truncated upload leaves no trace.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import tarfile
+import tempfile
+import uuid
+import zlib
+from pathlib import Path
+
+import fsspec
+from django.conf import settings
+
+from cluster.errors import BadRequest, Conflict
+from cluster.logic import audit
+from cluster.logic.assign_segments import assign_segment
+from cluster.logic.cluster_view import parsed, replication_of, table_row, table_servers
+from cluster.logic.deep_store import get_deep_store
+from engine.clusterstate import (
+    ClusterStore,
+    Message,
+    ResourceAssignment,
+    SegmentState,
+    SegmentZKMetadata,
+    ZooKeeperUnavailableError,
+)
+from engine.clusterstate.records import now_ms
+from engine.common.errors import SegmentError
+from engine.segment import SegmentMetadata, read_metadata, unpack_segment
+
+METADATA_FILE = "metadata.json"
+
+
+@dataclasses.dataclass
+class Upload:
+    """One upload request. ``tar_path`` is the local copy of the uploaded file (SEGMENT and
+    METADATA uploads); ``download_uri`` is the DOWNLOAD_URI header (URI and METADATA)."""
+
+    table_name: str | None
+    table_type: str | None
+    upload_type: str = "SEGMENT"
+    tar_path: Path | None = None
+    download_uri: str | None = None
+    allow_refresh: bool = True
+
+
+def upload_segment(store: ClusterStore, upload: Upload) -> dict:
+    kind = (upload.upload_type or "SEGMENT").upper()
+    if kind not in ("SEGMENT", "URI", "METADATA"):
+        raise BadRequest(f"uploadType must be SEGMENT, URI or METADATA, got '{upload.upload_type}'")
+    if kind != "SEGMENT" and not upload.download_uri:
+        raise BadRequest(f"uploadType={kind} needs the DOWNLOAD_URI header")
+    if kind != "URI" and upload.tar_path is None:
+        raise BadRequest("no segment file in the request: send the tar.gz as a multipart file")
+    # an unknown table is a 404 before the file is even looked at
+    row = table_row(upload.table_name, upload.table_type) if upload.table_name else None
+    with tempfile.TemporaryDirectory(prefix="sprig-upload-") as work:
+        work = Path(work)
+        tar_path = upload.tar_path
+        if kind == "URI":
+            tar_path = _fetch(upload.download_uri, work / "segment.tar.gz")
+        metadata = (
+            _metadata_only(tar_path, work) if kind == "METADATA" else _read_segment(tar_path, work)
+        )
+        if row is None:
+            row = table_row(
+                _raw_table_name(metadata.table_name),
+                upload.table_type or _type_of(metadata.table_name),
+            )
+        size = tar_path.stat().st_size if kind != "METADATA" else _remote_size(upload.download_uri)
+        return _store(store, row, metadata, tar_path if kind == "SEGMENT" else None, size, upload)
+
+
+def _read_segment(tar_path: Path, work: Path) -> SegmentMetadata:
+    try:
+        return read_metadata(unpack_segment(tar_path, work / "unpacked"))
+    except SegmentError as exc:
+        raise BadRequest(f"Invalid segment upload: {exc}") from exc
+
+
+def _metadata_only(tar_path: Path, work: Path) -> SegmentMetadata:
+    """A METADATA push carries only the segment's metadata files."""
+    try:
+        with tarfile.open(tar_path, "r:gz") as tar:
+            tar.extractall(work / "meta", filter="data")
+    except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
+        raise BadRequest(f"Invalid segment metadata upload: corrupt tar.gz ({exc})") from exc
+    found = sorted((work / "meta").rglob(METADATA_FILE))
+    if not found:
+        raise BadRequest(f"Invalid segment metadata upload: no {METADATA_FILE} in the archive")
+    try:
+        return read_metadata(found[0].parent)
+    except SegmentError as exc:
+        raise BadRequest(f"Invalid segment metadata upload: {exc}") from exc
+
+
+def _fetch(uri: str, dest: Path) -> Path:
+    try:
+        with fsspec.open(uri, "rb") as src, dest.open("wb") as out:
+            shutil.copyfileobj(src, out)
+    except (OSError, ValueError, ImportError) as exc:
+        raise BadRequest(f"cannot download the segment from DOWNLOAD_URI {uri}: {exc}") from exc
+    return dest
+
+
+def _remote_size(uri: str) -> int:
+    try:
+        fs, path = fsspec.core.url_to_fs(uri)
+        return int(fs.size(path) or 0)
+    except (OSError, ValueError, ImportError):
+        return 0
+
+
+def _raw_table_name(name: str) -> str:
+    for suffix in ("_OFFLINE", "_REALTIME"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def _type_of(name: str) -> str | None:
+    for kind in ("OFFLINE", "REALTIME"):
+        if name.endswith(f"_{kind}"):
+            return kind
+    return None
+
+
+def _store(store, row, metadata: SegmentMetadata, tar_path, size: int, upload: Upload) -> dict:
+    resource = row.name_with_type
+    segment = metadata.segment_name
+    existing = store.segment_metadata(resource, segment)
+    crc = str(metadata.crc)
+    if existing is not None:
+        if not upload.allow_refresh:
+            raise Conflict(f"Segment {segment} of {resource} already exists and allowRefresh=false")
+        if existing.crc == crc:
+            return {
+                "status": f"Segment {segment} of table {resource} already exists with the same "
+                f"CRC {crc}; nothing changed"
+            }
+    config = parsed(row)
+    servers = table_servers(store, config)
+    ideal = store.ideal_state(resource) or ResourceAssignment(resource)
+    if existing is None:
+        assign_segment(ideal, servers, replication_of(config))  # 400 before anything is stored
+    deep_store = get_deep_store()
+    stored_url = None
+    if tar_path is not None:
+        stored_url = deep_store.put(str(tar_path), row.table_name, segment)
+        download_url = (
+            f"http://{settings.CONTROLLER_HOST}:{settings.CONTROLLER_PORT}"
+            f"/segments/{row.table_name}/{segment}"
+        )
+    else:
+        download_url = upload.download_uri
+    now = now_ms()
+    zk_metadata = SegmentZKMetadata(
+        segment_name=segment,
+        table_name_with_type=resource,
+        crc=crc,
+        total_docs=metadata.total_docs,
+        start_time=_as_int(metadata.start_time),
+        end_time=_as_int(metadata.end_time),
+        time_unit=metadata.time_unit or "",
+        download_url=download_url,
+        push_time_ms=existing.push_time_ms if existing else now,
+        refresh_time_ms=now if existing else 0,
+        creation_time_ms=int(metadata.creation_time or 0),
+        size_in_bytes=size,
+        extra={"segment.deep.store.url": stored_url} if stored_url else {},
+    )
+    try:
+        store.put_segment_metadata(zk_metadata)
+        if existing is None:
+            instances = _assign(store, resource, segment, servers, replication_of(config))
+        else:
+            instances = _notify_refresh(store, resource, segment)
+    except ZooKeeperUnavailableError:
+        if stored_url is not None and existing is None:
+            deep_store.remove(row.table_name, segment, keep=False)
+        raise
+    action = "segment.refresh" if existing else "segment.upload"
+    audit.record(action, "segment", f"{resource}/{segment}", crc=crc, instances=instances)
+    verb = "refreshed" if existing else "uploaded"
+    return {"status": f"Successfully {verb} segment: {segment} of table: {resource}"}
+
+
+def _assign(store, resource: str, segment: str, servers: list[str], replication: int) -> list[str]:
+    chosen: list[str] = []
+
+    def change(ideal: ResourceAssignment) -> ResourceAssignment | None:
+        if segment in ideal.segments:
+            chosen[:] = list(ideal.segments[segment])
+            return None
+        chosen[:] = assign_segment(ideal, servers, replication)
+        ideal.segments[segment] = dict.fromkeys(chosen, SegmentState.ONLINE.value)
+        return ideal
+
+    store.update_ideal_state(resource, change)
+    return chosen
+
+
+def _notify_refresh(store, resource: str, segment: str) -> list[str]:
+    """A refreshed segment keeps its replicas; each is told to download the new copy."""
+    ideal = store.ideal_state(resource)
+    instances = sorted((ideal.segments.get(segment) or {}) if ideal else {})
+    for instance in instances:
+        message = Message(uuid.uuid4().hex, "SEGMENT_REFRESH", resource, segment)
+        store.send_message(instance, message)
+    return instances
+
+
+def _as_int(value) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,66 @@
+"""Schema and table-config validation through the engine's SPI, as actionable 400s."""
+
+from __future__ import annotations
+
+from cluster import models
+from cluster.errors import BadRequest
+from engine.common.errors import ConfigError
+from engine.spi import Schema, TableConfig
+
+
+class ConfigRejected(BadRequest):
+    """A 400 that names the JSON field at fault."""
+
+    def __init__(self, what: str, exc: ConfigError):
+        self.field = exc.field
+        where = f" at '{exc.field}'" if exc.field else ""
+        super().__init__(f"Invalid {what}{where}: {exc.message}")
+
+
+def parse_schema(data) -> Schema:
+    try:
+        return Schema.from_json(data)
+    except ConfigError as exc:
+        raise ConfigRejected("schema", exc) from exc
+
+
+def parse_table_config(data) -> TableConfig:
+    """Parse a table config and check it against its schema, which must exist: the schema is
+    ``segmentsConfig.schemaName`` or else the raw table name, as in Pinot."""
+    if not isinstance(data, dict):
+        raise BadRequest("Invalid table config: the request body must be a JSON object")
+    try:
+        config = TableConfig.from_json(data)
+    except ConfigError as exc:
+        raise ConfigRejected("table config", exc) from exc
+    schema_name = config.segments_config.schema_name or config.table_name
+    row = models.Schema.objects.filter(name=schema_name).first()
+    if row is None:
+        field = "segmentsConfig.schemaName" if config.segments_config.schema_name else "tableName"
+        err = BadRequest(
+            f"Invalid table config for {config.table_name_with_type}: schema '{schema_name}' "
+            f"(from {field}) does not exist; add it with POST /schemas first"
+        )
+        err.field = field
+        raise err
+    try:
+        return TableConfig.from_json(data, schema=parse_schema(row.config))
+    except ConfigError as exc:
+        raise ConfigRejected("table config", exc) from exc
+
+
+def incompatible_changes(old: dict, new: Schema) -> list[str]:
+    """Backward-incompatible differences from ``old`` to ``new``: a column dropped or its data
+    type, field type or single/multi-value changed. Adding columns is compatible."""
+    previous = parse_schema(old)
+    problems = []
+    for name in previous.columns:
+        if not new.has_column(name):
+            problems.append(f"column '{name}' was removed")
+            continue
+        a, b = previous.field(name), new.field(name)
+        if a.data_type != b.data_type:
+            problems.append(f"column '{name}' changed data type {a.data_type} -> {b.data_type}")
+        if a.single_value != b.single_value:
+            problems.append(f"column '{name}' changed between single- and multi-value")
+    return problems

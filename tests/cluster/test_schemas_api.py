@@ -1,0 +1,86 @@
+"""/schemas: CRUD, validation with the field named, compatibility and ZooKeeper publishing."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from cluster import models
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db]
+
+
+def test_schema_crud_is_published_to_zookeeper(api, store, airline_schema):
+    response = api.post("/schemas", airline_schema, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json() == {"unrecognizedProperties": {}, "status": "airlineStats successfully added"}
+    assert api.get("/schemas").json() == ["airlineStats"]
+    assert api.get("/schemas/airlineStats").json() == airline_schema
+    assert store.schema("airlineStats") == airline_schema
+    raw = store.get_raw(store.paths.schema("airlineStats"))[0]
+    assert b'"schemaJSON"' in raw and b'"simpleFields"' in raw
+
+    evolved = copy.deepcopy(airline_schema)
+    evolved["dimensionFieldSpecs"].append({"name": "NewColumn", "dataType": "STRING"})
+    response = api.put("/schemas/airlineStats", evolved, format="json")
+    assert response.status_code == 200, response.content
+    assert store.schema("airlineStats")["dimensionFieldSpecs"][-1]["name"] == "NewColumn"
+
+    response = api.delete("/schemas/airlineStats")
+    assert response.status_code == 200
+    assert store.schema("airlineStats") is None
+    assert api.get("/schemas/airlineStats").status_code == 404
+    actions = list(models.AuditEvent.objects.values_list("action", flat=True))
+    assert actions == ["schema.create", "schema.update", "schema.delete"]
+
+
+def test_invalid_schema_gets_400_naming_the_field(api, store, airline_schema):
+    bad = copy.deepcopy(airline_schema)
+    bad["dimensionFieldSpecs"][3]["dataType"] = "INTEGER"
+    response = api.post("/schemas", bad, format="json")
+    assert response.status_code == 400
+    body = response.json()
+    assert body["code"] == 400
+    assert "dimensionFieldSpecs[3].dataType" in body["error"]
+    assert body["field"] == "dimensionFieldSpecs[3].dataType"
+    assert not models.Schema.objects.exists()
+    assert store.schema("airlineStats") is None
+
+    response = api.post("/schemas", {"dimensionFieldSpecs": []}, format="json")
+    assert response.status_code == 400
+    assert "schemaName" in response.json()["error"]
+
+
+def test_invalid_json_body_is_a_400(api, cluster_settings):
+    response = api.generic("POST", "/schemas", "{not json", content_type="application/json")
+    assert response.status_code == 400
+    assert "JSON parse error" in response.json()["error"]
+
+
+def test_incompatible_schema_change_needs_force(api, store, airline_schema):
+    api.post("/schemas", airline_schema, format="json")
+    changed = copy.deepcopy(airline_schema)
+    changed["dimensionFieldSpecs"] = changed["dimensionFieldSpecs"][1:]
+    removed = airline_schema["dimensionFieldSpecs"][0]["name"]
+    response = api.put("/schemas/airlineStats", changed, format="json")
+    assert response.status_code == 400
+    assert f"column '{removed}' was removed" in response.json()["error"]
+    assert len(store.schema("airlineStats")["dimensionFieldSpecs"]) == len(
+        airline_schema["dimensionFieldSpecs"]
+    )
+    response = api.put("/schemas/airlineStats?force=true", changed, format="json")
+    assert response.status_code == 200
+
+
+def test_schema_validate_does_not_store(api, store, airline_schema):
+    response = api.post("/schemas/validate", airline_schema, format="json")
+    assert response.status_code == 200
+    assert response.json()["schemaName"] == "airlineStats"
+    assert api.get("/schemas").json() == []
+
+
+def test_add_without_override_conflicts(api, airline_schema):
+    assert api.post("/schemas", airline_schema, format="json").status_code == 200
+    response = api.post("/schemas?override=false", airline_schema, format="json")
+    assert response.status_code == 409
