@@ -1,5 +1,32 @@
+"""Console pages live under /console/ because the controller's REST API owns Pinot's paths
+(/tables, /schemas, /tasks ...) at the root."""
+
+from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from console import views
 
-urlpatterns = [path("", views.home, name="console-home")]
+urlpatterns = [
+    path("", views.home, name="console-home"),
+    path("console/", views.home),
+    path("console/query", views.query, name="console-query"),
+    path("console/cluster", views.cluster, name="console-cluster"),
+    path("console/tables", views.tables, name="console-tables"),
+    path("console/tables/<str:name>", views.table, name="console-table"),
+    path("console/zookeeper", views.zookeeper, name="console-zookeeper"),
+    path("console/tasks", views.tasks, name="console-tasks"),
+    path(
+        "console/login",
+        auth_views.LoginView.as_view(
+            template_name="console/login.html",
+            redirect_authenticated_user=True,
+            next_page="console-query",
+        ),
+        name="console-login",
+    ),
+    path(
+        "console/logout",
+        auth_views.LogoutView.as_view(next_page="console-login"),
+        name="console-logout",
+    ),
+]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 
@@ -27,8 +28,36 @@ def _step(title: str, argv: list[str]) -> int:
     return subprocess.run(argv, cwd=REPO_ROOT, check=False).returncode
 
 
+CHROMIUM = "/usr/bin/chromium"
+
+
+def _ensure_chromium() -> int:
+    """The browser tests drive Debian's chromium; install it (as root, via apt) when missing."""
+    if os.path.exists(CHROMIUM):
+        print(f"==> chromium: {CHROMIUM} is present, skipping install", flush=True)
+        return 0
+    if os.geteuid() != 0:
+        print(
+            f"==> chromium: {CHROMIUM} is missing and we are not root; browser tests will be skipped"
+        )
+        return 0
+    print(
+        f"==> chromium: {CHROMIUM} is missing; running apt-get update && apt-get install -y chromium"
+    )
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for argv in (["apt-get", "update"], ["apt-get", "install", "-y", "chromium"]):
+        code = subprocess.run(argv, check=False, env=env).returncode
+        if code != 0:
+            return code
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     bindir = f"{sys.prefix}/bin"
+    code = _ensure_chromium()
+    if code != 0:
+        print(f"sprig test: installing chromium failed (exit {code})", file=sys.stderr)
+        return code
     if not args.no_lint:
         for title, argv in (
             ("ruff check", [f"{bindir}/ruff", "check", "."]),
