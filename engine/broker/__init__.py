@@ -1,0 +1,24 @@
+"""The broker process (Pinot's broker): routes a query to the servers, gathers and reduces.
+
+Public API::
+
+    from engine.broker import BrokerConfig, BrokerInstance
+
+    broker = BrokerInstance(BrokerConfig(zk_address="127.0.0.1:2181", port=8099))
+    broker.start()    # registers Broker_<host>_<port>, builds routing from ZooKeeper
+    broker.stop()
+
+Modules, bottom-up: ``errors``; ``partition`` (Pinot's partition functions); ``pruning``
+(time and partition pruning on segment metadata); ``routing`` (routing tables from the
+external views, kept current by watches); ``selection`` (balanced replica choice and server
+health); ``time_boundary`` (hybrid tables); ``scatter`` (concurrent requests to servers);
+``handler`` (one query, end to end); ``instance`` (the process and its HTTP API).
+
+The broker shares ``engine.server.http``, ``participant``, ``schemas`` and ``metrics`` with
+the server, and learns about the cluster only from ZooKeeper.
+"""
+
+from engine.broker.errors import BadBrokerRequest, BrokerError
+from engine.broker.instance import BrokerConfig, BrokerInstance
+
+__all__ = ["BadBrokerRequest", "BrokerConfig", "BrokerError", "BrokerInstance"]

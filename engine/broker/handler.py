@@ -1,0 +1,216 @@
+"""One query at the broker: parse, route, prune, scatter, gather, reduce.
+
+The result is Pinot's BrokerResponse JSON (a dict) in every case: a bad query, an unknown
+table, a failed or slow server all come back as ``exceptions`` with Pinot's error codes, and
+``partialResult`` is true whenever some data could not be read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections import OrderedDict
+
+import orjson
+
+from engine.broker.errors import SEGMENTS_UNAVAILABLE_ERROR_CODE, BadBrokerRequest
+from engine.broker.pruning import prune
+from engine.broker.routing import RoutingManager, RoutingSnapshot, ServerAddress
+from engine.broker.scatter import ScatterGather
+from engine.broker.selection import BalancedSelector
+from engine.broker.time_boundary import TimeBoundary, compute_time_boundary
+from engine.clusterstate import OFFLINE, REALTIME, split_table_name
+from engine.query import QueryError, compile_query, reduce
+from engine.query.errors import QueryExecutionError, TableNotFoundError
+from engine.query.parser import parse_sql
+from engine.query.response import error_response
+from engine.server.metrics import BrokerMetrics
+from engine.server.query import with_time_boundary
+from engine.server.schemas import SchemaCache
+
+log = logging.getLogger(__name__)
+
+_TABLE_CACHE_SIZE = 1024
+
+
+@dataclasses.dataclass
+class BrokerQuery:
+    sql: str
+    options: dict[str, str]
+    trace: bool = False
+
+    @classmethod
+    def from_json(cls, body: bytes) -> BrokerQuery:
+        try:
+            data = orjson.loads(body)
+        except orjson.JSONDecodeError as exc:
+            raise BadBrokerRequest(f"the request body is not valid JSON: {exc}") from exc
+        if not isinstance(data, dict):
+            raise BadBrokerRequest('the request body must be a JSON object like {"sql": "..."}')
+        return cls.from_fields(data.get("sql"), data.get("queryOptions"), data.get("trace"))
+
+    @classmethod
+    def from_fields(cls, sql, options, trace) -> BrokerQuery:
+        if not isinstance(sql, str) or not sql.strip():
+            raise BadBrokerRequest("'sql' is required: the SQL query to run")
+        return cls(sql, parse_query_options(options), _truthy(trace))
+
+
+def parse_query_options(options) -> dict[str, str]:
+    """Pinot's ``"k=v;k2=v2"`` string, or an object."""
+    if options in (None, ""):
+        return {}
+    if isinstance(options, dict):
+        return {str(k): str(v) for k, v in options.items()}
+    if not isinstance(options, str):
+        raise BadBrokerRequest("'queryOptions' must be a string like 'timeoutMs=1000;k=v'")
+    out = {}
+    for part in options.split(";"):
+        if not part.strip():
+            continue
+        key, sep, value = part.partition("=")
+        if not sep or not key.strip():
+            raise BadBrokerRequest(f"queryOptions: {part!r} is not key=value")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _truthy(value) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "1", "yes")
+    return bool(value)
+
+
+class QueryRunner:
+    def __init__(
+        self,
+        routing: RoutingManager,
+        schemas: SchemaCache,
+        selector: BalancedSelector,
+        scatter: ScatterGather,
+        metrics: BrokerMetrics,
+    ) -> None:
+        self.routing = routing
+        self.schemas = schemas
+        self.selector = selector
+        self.scatter = scatter
+        self.metrics = metrics
+        self._tables: OrderedDict[str, str] = OrderedDict()
+
+    def run(self, query: BrokerQuery) -> dict:
+        started = time.monotonic()
+        request_id = self.selector.next_request_id()
+        table_label = "unknown"
+        try:
+            table = self._table_of(query.sql)
+            table_label = split_table_name(table)[0]
+            response = self._run(query, table, request_id, started)
+        except QueryError as err:
+            response = error_response(err, time_used_ms=_ms_since(started))
+        except RecursionError:
+            err = QueryExecutionError("Query is nested too deeply")
+            response = error_response(err, time_used_ms=_ms_since(started))
+        except Exception as exc:  # a bug must be an answer, never a dropped request
+            log.exception("query failed: %s", query.sql)
+            err = QueryExecutionError(f"QueryExecutionError: {type(exc).__name__}: {exc}")
+            response = error_response(err, time_used_ms=_ms_since(started))
+        response["requestId"] = str(request_id)
+        self.metrics.queries.labels(table_label).inc()
+        self.metrics.latency.labels(table_label).observe(time.monotonic() - started)
+        self.metrics.docs_scanned.labels(table_label).inc(response.get("numDocsScanned", 0))
+        if response.get("partialResult"):
+            self.metrics.partial.labels(table_label).inc()
+        return response
+
+    def _table_of(self, sql: str) -> str:
+        table = self._tables.get(sql)
+        if table is None:
+            table = parse_sql(sql).table
+            self._tables[sql] = table
+            if len(self._tables) > _TABLE_CACHE_SIZE:
+                self._tables.popitem(last=False)
+        return table
+
+    def _run(self, query: BrokerQuery, table: str, request_id: int, started: float) -> dict:
+        snapshot = self.routing.snapshot
+        raw, table_type = split_table_name(table)
+        tables = [table] if table_type else snapshot.tables_of(raw)
+        if not tables or any(t not in snapshot.routes for t in tables):
+            raise TableNotFoundError(f"TableDoesNotExistError: table '{table}' does not exist")
+        plan = compile_query(query.sql, self.schemas.get(raw), options=query.options)
+        if plan.explain:
+            raise QueryExecutionError(
+                "EXPLAIN PLAN is not answered by the broker yet; run it in-process"
+            )
+        deadline = started + plan.timeout_ms / 1000.0
+        boundary = self.time_boundary(snapshot, raw) if len(tables) == 2 else None
+        requests: list[tuple[ServerAddress, bytes]] = []
+        exceptions: list[dict] = []
+        num_routed = num_pruned = 0
+        for resource in tables:
+            clause = boundary.clause(split_table_name(resource)[1]) if boundary else None
+            assignment, unavailable, pruned = self.route(
+                snapshot, resource, with_time_boundary(plan, clause).filter, request_id
+            )
+            num_pruned += pruned
+            num_routed += sum(len(s) for s in assignment.values()) + len(unavailable)
+            if unavailable:
+                shown = ", ".join(unavailable[:10]) + (" ..." if len(unavailable) > 10 else "")
+                exceptions.append({
+                    "errorCode": SEGMENTS_UNAVAILABLE_ERROR_CODE,
+                    "message": f"{len(unavailable)} segment(s) of {resource} are unavailable "
+                               f"(no live server serves them): {shown}",
+                })  # fmt: skip
+            remaining_ms = max(int((deadline - time.monotonic()) * 1000), 1)
+            for instance_id, segments in sorted(assignment.items()):
+                body = orjson.dumps({
+                    "requestId": request_id, "sql": query.sql, "tableNameWithType": resource,
+                    "segments": segments,
+                    "queryOptions": {**query.options, "timeoutMs": str(remaining_ms)},
+                    "timeBoundary": clause,
+                })  # fmt: skip
+                requests.append((snapshot.servers[instance_id], body))
+        responses = self.scatter.scatter(requests, deadline)
+        results = [r.result for r in responses if r.result is not None]
+        exceptions += [r.exception for r in responses if r.exception is not None]
+        response = reduce(
+            plan, results, time_used_ms=_ms_since(started),
+            num_servers_queried=len(requests), num_servers_responded=len(results),
+        )  # fmt: skip
+        response["exceptions"] = response["exceptions"] + exceptions
+        response["partialResult"] = bool(response["exceptions"])
+        response["numSegmentsQueried"] = num_routed
+        response["numSegmentsPrunedByBroker"] = num_pruned
+        if query.trace:
+            response["traceInfo"] = {
+                r.server.instance_id: {"timeUsedMs": r.elapsed_ms, "responded": r.responded}
+                for r in responses
+            }
+        response["timeUsedMs"] = _ms_since(started)
+        return response
+
+    def route(
+        self, snapshot: RoutingSnapshot, resource: str, where, request_id: int
+    ) -> tuple[dict[str, list[str]], list[str], int]:
+        """(server -> segments, unavailable segments, number pruned) for one table."""
+        route = snapshot.routes[resource]
+        candidates = list(route.segments.values())
+        kept = prune(
+            candidates, where, time_column=route.time_column,
+            time_unit_ms=route.time_unit_ms, partitioning=route.partitioning,
+        )  # fmt: skip
+        assignment, unavailable = self.selector.select(
+            route, [s.name for s in kept], snapshot, request_id
+        )
+        return assignment, unavailable, len(candidates) - len(kept)
+
+    def time_boundary(self, snapshot: RoutingSnapshot, raw_table: str) -> TimeBoundary | None:
+        offline = snapshot.routes.get(f"{raw_table}_{OFFLINE}")
+        if offline is None or f"{raw_table}_{REALTIME}" not in snapshot.routes:
+            return None
+        return compute_time_boundary(offline)
+
+
+def _ms_since(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)

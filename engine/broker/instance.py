@@ -1,0 +1,164 @@
+"""The broker process: registration, routing, and the HTTP API (Pinot's paths)::
+
+POST /query/sql       {"sql", "queryOptions": "k=v;..." | {...}, "trace"}
+GET  /query/sql?sql=&queryOptions=&trace=
+GET  /health          200 OK once registered with a routing table; 503 otherwise
+GET  /debug/routingTable/{table}     {table_TYPE: {server: [segments]}}
+GET  /debug/timeBoundary/{table}     {"timeColumn", "timeValue"} (hybrid tables)
+GET  /metrics         Prometheus text
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import socket
+
+import urllib3
+
+from engine.broker.errors import BROKER_REQUEST_ERROR_CODE, BadBrokerRequest
+from engine.broker.handler import BrokerQuery, QueryRunner
+from engine.broker.routing import RoutingManager
+from engine.broker.scatter import ScatterGather
+from engine.broker.selection import BalancedSelector, ServerHealth
+from engine.clusterstate import InstanceConfig, InstanceType, split_table_name
+from engine.clusterstate.tags import instance_id as make_instance_id
+from engine.query.response import broker_response
+from engine.server.http import HttpService, Request, Response, Router
+from engine.server.metrics import BrokerMetrics
+from engine.server.participant import Participant
+from engine.server.schemas import SchemaCache
+
+log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass
+class BrokerConfig:
+    zk_address: str
+    cluster_name: str = "PinotCluster"
+    host: str = dataclasses.field(default_factory=socket.gethostname)
+    port: int = 8099
+    bind: str = "0.0.0.0"
+    instance_id: str | None = None  # default Broker_<host>_<port>
+    tenant_isolation: bool = True
+    session_timeout_s: float = 10.0
+    resync_interval_s: float = 30.0
+    health_probe_interval_s: float = 0.5
+
+    @property
+    def resolved_instance_id(self) -> str:
+        return self.instance_id or make_instance_id(InstanceType.BROKER, self.host, self.port)
+
+
+class BrokerInstance:
+    def __init__(self, config: BrokerConfig) -> None:
+        self.config = config
+        self.instance_id = config.resolved_instance_id
+        router = Router()
+        self.http_service = HttpService("broker", config.bind, config.port, router)
+        self.metrics = BrokerMetrics()
+        self.participant = Participant(
+            config.zk_address,
+            config.cluster_name,
+            InstanceConfig(self.instance_id, config.host, self.http_service.port),
+            tenant_isolation=config.tenant_isolation,
+            session_timeout_s=config.session_timeout_s,
+        )
+        self.schemas = SchemaCache(self.participant.store)
+        self.routing = RoutingManager(
+            self.participant, self.schemas, resync_interval_s=config.resync_interval_s
+        )
+        self.http = urllib3.PoolManager(num_pools=64, maxsize=64, block=False)
+        self.health = ServerHealth(self.http, config.health_probe_interval_s)
+        self.selector = BalancedSelector(self.health)
+        self.scatter = ScatterGather(self.http, self.health)
+        self.runner = QueryRunner(
+            self.routing, self.schemas, self.selector, self.scatter, self.metrics
+        )
+        router.add("POST", "/query/sql", self._query_post)
+        router.add("GET", "/query/sql", self._query_get)
+        router.add("POST", "/query", self._query_post)
+        router.add("GET", "/health", self._health)
+        router.add("GET", "/debug/routingTable/{table}", self._routing_table)
+        router.add("GET", "/debug/timeBoundary/{table}", self._time_boundary)
+        router.add("GET", "/metrics", self._metrics)
+
+    @property
+    def port(self) -> int:
+        return self.http_service.port
+
+    def start(self, connect_timeout_s: float = 30.0) -> None:
+        self.http_service.start()
+        self.participant.start(connect_timeout_s)
+        self.health.start()
+        self.routing.start()
+        log.info("broker %s on :%d", self.instance_id, self.port)
+
+    def stop(self) -> None:
+        self.routing.stop()
+        self.health.stop()
+        self.participant.stop()
+        self.http_service.stop()
+        self.scatter.close()
+        self.http.clear()
+
+    def healthy(self) -> bool:
+        return (
+            self.participant.connected
+            and self.participant.registered_session is not None
+            and self.routing.ready.is_set()
+        )
+
+    # --- endpoints -----------------------------------------------------------------------
+    def _query_post(self, request: Request) -> Response:
+        try:
+            query = BrokerQuery.from_json(request.body)
+        except BadBrokerRequest as exc:
+            return _bad_request(str(exc))
+        return Response.json(self.runner.run(query))
+
+    def _query_get(self, request: Request) -> Response:
+        q = request.query
+        try:
+            query = BrokerQuery.from_fields(q.get("sql"), q.get("queryOptions"), q.get("trace"))
+        except BadBrokerRequest as exc:
+            return _bad_request(str(exc))
+        return Response.json(self.runner.run(query))
+
+    def _health(self, _request: Request) -> Response:
+        if self.healthy():
+            return Response.text("OK")
+        return Response.text("NOT_READY: not registered or no routing table yet", 503)
+
+    def _routing_table(self, request: Request) -> Response:
+        table = request.params["table"]
+        snapshot = self.routing.snapshot
+        raw, table_type = split_table_name(table)
+        tables = [table] if table_type else snapshot.tables_of(raw)
+        if not tables or any(t not in snapshot.routes for t in tables):
+            return Response.error(404, f"No routing table for table: {table}")
+        request_id = self.selector.next_request_id()
+        out = {}
+        for resource in tables:
+            assignment, _, _ = self.runner.route(snapshot, resource, None, request_id)
+            out[resource] = {server: sorted(segs) for server, segs in sorted(assignment.items())}
+        return Response.json(out)
+
+    def _time_boundary(self, request: Request) -> Response:
+        raw = split_table_name(request.params["table"])[0]
+        boundary = self.runner.time_boundary(self.routing.snapshot, raw)
+        if boundary is None:
+            return Response.error(404, f"No time boundary for table: {raw} (not a hybrid table)")
+        return Response.json(boundary.to_json())
+
+    def _metrics(self, _request: Request) -> Response:
+        return Response(200, self.metrics.render(), "text/plain; version=0.0.4; charset=utf-8")
+
+
+def _bad_request(message: str) -> Response:
+    body = broker_response(
+        None, None, None,
+        exceptions=[{"errorCode": BROKER_REQUEST_ERROR_CODE, "message": message}],
+        num_servers_queried=0, num_servers_responded=0,
+    )  # fmt: skip
+    return Response.json(body, 400)

@@ -1,0 +1,172 @@
+"""Broker-side segment pruning from ZooKeeper segment metadata, before any server is asked.
+
+* Time: the filter's constraint on the time column, as a union of intervals in epoch ms,
+  against each segment's ``[segment.start.time, segment.end.time]`` (inclusive).
+* Partition: EQ / IN on a ``segmentPartitionConfig`` column against the partitions recorded
+  in the segment's ``segment.partition.metadata``.
+
+Only what the filter *requires* prunes: an OR prunes when all its branches do, NOT and
+predicates on other columns never do. Anything unknown keeps the segment.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from engine.broker.partition import partition_of
+from engine.query.expressions import Expression, Function, Identifier, Literal
+from engine.query.filter import to_leaf
+
+Interval = tuple[float, float]  # inclusive epoch-ms bounds; +-inf for open ends
+
+
+@dataclasses.dataclass(frozen=True)
+class SegmentInfo:
+    """What the broker knows of one segment: its time range in epoch ms (inclusive; None when
+    unknown) and, per partitioned column, the partitions its values fall in."""
+
+    name: str
+    start_ms: float | None = None
+    end_ms: float | None = None
+    partitions: dict[str, frozenset[int]] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class ColumnPartitioning:
+    function: str
+    num_partitions: int
+
+
+def time_intervals(expr: Expression | None, column: str, unit_ms: float) -> list[Interval] | None:
+    """The epoch-ms intervals the filter allows for ``column`` (whose values are counts of
+    ``unit_ms``), or None when the filter does not constrain it."""
+    if not isinstance(expr, Function):
+        return None
+    if expr.name == "and":
+        result = None
+        for arg in expr.args:
+            got = time_intervals(arg, column, unit_ms)
+            if got is not None:
+                result = got if result is None else _intersect(result, got)
+        return result
+    if expr.name == "or":
+        parts = [time_intervals(a, column, unit_ms) for a in expr.args]
+        if any(p is None for p in parts):
+            return None
+        return _normalize([i for p in parts for i in p])
+    if expr.name == "not":
+        return None
+    leaf = to_leaf(expr)
+    if leaf.lhs != Identifier(column):
+        return None
+    try:
+        values = [float(v) * unit_ms for v in leaf.operands]
+    except (TypeError, ValueError):
+        return None
+    if not values:
+        return None
+    op = leaf.op
+    # strict bounds are kept inclusive: that never prunes a segment that could match
+    if op == "equals":
+        return [(values[0], values[0])]
+    if op == "in":
+        return _normalize([(v, v) for v in values])
+    if op == "between" and len(values) == 2:
+        return [(values[0], values[1])] if values[0] <= values[1] else []
+    if op == "less_than":
+        return [(-math.inf, values[0])]
+    if op == "less_than_or_equal":
+        return [(-math.inf, values[0])]
+    if op == "greater_than":
+        return [(values[0], math.inf)]
+    if op == "greater_than_or_equal":
+        return [(values[0], math.inf)]
+    return None
+
+
+def _normalize(intervals: list[Interval]) -> list[Interval]:
+    out: list[Interval] = []
+    for lo, hi in sorted(i for i in intervals if i[0] <= i[1]):
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def _intersect(a: list[Interval], b: list[Interval]) -> list[Interval]:
+    out = []
+    for lo1, hi1 in a:
+        for lo2, hi2 in b:
+            lo, hi = max(lo1, lo2), min(hi1, hi2)
+            if lo <= hi:
+                out.append((lo, hi))
+    return _normalize(out)
+
+
+def overlaps(segment: SegmentInfo, intervals: list[Interval] | None) -> bool:
+    if intervals is None or segment.start_ms is None or segment.end_ms is None:
+        return True
+    return any(lo <= segment.end_ms and segment.start_ms <= hi for lo, hi in intervals)
+
+
+def partition_values(expr: Expression | None, column: str) -> list | None:
+    """The values an EQ / IN required by the filter allows for ``column``, or None."""
+    if not isinstance(expr, Function):
+        return None
+    if expr.name == "and":
+        for arg in expr.args:
+            got = partition_values(arg, column)
+            if got is not None:
+                return got
+        return None
+    if expr.name == "or":
+        parts = [partition_values(a, column) for a in expr.args]
+        if any(p is None for p in parts):
+            return None
+        return [v for p in parts for v in p]
+    if expr.name in ("equals", "in"):
+        leaf = to_leaf(expr)
+        if leaf.lhs == Identifier(column) and leaf.operands:
+            return list(leaf.operands)
+    return None
+
+
+def matches_partitions(
+    segment: SegmentInfo, expr: Expression | None, config: dict[str, ColumnPartitioning]
+) -> bool:
+    for column, partitioning in config.items():
+        recorded = segment.partitions.get(column)
+        if recorded is None:
+            continue
+        values = partition_values(expr, column)
+        if values is None:
+            continue
+        wanted = {partition_of(partitioning.function, partitioning.num_partitions, v)
+                  for v in values}  # fmt: skip
+        if None in wanted:
+            continue
+        if not wanted & recorded:
+            return False
+    return True
+
+
+def prune(
+    segments: list[SegmentInfo],
+    expr: Expression | None,
+    *,
+    time_column: str | None,
+    time_unit_ms: float | None,
+    partitioning: dict[str, ColumnPartitioning],
+) -> list[SegmentInfo]:
+    """The segments that may hold rows matching ``expr``."""
+    if expr is None or (isinstance(expr, Literal) and expr.value):
+        return segments
+    intervals = None
+    if time_column and time_unit_ms:
+        intervals = time_intervals(expr, time_column, time_unit_ms)
+    return [
+        s for s in segments
+        if overlaps(s, intervals) and matches_partitions(s, expr, partitioning)
+    ]  # fmt: skip

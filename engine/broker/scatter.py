@@ -1,0 +1,117 @@
+"""Scatter a query to servers concurrently and gather their intermediate results.
+
+Every server request carries the remaining time budget; one that fails (refused, reset,
+timed out) yields an exception naming the server and marks the server unhealthy, and the
+others are still reduced: a partial result, never a hang. Connections are pooled and kept
+alive per server (urllib3).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+
+import orjson
+import urllib3
+
+from engine.broker.errors import SERVER_NOT_RESPONDING_ERROR_CODE
+from engine.broker.routing import ServerAddress
+from engine.broker.selection import ServerHealth
+from engine.query import IntermediateResult
+from engine.query.errors import QueryError
+
+
+@dataclasses.dataclass
+class ServerResponse:
+    server: ServerAddress
+    result: IntermediateResult | None = None
+    exception: dict | None = None
+    elapsed_ms: int = 0
+
+    @property
+    def responded(self) -> bool:
+        return self.result is not None
+
+
+class ScatterGather:
+    def __init__(self, http: urllib3.PoolManager, health: ServerHealth, *, workers: int = 64):
+        self.http = http
+        self.health = health
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="scatter")
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def scatter(
+        self, requests: list[tuple[ServerAddress, bytes]], deadline: float
+    ) -> list[ServerResponse]:
+        """One response per request, in order, by ``deadline`` (monotonic seconds) at the
+        latest. The last request runs on the calling thread (no hand-off for one server)."""
+        if not requests:
+            return []
+        futures = [self._pool.submit(self.ask, s, b, deadline) for s, b in requests[:-1]]
+        last = self.ask(*requests[-1], deadline)
+        out = []
+        for (server, _), future in zip(requests[:-1], futures, strict=True):
+            try:
+                out.append(future.result(timeout=max(deadline - time.monotonic(), 0) + 0.05))
+            except FutureTimeout:
+                future.cancel()
+                self.health.mark_failed(server.instance_id, server.health_url)
+                out.append(_failure(server, "did not respond before the query timed out"))
+        out.append(last)
+        return out
+
+    def ask(self, server: ServerAddress, body: bytes, deadline: float) -> ServerResponse:
+        started = time.monotonic()
+        remaining = deadline - started
+        if remaining <= 0:
+            return _failure(server, "not asked: the query had already timed out")
+        try:
+            response = self.http.request(
+                "POST",
+                server.query_url,
+                body=body,
+                headers={"Content-Type": "application/json"},
+                timeout=urllib3.Timeout(connect=min(remaining, 2.0), read=remaining),
+                retries=False,
+            )
+        except urllib3.exceptions.HTTPError as exc:
+            self.health.mark_failed(server.instance_id, server.health_url)
+            what = "timed out" if isinstance(exc, urllib3.exceptions.TimeoutError) else "failed"
+            return _failure(server, f"{what}: {_reason(exc)}", started)
+        elapsed = int((time.monotonic() - started) * 1000)
+        if response.status == 200:
+            try:
+                return ServerResponse(server, IntermediateResult.from_bytes(response.data),
+                                      None, elapsed)  # fmt: skip
+            except QueryError as exc:
+                return _failure(server, f"sent an unreadable result: {exc}", started)
+        try:
+            error = orjson.loads(response.data)
+            code = int(error.get("errorCode", 200))
+            message = str(error.get("message") or error.get("error") or response.data[:300])
+        except (orjson.JSONDecodeError, AttributeError, TypeError, ValueError):
+            code, message = 200, response.data[:300].decode(errors="replace")
+        return ServerResponse(
+            server, None, {"errorCode": code, "message": f"{server.instance_id}: {message}"},
+            elapsed,
+        )  # fmt: skip
+
+
+def _reason(exc: Exception) -> str:
+    reason = getattr(exc, "reason", None)
+    return str(reason or exc)
+
+
+def _failure(server: ServerAddress, what: str, started: float | None = None) -> ServerResponse:
+    elapsed = int((time.monotonic() - started) * 1000) if started is not None else 0
+    return ServerResponse(
+        server,
+        None,
+        {"errorCode": SERVER_NOT_RESPONDING_ERROR_CODE,
+         "message": f"Server {server.instance_id} {what}"},
+        elapsed,
+    )  # fmt: skip

@@ -1,0 +1,109 @@
+"""Balanced instance selection (Pinot's default ``balanced`` selector) and server health.
+
+Each segment goes to one serving replica; the choice rotates with the request id and the
+segment's position, so consecutive queries and neighbouring segments land on different
+servers. Replicas that are not live, or that failed recently, are avoided while another
+replica exists; a failed server is probed on its health endpoint and used again as soon as
+it answers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+import time
+
+import urllib3
+
+from engine.broker.routing import RoutingSnapshot, TableRoute
+
+log = logging.getLogger(__name__)
+
+
+class ServerHealth:
+    """Servers that failed a request (connection refused, reset, timeout) are unhealthy
+    until their health endpoint answers 200 again."""
+
+    def __init__(self, http: urllib3.PoolManager, probe_interval_s: float = 0.5) -> None:
+        self._http = http
+        self.probe_interval_s = probe_interval_s
+        self._unhealthy: dict[str, float] = {}  # instance -> when it failed (monotonic)
+        self._urls: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="server-health", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def mark_failed(self, instance_id: str, health_url: str) -> None:
+        with self._lock:
+            if instance_id not in self._unhealthy:
+                log.warning("server %s failed; avoiding it until it is healthy", instance_id)
+            self._unhealthy[instance_id] = time.monotonic()
+            self._urls[instance_id] = health_url
+
+    def is_healthy(self, instance_id: str) -> bool:
+        return instance_id not in self._unhealthy
+
+    def unhealthy(self) -> list[str]:
+        return sorted(self._unhealthy)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.probe_interval_s):
+            with self._lock:
+                pending = dict(self._urls)
+            for instance_id, url in pending.items():
+                if self._probe(url):
+                    with self._lock:
+                        self._unhealthy.pop(instance_id, None)
+                        self._urls.pop(instance_id, None)
+                    log.info("server %s is healthy again", instance_id)
+
+    def _probe(self, url: str) -> bool:
+        try:
+            response = self._http.request(
+                "GET", url, timeout=urllib3.Timeout(connect=0.5, read=1.0), retries=False
+            )
+            return response.status == 200
+        except urllib3.exceptions.HTTPError:
+            return False
+
+
+class BalancedSelector:
+    def __init__(self, health: ServerHealth) -> None:
+        self.health = health
+        self._counter = itertools.count()
+
+    def next_request_id(self) -> int:
+        return next(self._counter)
+
+    def select(
+        self,
+        route: TableRoute,
+        segments: list[str],
+        snapshot: RoutingSnapshot,
+        request_id: int,
+    ) -> tuple[dict[str, list[str]], list[str]]:
+        """(server -> its segments, segments with no serving replica)."""
+        assignment: dict[str, list[str]] = {}
+        unavailable: list[str] = []
+        for position, segment in enumerate(segments):
+            replicas = [
+                r for r in route.segment_servers.get(segment, ())
+                if r in snapshot.live and r in snapshot.servers
+            ]  # fmt: skip
+            if not replicas:
+                unavailable.append(segment)
+                continue
+            healthy = [r for r in replicas if self.health.is_healthy(r)] or replicas
+            chosen = healthy[(request_id + position) % len(healthy)]
+            assignment.setdefault(chosen, []).append(segment)
+        return assignment, unavailable

@@ -1,0 +1,141 @@
+"""The server process: registration, the ideal-state follower, and the query and admin ports.
+
+Admin endpoints (``--admin-port``)::
+
+    GET /health                  200 OK once registered and following; 503 otherwise
+    GET /segments                every hosted segment: state, CRC, docs, ERROR reason
+    GET /tables                  {"tables": [table_TYPE, ...]}
+    GET /tables/{t}/segments     the segments of one table (with or without type)
+    GET /metrics                 Prometheus text: queries, latency, docs scanned, segments
+
+Query endpoint (``--query-port``): ``POST /query`` (see ``engine.server.query``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import socket
+from pathlib import Path
+
+from engine.clusterstate import InstanceConfig, InstanceType, split_table_name
+from engine.clusterstate.tags import instance_id as make_instance_id
+from engine.server.follower import IdealStateFollower
+from engine.server.http import HttpService, Request, Response, Router
+from engine.server.metrics import ServerMetrics
+from engine.server.participant import Participant
+from engine.server.query import QueryExecutor
+from engine.server.schemas import SchemaCache
+from engine.server.segments import SegmentDataManager
+
+log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass
+class ServerConfig:
+    zk_address: str
+    cluster_name: str = "PinotCluster"
+    host: str = dataclasses.field(default_factory=socket.gethostname)
+    query_port: int = 8098
+    admin_port: int = 8097
+    bind: str = "0.0.0.0"
+    instance_id: str | None = None  # default Server_<host>_<query_port>
+    data_dir: Path = Path("var/server")
+    tenant_isolation: bool = True
+    session_timeout_s: float = 10.0
+    resync_interval_s: float = 10.0
+
+    @property
+    def resolved_instance_id(self) -> str:
+        return self.instance_id or make_instance_id(InstanceType.SERVER, self.host, self.query_port)
+
+
+class ServerInstance:
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.instance_id = config.resolved_instance_id
+        # bind both ports first: a port in use fails here, before anything is registered
+        self.metrics = ServerMetrics()
+        query_router, admin_router = Router(), Router()
+        self.query_http = HttpService("query", config.bind, config.query_port, query_router)
+        self.admin_http = HttpService("admin", config.bind, config.admin_port, admin_router)
+        self.participant = Participant(
+            config.zk_address,
+            config.cluster_name,
+            InstanceConfig(
+                instance_id=self.instance_id,
+                host=config.host,
+                port=self.query_http.port,
+                admin_port=self.admin_http.port,
+            ),
+            tenant_isolation=config.tenant_isolation,
+            session_timeout_s=config.session_timeout_s,
+        )
+        self.segments = SegmentDataManager(
+            self.instance_id,
+            Path(config.data_dir),
+            lambda: self.participant.store,
+            self.participant.session_id,
+        )
+        self.follower = IdealStateFollower(
+            self.participant, self.segments, resync_interval_s=config.resync_interval_s
+        )
+        self.schemas = SchemaCache(self.participant.store)
+        self.executor = QueryExecutor(self.instance_id, self.segments, self.schemas, self.metrics)
+        query_router.add("POST", "/query", self.executor.handle)
+        query_router.add("GET", "/health", self._health)
+        admin_router.add("GET", "/health", self._health)
+        admin_router.add("GET", "/segments", self._segments)
+        admin_router.add("GET", "/tables", self._tables)
+        admin_router.add("GET", "/tables/{table}/segments", self._table_segments)
+        admin_router.add("GET", "/metrics", self._metrics)
+
+    def start(self, connect_timeout_s: float = 30.0) -> None:
+        self.query_http.start()
+        self.admin_http.start()
+        self.participant.start(connect_timeout_s)
+        self.follower.start()
+        log.info("server %s: queries on :%d, admin on :%d, data in %s", self.instance_id,
+                 self.query_http.port, self.admin_http.port, self.config.data_dir)  # fmt: skip
+
+    def stop(self) -> None:
+        self.follower.stop()
+        self.participant.stop()
+        self.query_http.stop()
+        self.admin_http.stop()
+        self.segments.unload_all()
+
+    # --- admin ---------------------------------------------------------------------------
+    def healthy(self) -> bool:
+        return (
+            self.participant.connected
+            and self.participant.registered_session is not None
+            and self.follower.passes > 0
+        )
+
+    def _health(self, _request: Request) -> Response:
+        if self.healthy():
+            return Response.text("OK")
+        return Response.text("NOT_READY: not registered in ZooKeeper yet", 503)
+
+    def _segments(self, _request: Request) -> Response:
+        return Response.json({"instanceId": self.instance_id, "tables": self.segments.describe()})
+
+    def _tables(self, _request: Request) -> Response:
+        return Response.json({"tables": sorted(self.segments.describe())})
+
+    def _table_segments(self, request: Request) -> Response:
+        table = request.params["table"]
+        described = self.segments.describe()
+        raw, table_type = split_table_name(table)
+        names = [table] if table_type else [f"{raw}_OFFLINE", f"{raw}_REALTIME"]
+        found = {n: described[n] for n in names if n in described}
+        if not found:
+            return Response.error(404, f"table {table} has no segments on {self.instance_id}")
+        return Response.json(found)
+
+    def _metrics(self, _request: Request) -> Response:
+        self.metrics.segments.clear()
+        for state, count in self.segments.count_by_state().items():
+            self.metrics.segments.labels(state).set(count)
+        return Response(200, self.metrics.render(), "text/plain; version=0.0.4; charset=utf-8")

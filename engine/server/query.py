@@ -1,0 +1,146 @@
+"""The server's query endpoint: run one plan over the listed segments, combine, and answer
+with the mergeable intermediate result (Arrow IPC, see ``engine.query.intermediate``).
+
+The broker sends JSON::
+
+    {"requestId": 7, "sql": "...", "tableNameWithType": "t_OFFLINE", "segments": [...],
+     "queryOptions": {"timeoutMs": "9500"},
+     "timeBoundary": {"column": "ts", "op": "<=", "value": 18000}}   # hybrid tables only
+
+A segment the server does not serve (not loaded, in ERROR, moved away) is reported as an
+exception with code 235 in the result, the others are still answered. A bad request is a
+400 and a query error a 400 with ``{"errorCode", "message"}``; a timeout is code 250.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import orjson
+
+from engine.clusterstate import split_table_name
+from engine.query import QueryError, compile_query, execute_server
+from engine.query.errors import QueryExecutionError
+from engine.query.expressions import Function, Identifier, Literal
+from engine.query.plan import QueryPlan
+from engine.query.runner import columns_from_segments
+from engine.server.errors import BadQueryRequest
+from engine.server.http import Request, Response
+from engine.server.metrics import ServerMetrics
+from engine.server.schemas import SchemaCache
+from engine.server.segments import SegmentDataManager
+
+SEGMENTS_MISSING_ERROR_CODE = 235
+ARROW_STREAM = "application/vnd.apache.arrow.stream"
+_BOUNDARY_OPS = {"<=": "less_than_or_equal", ">": "greater_than"}
+
+
+@dataclasses.dataclass
+class ServerQueryRequest:
+    request_id: int
+    sql: str
+    table: str
+    segments: list[str]
+    options: dict[str, str]
+    time_boundary: dict | None
+
+    @classmethod
+    def from_bytes(cls, body: bytes) -> ServerQueryRequest:
+        try:
+            data = orjson.loads(body)
+        except orjson.JSONDecodeError as exc:
+            raise BadQueryRequest(f"the request body is not JSON: {exc}") from exc
+        if not isinstance(data, dict):
+            raise BadQueryRequest("the request body must be a JSON object")
+        sql, table, segments = data.get("sql"), data.get("tableNameWithType"), data.get("segments")
+        if not isinstance(sql, str) or not sql.strip():
+            raise BadQueryRequest("'sql' must be a non-empty string")
+        if not isinstance(table, str) or not table:
+            raise BadQueryRequest("'tableNameWithType' must be a table name with its type")
+        if not isinstance(segments, list) or not all(isinstance(s, str) for s in segments):
+            raise BadQueryRequest("'segments' must be a list of segment names")
+        options = data.get("queryOptions") or {}
+        if not isinstance(options, dict):
+            raise BadQueryRequest("'queryOptions' must be an object")
+        boundary = data.get("timeBoundary")
+        if boundary is not None and (
+            not isinstance(boundary, dict)
+            or not isinstance(boundary.get("column"), str)
+            or boundary.get("op") not in _BOUNDARY_OPS
+            or "value" not in boundary
+        ):
+            raise BadQueryRequest("'timeBoundary' must be {column, op ('<=' or '>'), value}")
+        return cls(int(data.get("requestId") or 0), sql, table, segments,
+                   {str(k): str(v) for k, v in options.items()}, boundary)  # fmt: skip
+
+
+def with_time_boundary(plan: QueryPlan, boundary: dict | None) -> QueryPlan:
+    """``plan`` with ``column <= value`` (OFFLINE) or ``column > value`` (REALTIME) ANDed to
+    its filter (the hybrid table's time boundary)."""
+    if boundary is None:
+        return plan
+    clause = Function(
+        _BOUNDARY_OPS[boundary["op"]],
+        (Identifier(boundary["column"]), Literal(boundary["value"])),
+    )
+    where = clause if plan.filter is None else Function("and", (plan.filter, clause))
+    return dataclasses.replace(plan, filter=where)
+
+
+class QueryExecutor:
+    def __init__(
+        self,
+        instance_id: str,
+        segments: SegmentDataManager,
+        schemas: SchemaCache,
+        metrics: ServerMetrics,
+    ) -> None:
+        self.instance_id = instance_id
+        self.segments = segments
+        self.schemas = schemas
+        self.metrics = metrics
+
+    def handle(self, request: Request) -> Response:
+        started = time.monotonic()
+        try:
+            query = ServerQueryRequest.from_bytes(request.body)
+        except BadQueryRequest as exc:
+            return Response.json({"errorCode": 200, "message": str(exc)}, 400)
+        table = query.table
+        try:
+            body = self.execute(query, started)
+        except QueryError as exc:
+            self.metrics.query_errors.labels(table).inc()
+            return Response.json(exc.to_exception(), 400)
+        finally:
+            self.metrics.queries.labels(table).inc()
+            self.metrics.latency.labels(table).observe(time.monotonic() - started)
+        return Response(200, body, ARROW_STREAM)
+
+    def execute(self, query: ServerQueryRequest, started: float) -> bytes:
+        found, missing = self.segments.online_segments(query.table, query.segments)
+        schema = self.schemas.get(split_table_name(query.table)[0])
+        if schema is None and found:
+            schema = columns_from_segments(found)
+        plan = compile_query(query.sql, schema, options=query.options)
+        plan = with_time_boundary(plan, query.time_boundary)
+        deadline = started + plan.timeout_ms / 1000.0
+        try:
+            result = execute_server(plan, found, deadline=deadline)
+        except QueryError:
+            raise
+        except Exception as exc:  # an engine bug fails this query, not the server
+            raise QueryExecutionError(
+                f"QueryExecutionError on {self.instance_id}: {type(exc).__name__}: {exc}"
+            ) from exc
+        if missing:
+            shown = ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else "")
+            result.exceptions.append({
+                "errorCode": SEGMENTS_MISSING_ERROR_CODE,
+                "message": f"{len(missing)} segment(s) of {query.table} not served by "
+                           f"{self.instance_id}: {shown}",
+            })  # fmt: skip
+        self.metrics.docs_scanned.labels(query.table).inc(result.stats.get("numDocsScanned", 0))
+        self.metrics.segments_queried.labels(query.table).inc(len(found))
+        return result.to_bytes(plan)

@@ -1,0 +1,79 @@
+"""Table schemas read from ZooKeeper (``PROPERTYSTORE/SCHEMAS``) and cached until their znode
+changes (a one-shot watch drops the entry), so a query costs no ZooKeeper round trip."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from kazoo.exceptions import KazooException, NoNodeError
+
+from engine.clusterstate import (
+    OFFLINE,
+    REALTIME,
+    ClusterStateError,
+    ClusterStore,
+    ZNRecord,
+    schema_from_record,
+    table_name_with_type,
+)
+from engine.common.errors import ConfigError
+from engine.spi.schema import Schema
+
+log = logging.getLogger(__name__)
+
+
+class SchemaCache:
+    def __init__(self, store: ClusterStore) -> None:
+        self.store = store
+        self._schemas: dict[str, Schema | None] = {}
+        self._lock = threading.Lock()
+
+    def get(self, raw_table: str) -> Schema | None:
+        """The schema of ``raw_table`` (named after the table, or the table config's
+        ``segmentsConfig.schemaName``); None when ZooKeeper has none or it cannot be read."""
+        with self._lock:
+            if raw_table in self._schemas:
+                return self._schemas[raw_table]
+        schema = self._load(raw_table)
+        with self._lock:
+            self._schemas[raw_table] = schema
+        return schema
+
+    def invalidate(self, raw_table: str | None = None) -> None:
+        with self._lock:
+            if raw_table is None:
+                self._schemas.clear()
+            else:
+                self._schemas.pop(raw_table, None)
+
+    def _load(self, raw_table: str) -> Schema | None:
+        for name in self._schema_names(raw_table):
+            path = self.store.paths.schema(name)
+            try:
+                data, _ = self.store.client.get(
+                    path, watch=lambda _e, t=raw_table: self.invalidate(t)
+                )
+            except NoNodeError:
+                continue
+            except KazooException as exc:
+                log.warning("cannot read schema %s: %s", name, exc)
+                return None
+            try:
+                return Schema.from_json(schema_from_record(ZNRecord.from_bytes(data, where=path)))
+            except (ClusterStateError, ConfigError) as exc:
+                log.error("schema %s in ZooKeeper is invalid: %s", name, exc)
+                return None
+        return None
+
+    def _schema_names(self, raw_table: str) -> list[str]:
+        names = [raw_table]
+        for table_type in (OFFLINE, REALTIME):
+            try:
+                config = self.store.table_config(table_name_with_type(raw_table, table_type))
+            except ClusterStateError:
+                continue
+            name = ((config or {}).get("segmentsConfig") or {}).get("schemaName")
+            if name and name not in names:
+                names.append(name)
+        return names

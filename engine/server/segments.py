@@ -1,0 +1,277 @@
+"""The segments this server hosts, and the state transitions that load and drop them.
+
+States follow Helix's SegmentOnlineOfflineStateModel: OFFLINE -> ONLINE downloads (unless a
+local copy with the same CRC exists) and loads; ONLINE -> OFFLINE unloads; -> DROPPED deletes
+the local files and the entry; a failed load leaves the segment in ERROR with its reason, and
+only a reset (ERROR -> OFFLINE, then the ideal state brings it ONLINE again) retries it.
+
+Every change is written to this instance's current state for the resource under the current
+ZooKeeper session; the controller aggregates those into the external view.
+
+Only the worker loop mutates; query threads read ``online_segments`` from an immutable
+snapshot, so queries never wait for a download.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import shutil
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+from engine.clusterstate import (
+    ClusterStore,
+    CurrentState,
+    SegmentState,
+    SegmentZKMetadata,
+    ZooKeeperUnavailableError,
+)
+from engine.common.errors import EngineError
+from engine.segment import ImmutableSegment, load_segment, read_metadata, unpack_segment
+from engine.server.download import download_segment
+from engine.server.errors import SegmentLoadError
+
+log = logging.getLogger(__name__)
+
+ONLINE = SegmentState.ONLINE.value
+OFFLINE = SegmentState.OFFLINE.value
+ERROR = SegmentState.ERROR.value
+DROPPED = SegmentState.DROPPED.value
+
+
+@dataclasses.dataclass
+class HostedSegment:
+    name: str
+    resource: str
+    state: str = OFFLINE
+    segment: ImmutableSegment | None = None
+    crc: str = ""
+    error: str | None = None
+    updated_ms: int = 0
+
+    def to_json(self) -> dict:
+        out = {"segmentName": self.name, "state": self.state, "crc": self.crc,
+               "lastTransitionTimeMs": self.updated_ms}  # fmt: skip
+        if self.segment is not None:
+            out["totalDocs"] = self.segment.total_docs
+        if self.error:
+            out["error"] = self.error
+        return out
+
+
+class SegmentDataManager:
+    """``store_of`` returns the ClusterStore to use and ``session_of`` the current session id
+    (both raise ZooKeeperUnavailableError while ZooKeeper is down)."""
+
+    def __init__(
+        self,
+        instance_id: str,
+        data_dir: Path,
+        store_of: Callable[[], ClusterStore],
+        session_of: Callable[[], str],
+    ) -> None:
+        self.instance_id = instance_id
+        self.data_dir = Path(data_dir)
+        self._store_of = store_of
+        self._session_of = session_of
+        self._hosted: dict[str, dict[str, HostedSegment]] = {}
+        # resource -> segment -> loaded segment; replaced (never mutated) on every change
+        self._online: dict[str, dict[str, ImmutableSegment]] = {}
+
+    # --- reads (any thread) ------------------------------------------------------------------
+    def online_segments(
+        self, resource: str, names: list[str]
+    ) -> tuple[list[ImmutableSegment], list[str]]:
+        """The loaded segments among ``names`` and the names this server does not serve."""
+        table = self._online.get(resource, {})
+        found, missing = [], []
+        for name in names:
+            seg = table.get(name)
+            if seg is None:
+                missing.append(name)
+            else:
+                found.append(seg)
+        return found, missing
+
+    def describe(self) -> dict[str, list[dict]]:
+        """resource -> [segment state, crc, docs, error reason], for the admin API."""
+        return {
+            resource: [h.to_json() for _, h in sorted(segments.items())]
+            for resource, segments in sorted(self._hosted.items())
+        }
+
+    def count_by_state(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for segments in self._hosted.values():
+            for hosted in segments.values():
+                counts[hosted.state] = counts.get(hosted.state, 0) + 1
+        return counts
+
+    def resources(self) -> list[str]:
+        return list(self._hosted)
+
+    # --- transitions (worker loop only) ------------------------------------------------------
+    def apply(self, resource: str, target: dict[str, str]) -> bool:
+        """Move the resource's segments toward ``target`` (segment -> ONLINE | OFFLINE |
+        DROPPED); hosted segments absent from ``target`` are dropped. Returns whether any
+        state changed. CONSUMING targets belong to real-time ingestion and are skipped."""
+        hosted = self._hosted.setdefault(resource, {})
+        changed = False
+        for name in sorted(target):
+            want = target[name]
+            entry = hosted.get(name)
+            have = entry.state if entry else OFFLINE
+            if want == ONLINE and have == OFFLINE:
+                self._load(resource, name)
+                changed = True
+            elif want == OFFLINE and have == ONLINE:
+                self._unload(resource, name)
+                changed = True
+            elif want == DROPPED and entry is not None:
+                self._drop(resource, name)
+                changed = True
+        for name in [n for n in hosted if n not in target]:
+            self._drop(resource, name)
+            changed = True
+        if changed:
+            self.publish(resource)
+        if not hosted:
+            del self._hosted[resource]
+        return changed
+
+    def reset(self, resource: str, segment: str | None) -> list[str]:
+        """ERROR -> OFFLINE for one segment (or all of the resource); the next ``apply``
+        loads them again. Returns the segments reset."""
+        reset = []
+        for name, hosted in self._hosted.get(resource, {}).items():
+            if (segment in (None, "", name)) and hosted.state == ERROR:
+                hosted.state, hosted.error = OFFLINE, None
+                hosted.updated_ms = _now_ms()
+                reset.append(name)
+        if reset:
+            self.publish(resource)
+        return reset
+
+    def reload(self, resource: str, segment: str | None, *, force_download: bool) -> list[str]:
+        """Unload and load again ONLINE segments (one, or all of the resource). With
+        ``force_download`` the local copy is discarded first (a refresh)."""
+        names = [
+            n for n, h in self._hosted.get(resource, {}).items()
+            if segment in (None, "", n) and h.state in (ONLINE, ERROR)
+        ]  # fmt: skip
+        for name in names:
+            self._unload(resource, name)
+            if force_download:
+                shutil.rmtree(self._segment_dir(resource, name), ignore_errors=True)
+            self._load(resource, name)
+        if names:
+            self.publish(resource)
+        return names
+
+    def publish(self, resource: str) -> None:
+        """Write the resource's current state (or remove it when nothing is hosted)."""
+        store = self._store_of()
+        session = self._session_of()
+        states = {n: h.state for n, h in self._hosted.get(resource, {}).items()}
+        if states:
+            store.put_current_state(self.instance_id, CurrentState(resource, session, states))
+        else:
+            store.delete(store.paths.current_state(self.instance_id, session, resource))
+
+    def publish_all(self) -> None:
+        """Write every current state (after registering a new session)."""
+        for resource in list(self._hosted):
+            self.publish(resource)
+
+    def unload_all(self) -> None:
+        for resource, hosted in self._hosted.items():
+            for name in list(hosted):
+                self._unload(resource, name)
+
+    # --- the steps ---------------------------------------------------------------------------
+    def _segment_dir(self, resource: str, name: str) -> Path:
+        return self.data_dir / resource / name
+
+    def _load(self, resource: str, name: str) -> None:
+        hosted = self._hosted[resource].setdefault(name, HostedSegment(name, resource))
+        started = time.monotonic()
+        try:
+            meta = self._store_of().segment_metadata(resource, name)
+            if meta is None:
+                raise SegmentLoadError(
+                    f"no segment metadata in ZooKeeper for {resource}/{name} "
+                    "(PROPERTYSTORE/SEGMENTS); was the upload completed?"
+                )
+            seg_dir = self._fetch(resource, name, meta)
+            segment = load_segment(seg_dir)
+        except ZooKeeperUnavailableError:
+            raise  # the loop retries once ZooKeeper is back; the segment is not at fault
+        except (EngineError, OSError) as exc:
+            hosted.state, hosted.segment, hosted.error = ERROR, None, str(exc)
+            hosted.updated_ms = _now_ms()
+            log.error("segment %s/%s failed to load: %s", resource, name, exc)
+            return
+        hosted.state, hosted.segment, hosted.error = ONLINE, segment, None
+        hosted.crc = str(segment.metadata.crc)
+        hosted.updated_ms = _now_ms()
+        self._set_online(resource, name, segment)
+        log.info("segment %s/%s ONLINE (%d docs, %.0f ms)", resource, name,
+                 segment.total_docs, (time.monotonic() - started) * 1000)  # fmt: skip
+
+    def _fetch(self, resource: str, name: str, meta: SegmentZKMetadata) -> Path:
+        """The local segment directory: reused when its CRC matches ZooKeeper's, else
+        downloaded from ``segment.download.url`` and unpacked."""
+        seg_dir = self._segment_dir(resource, name)
+        if seg_dir.is_dir():
+            try:
+                if not meta.crc or str(read_metadata(seg_dir).crc) == meta.crc:
+                    return seg_dir
+            except EngineError:
+                pass  # a damaged local copy: download it again
+            shutil.rmtree(seg_dir, ignore_errors=True)
+        staging = self.data_dir / resource / f".staging-{uuid.uuid4().hex[:8]}"
+        try:
+            archive = download_segment(meta.download_url, staging / f"{name}.tar.gz")
+            unpacked = unpack_segment(archive, staging / "untar")
+            got = read_metadata(unpacked)
+            if got.segment_name != name:
+                raise SegmentLoadError(
+                    f"{meta.download_url} holds segment {got.segment_name!r}, not {name!r}"
+                )
+            unpacked.rename(seg_dir)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return seg_dir
+
+    def _unload(self, resource: str, name: str) -> None:
+        hosted = self._hosted[resource][name]
+        if hosted.state == ONLINE:
+            self._set_online(resource, name, None)
+        hosted.state, hosted.segment = OFFLINE, None
+        hosted.updated_ms = _now_ms()
+
+    def _drop(self, resource: str, name: str) -> None:
+        self._set_online(resource, name, None)
+        self._hosted[resource].pop(name, None)
+        shutil.rmtree(self._segment_dir(resource, name), ignore_errors=True)
+        log.info("segment %s/%s dropped", resource, name)
+
+    def _set_online(self, resource: str, name: str, segment: ImmutableSegment | None) -> None:
+        table = dict(self._online.get(resource, {}))
+        if segment is None:
+            table.pop(name, None)
+        else:
+            table[name] = segment
+        online = dict(self._online)
+        if table:
+            online[resource] = table
+        else:
+            online.pop(resource, None)
+        self._online = online
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
