@@ -264,7 +264,17 @@ def to_expression(node: exp.Expression) -> Expression:
         return Function("minus", (Literal(0), inner))
     for cls, name in _BINARY.items():
         if type(node) is cls:
-            return Function(name, (to_expression(node.this), to_expression(node.expression)))
+            left, right = to_expression(node.this), to_expression(node.expression)
+            if name in ("and", "or"):  # n-ary: a AND b AND c is one node with three children
+                args = [
+                    a
+                    for side in (left, right)
+                    for a in (
+                        side.args if isinstance(side, Function) and side.name == name else (side,)
+                    )
+                ]
+                return Function(name, tuple(args))
+            return Function(name, (left, right))
     if isinstance(node, exp.Not):
         inner = to_expression(node.this)
         if isinstance(inner, Function):

@@ -4,11 +4,11 @@ Only inclusive predicates on a plain column can prune; OR prunes when every bran
 
 from __future__ import annotations
 
-import importlib
-
 from engine.query.expressions import Expression, Function, Identifier, Literal
 from engine.query.filter import to_leaf
 from engine.query.segment_view import SegmentView
+from engine.segment.index.partition import partition_of
+from engine.spi.table_config_model import ColumnPartitionConfig
 
 
 def prune_reason(view: SegmentView, expr: Expression | None) -> str | None:
@@ -92,16 +92,10 @@ def _might_contain(bloom, value) -> bool:
 
 
 def _partition(meta, value) -> int | None:
-    """The partition id of ``value`` with the column's partition function, when the segment
-    layer provides one (``engine.segment.partition.partition_of``)."""
+    """The partition id of ``value`` under the column's partition function, or None when it
+    cannot be computed (then the segment is not pruned)."""
+    config = ColumnPartitionConfig(meta.partition_function, int(meta.num_partitions or 0))
     try:
-        module = importlib.import_module("engine.segment.partition")
-    except ImportError:
-        return None
-    fn = getattr(module, "partition_of", None)
-    if fn is None:
-        return None
-    try:
-        return int(fn(meta.partition_function, meta.num_partitions, value))
-    except (TypeError, ValueError, KeyError):
+        return int(partition_of(config, value))
+    except (TypeError, ValueError, KeyError, ArithmeticError):
         return None

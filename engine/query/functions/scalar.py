@@ -155,14 +155,14 @@ def not_in(a, *values):
     return np.logical_not(in_(a, *values))
 
 
-@register("and", 2, 2, _BOOL)
-def and_(a, b):
-    return np.logical_and(a, b)
+@register("and", 2, 10_000, _BOOL)
+def and_(*args):
+    return np.logical_and.reduce([np.asarray(a, dtype=bool) for a in args])
 
 
-@register("or", 2, 2, _BOOL)
-def or_(a, b):
-    return np.logical_or(a, b)
+@register("or", 2, 10_000, _BOOL)
+def or_(*args):
+    return np.logical_or.reduce([np.asarray(a, dtype=bool) for a in args])
 
 
 @register("not", 1, 1, _BOOL)
