@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow as pa
 
 from engine.common.errors import SegmentError
+from engine.segment.chunked import ChunkedArray
 from engine.segment.dictionary import Dictionary
 from engine.segment.files import load_npy, open_arrow, read_arrow_column
 from engine.segment.metadata import ColumnMetadata
@@ -58,9 +59,17 @@ class ColumnReader:
             raise SegmentError(f"column {self.name!r} is not sorted")
         return int(starts[dict_id]), int(starts[dict_id + 1])
 
+    def _ids(self) -> np.ndarray:
+        fmt = self.metadata.forward_format
+        if fmt == "zstd":
+            return ChunkedArray(self._path("fwd.zst")).read()
+        return load_npy(self._path("fwd.npy"))
+
     def dict_ids(self) -> np.ndarray:
-        """SV forward index: one dictionary id per doc, in the smallest unsigned width
-        (memory-mapped; a sorted column's ids are expanded from its doc ranges)."""
+        """SV forward index: one dictionary id per doc, in the smallest unsigned width.
+        Memory-mapped when stored plain; chunk-compressed columns are decompressed on each
+        call (cache the result if you need it twice); a sorted column's ids are expanded
+        from its doc ranges."""
         self._require_sv("dict_ids()")
         if self.dictionary is None:
             raise SegmentError(f"column {self.name!r} has no dictionary (it is raw)")
@@ -70,7 +79,14 @@ class ColumnReader:
             return np.repeat(
                 np.arange(len(starts) - 1, dtype=dtype), np.diff(starts.astype(np.int64))
             )
-        return load_npy(self._path("fwd.npy"))
+        return self._ids()
+
+    def dict_ids_range(self, start: int, end: int) -> np.ndarray:
+        """SV dict ids of docs ``[start, end)``; decompresses only the chunks needed."""
+        self._require_sv("dict_ids_range()")
+        if self.metadata.forward_format == "zstd":
+            return ChunkedArray(self._path("fwd.zst")).read_range(start, end)
+        return self.dict_ids()[start:end]
 
     def mv_offsets(self) -> np.ndarray:
         """MV: ``offsets[d]:offsets[d+1]`` are doc d's entries in the flat arrays (length
@@ -83,20 +99,27 @@ class ColumnReader:
         self._require_mv("mv_dict_ids()")
         if self.dictionary is None:
             raise SegmentError(f"column {self.name!r} has no dictionary (it is raw)")
-        return load_npy(self._path("fwd.npy"))
+        return self._ids()
 
     def raw_values(self) -> pa.Array:
         """The flat values of a raw (no-dictionary) column as Arrow (decompresses all chunks)."""
+        if self.metadata.forward_format == "raw-zstd":
+            return pa.array(ChunkedArray(self._path("raw.zst")).read())
         return read_arrow_column(self._path("raw.arrow"))
 
-    def raw_chunks(self) -> pa.ipc.RecordBatchFileReader:
-        """The raw column's zstd chunks (``get_batch(i)`` decompresses chunk ``i``)."""
+    def raw_chunks(self):
+        """The raw column's zstd chunks: a ChunkedArray (``chunk(i)``, ``read_range``) for
+        fixed-width types, an Arrow IPC reader (``get_batch(i)``) for variable-width ones."""
+        if self.metadata.forward_format == "raw-zstd":
+            return ChunkedArray(self._path("raw.zst"))
         return open_arrow(self._path("raw.arrow"))
 
     def _flat_values(self) -> np.ndarray:
         if self.dictionary is not None:
             ids = self.dict_ids() if self.metadata.single_value else self.mv_dict_ids()
             return self.dictionary.take(ids)
+        if self.metadata.forward_format == "raw-zstd":
+            return ChunkedArray(self._path("raw.zst")).read()
         return self.raw_values().to_numpy(zero_copy_only=False)
 
     def values(self) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
@@ -126,7 +149,7 @@ class ColumnReader:
 
         if "range" not in self.metadata.indexes:
             return None
-        return RangeIndexReader(self._prefix, self.dictionary, self._sorted_starts)
+        return RangeIndexReader(self._prefix, self.dictionary, self._sorted_starts, self.total_docs)
 
     @functools.cached_property
     def bloom_filter(self):

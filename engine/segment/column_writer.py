@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 
 from engine.common.types import DataType, smallest_uint_dtype
 from engine.segment import dictionary as dictionary_mod
+from engine.segment.chunked import compress_chunks, write_chunks
 from engine.segment.files import save_arrow, save_npy
 from engine.segment.metadata import ColumnMetadata
 from engine.spi.schema import FieldSpec
@@ -90,21 +91,38 @@ def write_column(
     meta.forward_dtype = ids.dtype.name
     if spec.single_value:
         meta.is_sorted = bool(num_docs < 2 or np.all(ids[1:] >= ids[:-1]))
-        if meta.is_sorted:
-            # A sorted column needs no per-doc ids: doc ranges per dictionary id are enough.
-            starts = np.searchsorted(ids, np.arange(len(dictionary) + 1), side="left")
-            save_npy(out_dir / f"{prefix}.sorted.npy", starts.astype(smallest_uint_dtype(num_docs)))
-            meta.indexes.append("sorted")
-        else:
-            save_npy(out_dir / f"{prefix}.fwd.npy", ids)
+    if meta.is_sorted:
+        # A sorted column needs no per-doc ids: doc ranges per dictionary id are enough.
+        starts = np.searchsorted(ids, np.arange(len(dictionary) + 1), side="left")
+        save_npy(out_dir / f"{prefix}.sorted.npy", starts.astype(smallest_uint_dtype(num_docs)))
+        meta.indexes.append("sorted")
+        meta.forward_format = "sorted"
     else:
-        save_npy(out_dir / f"{prefix}.fwd.npy", ids)
+        meta.forward_format = _write_ids(out_dir, prefix, ids)
     return EncodedColumn(spec, meta, dictionary, ids, offsets, None)
+
+
+def _write_ids(out_dir: Path, prefix: str, ids: np.ndarray) -> str:
+    """Dict ids compress well when the cardinality is far below the id width; keep them
+    compressed only when that saves at least a fifth, else leave them memory-mappable."""
+    if len(ids) >= 4096:
+        header, blobs = compress_chunks(ids)
+        if header["offsets"][-1] <= 0.8 * ids.nbytes:
+            write_chunks(out_dir / f"{prefix}.fwd.zst", header, blobs)
+            return "zstd"
+    save_npy(out_dir / f"{prefix}.fwd.npy", ids)
+    return "npy"
 
 
 def _write_raw(spec, meta, values, flat, offsets, out_dir, prefix, num_docs) -> EncodedColumn:
     # Raw columns are stored zstd-compressed in chunks, like Pinot's chunk-compressed raw index.
-    save_arrow(out_dir / f"{prefix}.raw.arrow", flat, compressed=True)
+    if spec.data_type.is_fixed_width:
+        array = flat.to_numpy(zero_copy_only=False).astype(spec.data_type.numpy_dtype, copy=False)
+        write_chunks(out_dir / f"{prefix}.raw.zst", *compress_chunks(array))
+        meta.forward_format = "raw-zstd"
+    else:
+        save_arrow(out_dir / f"{prefix}.raw.arrow", flat, compressed=True)
+        meta.forward_format = "raw-arrow"
     if len(flat):
         if spec.data_type in (DataType.BYTES,):
             sorted_flat = flat.take(pc.sort_indices(flat))

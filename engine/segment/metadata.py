@@ -12,7 +12,9 @@ from engine.common.types import DataType, FieldType
 class ColumnMetadata:
     """Per-column facts. ``min_value``/``max_value`` are JSON-friendly stored values (BYTES as
     hex, BIG_DECIMAL as string); ``partitions`` are the partition ids the column's values hash
-    to. ``indexes`` lists the index kinds built for the column."""
+    to. ``indexes`` lists the index kinds built for the column. ``forward_format`` is how the
+    forward index is stored: "npy" (memory-mapped dict ids), "zstd" (chunk-compressed dict
+    ids), "sorted" (doc ranges per dict id), "raw-zstd" / "raw-arrow" (no dictionary)."""
 
     name: str
     data_type: DataType
@@ -31,6 +33,7 @@ class ColumnMetadata:
     default_null_value: Any = None
     file_prefix: str = ""
     forward_dtype: str | None = None
+    forward_format: str = "npy"
     indexes: list[str] = dataclasses.field(default_factory=list)
 
     def to_json(self) -> dict:
@@ -51,6 +54,7 @@ class ColumnMetadata:
             "defaultNullValue": self.default_null_value,
             "filePrefix": self.file_prefix,
             "forwardIndexDataType": self.forward_dtype,
+            "forwardIndexFormat": self.forward_format,
             "indexes": list(self.indexes),
         }
 
@@ -74,6 +78,7 @@ class ColumnMetadata:
             default_null_value=raw.get("defaultNullValue"),
             file_prefix=raw["filePrefix"],
             forward_dtype=raw.get("forwardIndexDataType"),
+            forward_format=raw.get("forwardIndexFormat", "npy"),
             indexes=list(raw.get("indexes", [])),
         )
 

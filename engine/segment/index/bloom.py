@@ -42,10 +42,24 @@ def bloom_key(data_type: DataType, value: object) -> bytes | None:
         return None
 
 
-def _positions(key: bytes, num_bits: int, num_hashes: int) -> np.ndarray:
-    h1, h2 = mmh3.hash64(key, signed=False)
+def _positions(hashes: np.ndarray, num_bits: int, num_hashes: int) -> np.ndarray:
+    """Bit positions for each (h1, h2) row of ``hashes``: ``(h1 + i * h2) mod num_bits``."""
     i = np.arange(1, num_hashes + 1, dtype=np.uint64)
-    return (np.uint64(h1) + i * np.uint64(h2)) % np.uint64(num_bits)
+    h1, h2 = hashes[:, :1], hashes[:, 1:2]
+    return ((h1 + i * h2) % np.uint64(num_bits)).astype(np.int64)  # uint64 arithmetic wraps
+
+
+def _keys(data_type: DataType, values: list) -> list[bytes]:
+    if data_type in (DataType.INT, DataType.LONG, DataType.BOOLEAN, DataType.TIMESTAMP):
+        return [str(int(v)).encode() for v in values]  # stored values are already ints
+    if data_type in (DataType.STRING, DataType.JSON):
+        return [v.encode() for v in values]
+    keys = [bloom_key(data_type, v) for v in values]
+    return [k for k in keys if k is not None]
+
+
+def _hash_all(keys: list[bytes]) -> np.ndarray:
+    return np.array([mmh3.hash64(k, signed=False) for k in keys], dtype=np.uint64).reshape(-1, 2)
 
 
 def write_bloom_filter(
@@ -55,7 +69,7 @@ def write_bloom_filter(
     fpp: float = DEFAULT_FPP,
     max_size_bytes: int | None = None,
 ) -> None:
-    """Write a filter sized for ``distinct_values`` (an iterable of stored values)."""
+    """Write a filter sized for ``distinct_values`` (a list of stored values)."""
     values = list(distinct_values)
     n = max(len(values), 1)
     num_bits = max(64, math.ceil(-n * math.log(fpp) / (math.log(2) ** 2)))
@@ -63,10 +77,9 @@ def write_bloom_filter(
         num_bits = min(num_bits, max(64, int(max_size_bytes) * 8))
     num_hashes = max(1, round(num_bits / n * math.log(2)))
     bits = np.zeros(num_bits, dtype=bool)
-    for value in values:  # one hash per distinct value, not per row
-        key = bloom_key(data_type, value)
-        if key is not None:
-            bits[_positions(key, num_bits, num_hashes).astype(np.int64)] = True
+    keys = _keys(data_type, values)
+    if keys:
+        bits[_positions(_hash_all(keys), num_bits, num_hashes).ravel()] = True
     save_npy(Path(f"{prefix}.bloom.npy"), np.packbits(bits))
     Path(f"{prefix}.bloom.json").write_bytes(
         orjson.dumps({"numBits": num_bits, "numHashes": num_hashes, "fpp": fpp})
@@ -86,6 +99,6 @@ class BloomFilterReader:
         key = bloom_key(self._type, value)
         if key is None:
             return False
-        pos = _positions(key, self._num_bits, self._num_hashes).astype(np.int64)
+        pos = _positions(_hash_all([key]), self._num_bits, self._num_hashes).ravel()
         bytes_ = np.asarray(self._bits[pos >> 3])
         return bool(np.all((bytes_ >> (7 - (pos & 7))) & 1))

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pyarrow.compute as pc
 
 from engine.segment.column_writer import EncodedColumn
 from engine.segment.index.bloom import DEFAULT_FPP, write_bloom_filter
 from engine.segment.index.inverted import docs_grouped_by_id, write_inverted_index
 from engine.segment.index.partition import partitions_of
-from engine.segment.index.range_index import write_range_index_dict, write_range_index_raw
+from engine.segment.index.range_index import write_range_index
 from engine.spi.table_config import TableConfig
 
 
@@ -32,25 +33,22 @@ def build_indexes(
     for name, column in columns.items():
         meta = column.metadata
         prefix = seg_dir / meta.file_prefix
-        grouped = None
         sorted_sv = meta.single_value and meta.is_sorted and meta.has_dictionary
         if name in inverted and meta.has_dictionary and not sorted_sv:
             grouped = docs_grouped_by_id(column.dict_ids, meta.cardinality, column.mv_offsets)
             write_inverted_index(prefix, *grouped)
+            del grouped
             meta.indexes.append("inverted")
         if name in ranged:
             if sorted_sv:
-                pass  # the sorted index already maps value ranges to doc ranges
+                meta.indexes.append("range")  # the sorted index maps ranges to doc ranges
             elif meta.has_dictionary:
-                grouped = grouped or docs_grouped_by_id(
-                    column.dict_ids, meta.cardinality, column.mv_offsets
-                )
-                write_range_index_dict(prefix, *grouped)
+                write_range_index(prefix, column.dict_ids, column.mv_offsets, None)
+                meta.indexes.append("range")
             elif meta.data_type.is_fixed_width:
-                write_range_index_raw(
-                    prefix, column.raw.to_numpy(zero_copy_only=False), column.mv_offsets
-                )
-            if sorted_sv or meta.has_dictionary or meta.data_type.is_fixed_width:
+                raw = column.raw.to_numpy(zero_copy_only=False)
+                distinct, ranks = np.unique(raw, return_inverse=True)
+                write_range_index(prefix, ranks, column.mv_offsets, distinct)
                 meta.indexes.append("range")
         if name in bloom:
             conf = bloom_configs.get(name) or {}

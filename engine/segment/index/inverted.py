@@ -34,10 +34,12 @@ def docs_grouped_by_id(ids: np.ndarray, cardinality: int, mv_offsets: np.ndarray
 def write_inverted_index(prefix: Path, grouped_docs: np.ndarray, bounds: np.ndarray) -> None:
     """Serialize one bitmap per dictionary id."""
     offsets = np.zeros(len(bounds), dtype=np.uint64)
+    # A memoryview lets pyroaring bulk-load each slice through the buffer protocol.
+    docs = memoryview(np.ascontiguousarray(grouped_docs, dtype=np.uint32))
     with open(f"{prefix}.inv", "wb") as out:
         pos = 0
         for i in range(len(bounds) - 1):
-            bitmap = BitMap(grouped_docs[bounds[i] : bounds[i + 1]])
+            bitmap = BitMap(docs[bounds[i] : bounds[i + 1]])
             bitmap.run_optimize()
             blob = bitmap.serialize()
             out.write(blob)

@@ -1,8 +1,12 @@
-"""Range index: doc ids ordered by value, so a value range maps to one contiguous slice.
+"""Range index.
 
-On disk: ``<col>.range.docs.npy`` (doc ids sorted by value, stable) and either
-``<col>.range.off.npy`` (per dictionary id start offsets, cardinality + 1) for dictionary
-columns, or ``<col>.range.vals.npy`` (the values in the same order) for raw numeric columns.
+Single-value columns get a bit-sliced index (as Pinot's range index v2): each doc's key is
+its dictionary id (or, for raw columns, its rank among the column's distinct values, kept in
+``<col>.range.vals.npy``), and slice ``i`` is a roaring bitmap of the docs whose key has bit
+``i`` set. ``key <= c`` is then a handful of bitmap operations per bit, whatever the range
+width. Multi-value columns store doc ids ordered by key with per-key offsets instead (a doc
+matches when any of its values is in range). Sorted columns need no file: their sorted index
+already maps a dictionary id range to one doc range.
 """
 
 from __future__ import annotations
@@ -15,62 +19,124 @@ from pyroaring import BitMap
 from engine.segment.files import load_npy, save_npy
 
 
-def write_range_index_dict(prefix: Path, grouped_docs: np.ndarray, bounds: np.ndarray) -> None:
-    save_npy(Path(f"{prefix}.range.docs.npy"), grouped_docs.astype(np.uint32))
-    save_npy(Path(f"{prefix}.range.off.npy"), bounds.astype(np.uint64))
+def _bitmap(docs: np.ndarray) -> BitMap:
+    return BitMap(memoryview(np.ascontiguousarray(docs, dtype=np.uint32)))
 
 
-def write_range_index_raw(prefix: Path, values: np.ndarray, mv_offsets: np.ndarray | None) -> None:
+def write_bit_sliced(prefix: Path, keys: np.ndarray) -> None:
+    """Write one bitmap per bit of ``keys`` (non-negative ints, one per doc)."""
+    keys = np.asarray(keys)
+    num_bits = max(1, int(keys.max()).bit_length()) if len(keys) else 1
+    offsets = np.zeros(num_bits + 1, dtype=np.uint64)
+    with open(f"{prefix}.range.bsi", "wb") as out:
+        for i in range(num_bits):
+            bitmap = _bitmap(np.flatnonzero((keys >> i) & 1))
+            bitmap.run_optimize()
+            blob = bitmap.serialize()
+            out.write(blob)
+            offsets[i + 1] = offsets[i] + len(blob)
+    save_npy(Path(f"{prefix}.range.bsi.off.npy"), offsets)
+
+
+def write_range_index(
+    prefix: Path, keys: np.ndarray, mv_offsets: np.ndarray | None, distinct: np.ndarray | None
+) -> None:
+    """``keys``: dict ids or ranks per entry; ``distinct``: the sorted distinct values for a raw
+    column (None for dictionary columns)."""
+    if distinct is not None:
+        save_npy(Path(f"{prefix}.range.vals.npy"), distinct)
     if mv_offsets is None:
-        docs = np.arange(len(values), dtype=np.uint32)
-    else:
-        docs = np.repeat(
-            np.arange(len(mv_offsets) - 1, dtype=np.uint32), np.diff(mv_offsets.astype(np.int64))
-        )
-    order = np.argsort(values, kind="stable")
+        write_bit_sliced(prefix, keys)
+        return
+    docs = np.repeat(
+        np.arange(len(mv_offsets) - 1, dtype=np.uint32), np.diff(mv_offsets.astype(np.int64))
+    )
+    order = np.argsort(keys, kind="stable")
+    bounds = np.zeros(int(keys.max()) + 2 if len(keys) else 1, dtype=np.uint64)
+    np.cumsum(np.bincount(keys, minlength=len(bounds) - 1), out=bounds[1:])
     save_npy(Path(f"{prefix}.range.docs.npy"), docs[order])
-    save_npy(Path(f"{prefix}.range.vals.npy"), values[order])
+    save_npy(Path(f"{prefix}.range.off.npy"), bounds)
 
 
 class RangeIndexReader:
-    """``doc_ids(lo, hi, ...)``. For a sorted column the doc ranges of the sorted index
-    (``sorted_starts``) are used; docs are then contiguous."""
+    """``doc_ids(lo, hi, lo_inclusive, hi_inclusive)`` -> BitMap of matching docs."""
 
-    def __init__(self, prefix: Path, dictionary, sorted_starts: np.ndarray | None = None):
+    def __init__(self, prefix: Path, dictionary, sorted_starts: np.ndarray | None, total_docs: int):
         self._dictionary = dictionary
-        self._docs = None
+        self._sorted_starts = sorted_starts
+        self._total_docs = total_docs
+        vals = Path(f"{prefix}.range.vals.npy")
+        self._distinct = load_npy(vals) if vals.exists() else None
+        bsi = Path(f"{prefix}.range.bsi")
+        self._docs = self._offsets = self._slices = None
         if sorted_starts is not None:
-            self._offsets = sorted_starts
-        elif dictionary is not None:
-            self._docs = load_npy(Path(f"{prefix}.range.docs.npy"))
-            self._offsets = load_npy(Path(f"{prefix}.range.off.npy"))
+            return
+        if bsi.exists():
+            self._slice_offsets = load_npy(Path(f"{prefix}.range.bsi.off.npy"))
+            self._slices = (
+                np.memmap(bsi, dtype=np.uint8, mode="r")
+                if bsi.stat().st_size
+                else np.zeros(0, np.uint8)
+            )
         else:
             self._docs = load_npy(Path(f"{prefix}.range.docs.npy"))
-            self._values = load_npy(Path(f"{prefix}.range.vals.npy"))
+            self._offsets = load_npy(Path(f"{prefix}.range.off.npy"))
+
+    def _key_range(self, lo, hi, lo_inclusive: bool, hi_inclusive: bool) -> tuple[int, int]:
+        """Half-open range of keys (dict ids or ranks) matching the value range."""
+        if self._dictionary is not None:
+            return self._dictionary.id_range(lo, hi, lo_inclusive, hi_inclusive)
+        values = self._distinct
+        start = (
+            0
+            if lo is None
+            else int(np.searchsorted(values, lo, side="left" if lo_inclusive else "right"))
+        )
+        end = (
+            len(values)
+            if hi is None
+            else int(np.searchsorted(values, hi, side="right" if hi_inclusive else "left"))
+        )
+        return start, max(start, end)
+
+    def _slice(self, i: int) -> BitMap:
+        start, end = int(self._slice_offsets[i]), int(self._slice_offsets[i + 1])
+        return BitMap.deserialize(self._slices[start:end].tobytes())
+
+    def _at_most(self, c: int, all_docs: BitMap) -> BitMap:
+        """Docs whose key is <= c (bit-sliced comparison, most significant bit first)."""
+        num_bits = len(self._slice_offsets) - 1
+        if c < 0:
+            return BitMap()
+        if c >= (1 << num_bits) - 1:
+            return all_docs.copy()
+        less, equal = BitMap(), all_docs.copy()
+        for i in range(num_bits - 1, -1, -1):
+            bits = self._slice(i)
+            if (c >> i) & 1:
+                less |= equal - bits
+                equal &= bits
+            else:
+                equal -= bits
+        return less | equal
 
     def doc_ids(
         self, lo=None, hi=None, lo_inclusive: bool = True, hi_inclusive: bool = True
     ) -> BitMap:
         """Docs with a value in the range; ``None`` bounds are unbounded."""
-        if self._dictionary is not None:
-            start_id, end_id = self._dictionary.id_range(lo, hi, lo_inclusive, hi_inclusive)
-            if start_id >= end_id:
-                return BitMap()
-            start, end = int(self._offsets[start_id]), int(self._offsets[end_id])
-        else:
-            values = self._values
-            start = (
-                0
-                if lo is None
-                else int(np.searchsorted(values, lo, side="left" if lo_inclusive else "right"))
+        start, end = self._key_range(lo, hi, lo_inclusive, hi_inclusive)
+        if start >= end:
+            return BitMap()
+        if self._sorted_starts is not None:
+            return BitMap(range(int(self._sorted_starts[start]), int(self._sorted_starts[end])))
+        if self._slices is None:
+            begin, stop = (
+                int(self._offsets[start]),
+                int(self._offsets[min(end, len(self._offsets) - 1)]),
             )
-            end = (
-                len(values)
-                if hi is None
-                else int(np.searchsorted(values, hi, side="right" if hi_inclusive else "left"))
-            )
-            if start >= end:
-                return BitMap()
-        if self._docs is None:
-            return BitMap(range(start, end))
-        return BitMap(np.asarray(self._docs[start:end]))
+            return _bitmap(self._docs[begin:stop])
+        all_docs = BitMap(range(self._total_docs))
+        result = self._at_most(end - 1, all_docs)
+        if start > 0:
+            result -= self._at_most(start - 1, all_docs)
+        return result

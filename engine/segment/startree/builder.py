@@ -99,13 +99,26 @@ def _per_doc_states(
     }
 
 
+def _sort_keys(keys: np.ndarray) -> np.ndarray:
+    """Stable lexicographic order of the rows of ``keys`` (int32 dict ids, STAR = -1)."""
+    if keys.shape[1] == 0:
+        return np.arange(len(keys))
+    # Pack the row into one int64 (mixed radix) when it fits: one argsort instead of lexsort.
+    spans = keys.max(axis=0).astype(np.int64) + 2  # +1 for STAR, +1 for the max itself
+    if np.sum(np.log2(spans)) < 62:
+        packed = np.zeros(len(keys), dtype=np.int64)
+        for j in range(keys.shape[1]):
+            packed = packed * spans[j] + (keys[:, j].astype(np.int64) + 1)
+        return np.argsort(packed, kind="stable")
+    return np.lexsort(keys.T[::-1])
+
+
 def _group(dims: np.ndarray, states: dict, from_level: int):
     """Sort records by dims[from_level:] and merge equal rows. Returns (dims, states)."""
     n = len(dims)
     if n == 0:
         return dims, states
-    keys = dims[:, from_level:]
-    order = np.lexsort(keys.T[::-1]) if keys.shape[1] else np.arange(n)
+    order = _sort_keys(dims[:, from_level:])
     dims = dims[order]
     keys = dims[:, from_level:]
     if keys.shape[1]:

@@ -1,0 +1,168 @@
+"""Segment benchmark: build speed, size on disk, load RSS and inverted-index lookups.
+
+    .venv/bin/python -m bench.segments [--rows 20000000] [--dir var/bench/segments]
+
+Builds the shared event table (bench.datasets) into ~5M-row segments with sorted, inverted,
+range, bloom and star-tree indexes, single-threaded, and prints:
+  - build rows/s (data generation excluded),
+  - bytes on disk against the same rows written by pyarrow as zstd Parquet,
+  - process RSS delta after loading every segment,
+  - the time to find a 0.1%-selectivity value through the inverted index against a numpy full
+    scan of the same column's forward index.
+The segments are rebuilt every run (into a fresh directory) so build speed is measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import psutil
+import pyarrow.parquet as pq
+
+from bench.datasets import (
+    ROWS_PER_SEGMENT,
+    events_schema,
+    events_table_config,
+    generate_events,
+    segment_batches,
+)
+from engine.segment import build_segment, load_segment
+
+
+def _dir_bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def _median_seconds(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def run(rows: int, work_dir: Path, rows_per_segment: int, seed: int) -> None:
+    schema, config = events_schema(), events_table_config()
+    seg_root = work_dir / "segments"
+    shutil.rmtree(seg_root, ignore_errors=True)
+    seg_root.mkdir(parents=True)
+
+    # Materialise the input first so generation time is not counted as build time.
+    inputs = [
+        (seq, list(batches)) for seq, batches in segment_batches(rows, seed, rows_per_segment)
+    ]
+    build_seconds = build_cpu = 0.0
+    paths = []
+    for seq, batches in inputs:
+        start, start_cpu = time.perf_counter(), time.process_time()
+        result = build_segment(batches, schema, config, seg_root, sequence_id=seq)
+        build_seconds += time.perf_counter() - start
+        build_cpu += time.process_time() - start_cpu
+        paths.append(result.path)
+    del inputs
+    gc.collect()
+
+    parquet_path = work_dir / "events.zstd.parquet"
+    writer = None
+    for batch in generate_events(rows, seed):
+        if writer is None:
+            writer = pq.ParquetWriter(parquet_path, batch.schema, compression="zstd")
+        writer.write_batch(batch)
+    writer.close()
+    seg_bytes = sum(_dir_bytes(p) for p in paths)
+    parquet_bytes = parquet_path.stat().st_size
+
+    process = psutil.Process()
+    gc.collect()
+    rss_before = process.memory_info().rss
+    segments = [load_segment(p) for p in paths]
+    rss_after = process.memory_info().rss
+
+    # A site_id value is 1 of 1,000 uniform values: ~0.1% of rows.
+    value = 123
+    columns = [s.column("site_id") for s in segments]
+    ids = [c.dictionary.index_of(value) for c in columns]
+    forward = [np.asarray(c.dict_ids()) for c in columns]  # page the column in before timing
+    inverted = [c.inverted_index for c in columns]
+
+    def lookup() -> int:
+        return sum(len(inv.bitmap(i)) for inv, i in zip(inverted, ids, strict=True))
+
+    def scan() -> int:
+        return sum(int(np.count_nonzero(f == i)) for f, i in zip(forward, ids, strict=True))
+
+    assert lookup() == scan(), "inverted index and scan disagree"
+    matches = lookup()
+    lookup_s = _median_seconds(lookup, 50)
+    scan_s = _median_seconds(scan, 10)
+
+    # Star-tree vs. scan for SUM(clicks) GROUP BY country (context, not a target).
+    def star_tree_sum() -> float:
+        total = 0.0
+        for s in segments:
+            tree = s.star_trees[0]
+            recs = tree.matching_records({}, group_by=["country"])
+            total += float(tree.metric("SUM__clicks")[recs].sum())
+        return total
+
+    star_s = _median_seconds(star_tree_sum, 5)
+
+    print(f"rows: {rows:,} in {len(paths)} segments (~{rows_per_segment:,} rows each), seed {seed}")
+    print(
+        f"build: {build_seconds:.1f} s wall -> {rows / build_seconds:,.0f} rows/s; "
+        f"{build_cpu:.1f} s CPU -> {rows / build_cpu:,.0f} rows/s per core "
+        f"(machine load average {psutil.getloadavg()[0]:.1f} on {psutil.cpu_count()} cores)"
+    )
+    print(
+        f"on disk: segments {seg_bytes / 1e6:,.1f} MB vs zstd Parquet {parquet_bytes / 1e6:,.1f} MB "
+        f"-> {seg_bytes / parquet_bytes:.2f}x"
+    )
+    for name in segments[0].column_names:
+        col_bytes = sum(
+            f.stat().st_size
+            for p in paths
+            for f in p.iterdir()
+            if f.name.startswith(segments[0].column(name).metadata.file_prefix + ".")
+        )
+        print(
+            f"  {name:<11} {col_bytes / 1e6:8.1f} MB  indexes={segments[0].column(name).metadata.indexes}"
+        )
+    tree_bytes = sum(_dir_bytes(d) for p in paths for d in p.glob("startree*"))
+    print(f"  {'star-tree':<11} {tree_bytes / 1e6:8.1f} MB")
+    print(
+        f"load: RSS +{(rss_after - rss_before) / 1e6:.1f} MB after loading {len(segments)} segments"
+    )
+    print(
+        f"lookup site_id={value} ({matches:,} rows, {matches / rows:.3%}): inverted index "
+        f"{lookup_s * 1e3:.3f} ms vs numpy scan {scan_s * 1e3:.2f} ms -> {scan_s / lookup_s:,.0f}x faster"
+    )
+    print(f"star-tree SUM(clicks) GROUP BY country over all segments: {star_s * 1e3:.2f} ms")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rows", type=int, default=20_000_000)
+    parser.add_argument("--rows-per-segment", type=int, default=ROWS_PER_SEGMENT)
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument(
+        "--dir", type=Path, default=None, help="work directory (default: a temp dir)"
+    )
+    args = parser.parse_args(argv)
+    if args.dir is None:
+        with tempfile.TemporaryDirectory(prefix="sprig-bench-") as tmp:
+            run(args.rows, Path(tmp), args.rows_per_segment, args.seed)
+    else:
+        args.dir.mkdir(parents=True, exist_ok=True)
+        run(args.rows, args.dir, args.rows_per_segment, args.seed)
+
+
+if __name__ == "__main__":
+    main()
