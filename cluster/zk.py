@@ -13,7 +13,7 @@ import threading
 from django.conf import settings
 from kazoo.client import KazooClient
 from kazoo.handlers.threading import KazooTimeoutError
-from kazoo.protocol.states import KazooState
+from kazoo.protocol.states import KazooState, KeeperState
 from kazoo.retry import KazooRetry
 
 from engine.clusterstate import ClusterStore, ZooKeeperUnavailableError
@@ -60,7 +60,11 @@ def get_zk() -> KazooClient:
     global _client, _address
     address = settings.ZK_ADDRESS
     with _lock:
-        if _client is not None and _address == address and _client.state != "CLOSED":
+        if (
+            _client is not None
+            and _address == address
+            and _client.client_state != KeeperState.CLOSED
+        ):
             return _client
         if _client is not None:
             _close(_client)
@@ -91,6 +95,7 @@ def close_zk() -> None:
 
 def _close(client: KazooClient) -> None:
     try:
+        client.remove_listener(_log_state)
         client.stop()
         client.close()
     except Exception:  # closing a broken client must not hide the caller's own error

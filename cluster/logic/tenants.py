@@ -43,8 +43,9 @@ def create_tenant(store: ClusterStore, body: dict) -> dict:
             f"Failed to create {role.lower()} tenant {name}: it needs {count} untagged "
             f"instance(s) tagged {untagged} but only {len(free)} exist"
         )
-    offline = body.get("offlineInstances") or (count if role == "SERVER" else 0)
-    realtime = body.get("realtimeInstances") or (count if role == "SERVER" else 0)
+    default = count if role == "SERVER" else 0
+    offline = body["offlineInstances"] if body.get("offlineInstances") is not None else default
+    realtime = body["realtimeInstances"] if body.get("realtimeInstances") is not None else default
     if role == "SERVER" and (offline > count or realtime > count):
         raise BadRequest("offlineInstances and realtimeInstances cannot exceed numberOfInstances")
     chosen = free[:count]

@@ -85,8 +85,9 @@ def airline_segments(airline_dir, airline_schema, airline_offline_config, tmp_pa
     built = []
     for path in sorted((airline_dir / "rawdata").rglob("*.avro"))[:4]:
         with path.open("rb") as handle:
-            rows = [row for _, row in zip(range(30), fastavro.reader(handle), strict=False)]
-        result = build_segment(pa.Table.from_pylist(rows), schema, config, out / path.stem)
+            # the whole day file, so Arrow infers the list columns' item types, then 30 rows
+            rows = pa.Table.from_pylist(list(fastavro.reader(handle))).slice(0, 30)
+        result = build_segment(rows, schema, config, out / path.stem)
         built.append((result.name, pack_segment(result.path, out / f"{result.name}.tar.gz")))
     return built
 
@@ -132,13 +133,14 @@ class FakeServer:
         return self
 
     def sync(self) -> None:
-        for resource in self.store.resources():
+        held = self.store.current_states(self.ident, self.session)
+        for resource in sorted(set(self.store.resources()) | set(held)):
             if resource == "brokerResource":
                 continue
             ideal = self.store.ideal_state(resource)
             mine = {
                 segment: self.overrides.get((resource, segment), SegmentState.ONLINE.value)
-                for segment, replicas in ideal.segments.items()
+                for segment, replicas in (ideal.segments if ideal else {}).items()
                 if self.ident in replicas
             }
             path = self.store.paths.current_state(self.ident, self.session, resource)

@@ -14,7 +14,10 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 def test_schema_crud_is_published_to_zookeeper(api, store, airline_schema):
     response = api.post("/schemas", airline_schema, format="json")
     assert response.status_code == 200, response.content
-    assert response.json() == {"unrecognizedProperties": {}, "status": "airlineStats successfully added"}
+    assert response.json() == {
+        "unrecognizedProperties": {},
+        "status": "airlineStats successfully added",
+    }
     assert api.get("/schemas").json() == ["airlineStats"]
     assert api.get("/schemas/airlineStats").json() == airline_schema
     assert store.schema("airlineStats") == airline_schema

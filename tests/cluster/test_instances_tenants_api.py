@@ -1,0 +1,85 @@
+"""/instances and /tenants: registration, tags, enable/disable, drop; tenants retag."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.cluster.conftest import register_servers
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db]
+
+
+def test_instance_lifecycle(api, store, fake_servers):
+    (ident,) = register_servers(api, 1)
+    assert ident == "Server_127.0.0.1_8001"
+    assert api.get("/instances").json() == {"instances": [ident]}
+    body = api.get(f"/instances/{ident}").json()
+    assert body["instanceName"] == ident and body["port"] == "8001"
+    assert body["tags"] == ["DefaultTenant_OFFLINE", "DefaultTenant_REALTIME"]
+    assert body["enabled"] is True and body["alive"] is False
+    record = store.get_raw(store.paths.instance_config(ident))[0]
+    assert b'"TAG_LIST"' in record and b'"HELIX_HOST"' in record
+
+    again = api.post(
+        "/instances", {"host": "127.0.0.1", "port": 8001, "type": "SERVER"}, format="json"
+    )
+    assert again.status_code == 409
+
+    response = api.put(f"/instances/{ident}/updateTags?tags=t1_OFFLINE,t1_REALTIME")
+    assert response.status_code == 200
+    assert store.instance_config(ident).tags == ["t1_OFFLINE", "t1_REALTIME"]
+    assert api.put(f"/instances/{ident}/state?state=disable").status_code == 200
+    assert store.instance_config(ident).enabled is False
+    assert api.put(f"/instances/{ident}/state?state=enable").status_code == 200
+
+    server = fake_servers(ident)
+    assert api.get(f"/instances/{ident}").json()["alive"] is True
+    assert api.delete(f"/instances/{ident}").status_code == 409  # live
+    server.stop()
+    assert api.delete(f"/instances/{ident}").status_code == 200
+    assert api.get(f"/instances/{ident}").status_code == 404
+    assert api.get("/instances/Server_nowhere_1").status_code == 404
+
+
+def test_bad_instance_registration_is_400(api, cluster_settings):
+    response = api.post("/instances", {"host": "h", "port": 99999, "type": "SERVER"}, format="json")
+    assert response.status_code == 400 and response.json()["field"] == "port"
+    response = api.post("/instances", {"host": "h", "port": 1, "type": "GATEWAY"}, format="json")
+    assert response.status_code == 400 and "type" in response.json()["error"]
+
+
+def test_tenant_create_retags_untagged_instances(api, store):
+    ids = register_servers(api, 3, tags=["server_untagged"])
+    api.post("/instances", {"host": "b", "port": 8099, "type": "BROKER", "tags": ["broker_untagged"]},
+             format="json")  # fmt: skip
+    response = api.post("/tenants", {"tenantRole": "SERVER", "tenantName": "sales",
+                                     "numberOfInstances": 2}, format="json")  # fmt: skip
+    assert response.status_code == 200, response.content
+    assert store.instance_config(ids[0]).tags == ["sales_OFFLINE", "sales_REALTIME"]
+    assert store.instance_config(ids[1]).tags == ["sales_OFFLINE", "sales_REALTIME"]
+    assert store.instance_config(ids[2]).tags == ["server_untagged"]
+    api.post("/tenants", {"tenantRole": "BROKER", "tenantName": "sales", "numberOfInstances": 1},
+             format="json")  # fmt: skip
+    assert store.instance_config("Broker_b_8099").tags == ["sales_BROKER"]
+
+    tenants = api.get("/tenants").json()
+    assert tenants == {"SERVER_TENANTS": ["sales"], "BROKER_TENANTS": ["sales"]}
+    detail = api.get("/tenants/sales?type=server").json()
+    assert detail == {"tenantName": "sales", "ServerInstances": ids[:2]}
+
+    too_many = api.post("/tenants", {"tenantRole": "SERVER", "tenantName": "ops",
+                                     "numberOfInstances": 2}, format="json")  # fmt: skip
+    assert too_many.status_code == 400
+    assert "only 1 exist" in too_many.json()["error"]
+    assert store.instance_config(ids[2]).tags == ["server_untagged"]
+
+    split = api.post("/tenants", {"tenantRole": "SERVER", "tenantName": "ops", "numberOfInstances": 1,
+                                  "offlineInstances": 1, "realtimeInstances": 0}, format="json")  # fmt: skip
+    assert split.status_code == 200
+    assert store.instance_config(ids[2]).tags == ["ops_OFFLINE"]
+
+    assert api.delete("/tenants/sales?type=SERVER").status_code == 200
+    assert store.instance_config(ids[0]).tags == ["server_untagged"]
+    assert api.get("/tenants").json()["SERVER_TENANTS"] == ["ops"]
+    missing = api.post("/tenants", {"tenantRole": "SERVER", "tenantName": "x"}, format="json")
+    assert missing.status_code == 400 and missing.json()["field"] == "numberOfInstances"
