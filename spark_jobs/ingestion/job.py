@@ -169,10 +169,16 @@ def _create(
 
 
 def start_spark(master: str | None) -> Any:
-    """A SparkSession whose Python workers run this interpreter (so they can import the engine)."""
+    """A SparkSession on `master`. Without one, a job launched by spark-submit keeps the
+    submitter's master and configuration; otherwise $SPRIG_SPARK_MASTER or local[*]."""
+    # Python workers must run this interpreter, the one with the engine's dependencies.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    if master is None and "PYSPARK_GATEWAY_PORT" in os.environ:  # set by spark-submit
+        from pyspark.sql import SparkSession
+
+        return SparkSession.builder.appName("sprig-ingest").getOrCreate()
     from spark_jobs.session import spark_session
 
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     return spark_session(master, app_name="sprig-ingest")
 
 

@@ -9,7 +9,6 @@ table or schema, unreachable controller).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -36,8 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--master",
-        default=os.environ.get("SPRIG_SPARK_MASTER", "local[*]"),
-        help="Spark master URL (default: $SPRIG_SPARK_MASTER or local[*])",
+        help="Spark master URL (default: spark-submit's master when launched by spark-submit, "
+        "else $SPRIG_SPARK_MASTER or local[*])",
     )
     parser.add_argument(
         "--root", metavar="DIR", type=Path,

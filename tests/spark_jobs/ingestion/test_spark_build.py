@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -122,3 +125,21 @@ def test_billing_csv_with_progress_bar(spark, pinot_examples, tmp_path, capsys) 
     lines = (example / "rawdata/billing_data.csv").read_text().splitlines()
     rows = sum(1 for line in lines[1:] if line.strip())  # the file ends with a blank line
     assert load_segment(unpack_segment(tar, tmp_path / "unpacked")).total_docs == rows
+
+
+def test_runs_as_a_spark_submit_script(pinot_examples, tmp_path) -> None:
+    example = pinot_examples / "batch/billing"
+    script = Path(__file__).resolve().parents[3] / "spark_jobs/ingestion/main.py"
+    bin_dir = Path(sys.executable).parent
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    completed = subprocess.run(
+        [
+            str(bin_dir / "spark-submit"), "--master", "local[1]", str(script), "--no-progress",
+            "--spec", str(example / "ingestionJobSpec.yaml"),
+            *creation_args(example, "billing", example / "rawdata", tmp_path / "out"),
+        ],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert "built 1 of 1 segment(s), 694 row(s)" in completed.stdout
+    assert (tmp_path / "out/billing_0.tar.gz").is_file()
