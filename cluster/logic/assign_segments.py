@@ -3,8 +3,6 @@ servers, preferring the servers that hold the fewest of the table's segments."""
 
 from __future__ import annotations
 
-import math
-
 from cluster.errors import BadRequest
 from engine.clusterstate import ResourceAssignment, SegmentState
 
@@ -34,9 +32,10 @@ def rebalance_target(
     ideal: ResourceAssignment, servers: list[str], replication: int
 ) -> dict[str, dict[str, str]]:
     """The balanced assignment of every segment of ``ideal`` over ``servers``, moving as few
-    replicas as possible: a replica stays where it is while its server holds at most
-    ceil(total replicas / servers) of the table's segments; the rest go to the least loaded
-    servers that do not hold the segment yet. CONSUMING replicas keep their state."""
+    replicas as possible: replicas on servers still in ``servers`` stay (up to
+    ``replication``), missing replicas go to the least loaded servers, then single replicas
+    move from the most to the least loaded server until their loads differ by at most one.
+    CONSUMING replicas keep their state."""
     if not ideal.segments:
         return {}
     if replication > len(servers):
@@ -44,24 +43,35 @@ def rebalance_target(
             f"cannot rebalance {ideal.resource}: replication {replication} is higher than the "
             f"{len(servers)} enabled server(s) of its tenant"
         )
-    cap = math.ceil(len(ideal.segments) * replication / len(servers))
-    load = dict.fromkeys(servers, 0)
+    valid = set(servers)
     target: dict[str, dict[str, str]] = {}
     for segment, replicas in sorted(ideal.segments.items()):
-        kept = {}
-        for instance, state in sorted(replicas.items()):
-            if instance in load and load[instance] < cap and len(kept) < replication:
-                kept[instance] = state
-                load[instance] += 1
-        target[segment] = kept
-    for segment, kept in target.items():
+        kept = [(i, st) for i, st in sorted(replicas.items()) if i in valid][:replication]
+        target[segment] = dict(kept)
+    load = dict.fromkeys(servers, 0)
+    for replicas in target.values():
+        for instance in replicas:
+            load[instance] += 1
+    for segment, replicas in target.items():
         state = _serving_state(ideal.segments[segment])
-        while len(kept) < replication:
-            candidates = [s for s in servers if s not in kept]
-            chosen = min(candidates, key=lambda s: (load[s], s))
-            kept[chosen] = state
+        while len(replicas) < replication:
+            chosen = min((s for s in servers if s not in replicas), key=lambda s: (load[s], s))
+            replicas[chosen] = state
             load[chosen] += 1
-    return target
+    while True:
+        busiest = max(servers, key=lambda s: (load[s], s))
+        idlest = min(servers, key=lambda s: (load[s], s))
+        if load[busiest] - load[idlest] <= 1:
+            return target
+        # busiest holds more segments than idlest, so one of them is not on idlest
+        segment = next(
+            seg
+            for seg, replicas in target.items()
+            if busiest in replicas and idlest not in replicas
+        )
+        target[segment][idlest] = target[segment].pop(busiest)
+        load[busiest] -= 1
+        load[idlest] += 1
 
 
 def _serving_state(replicas: dict[str, str]) -> str:
