@@ -47,7 +47,7 @@ def _load(segments: dict) -> dict[str, int]:
 
 
 def test_rebalance_after_adding_a_server(api, store, loaded_table, fake_servers):
-    servers, _ = loaded_table
+    _servers, _ = loaded_table
     before = store.ideal_state("airlineStats_OFFLINE").segments
     assert api.post("/tables/airlineStats/rebalance?type=OFFLINE").json()["status"] == "NO_OP"
 
@@ -103,7 +103,7 @@ def test_rebalance_after_adding_a_server(api, store, loaded_table, fake_servers)
 
 
 def test_rebalance_waits_for_new_replicas_and_can_be_cancelled(api, store, loaded_table):
-    servers, _ = loaded_table
+    _servers, _ = loaded_table
     before = store.ideal_state("airlineStats_OFFLINE").segments
     # a registered server that never loads anything: the job must not drop old replicas
     (idle,) = register_servers(api, 1, first_port=8201)
@@ -123,7 +123,7 @@ def test_rebalance_waits_for_new_replicas_and_can_be_cancelled(api, store, loade
 
 
 def test_rebalance_needs_enough_servers(api, store, loaded_table):
-    servers, followers = loaded_table
+    servers, _followers = loaded_table
     for ident in servers[:2]:
         assert api.put(f"/instances/{ident}/state?state=disable").status_code == 200
     response = api.post("/tables/airlineStats/rebalance?type=OFFLINE&dryRun=true")
