@@ -23,3 +23,7 @@ class TableSourceError(IngestionError):
 
 class PushError(IngestionError):
     """A segment push to the controller failed (rejected, or unreachable after all attempts)."""
+
+
+class SparkJobError(IngestionError):
+    """Spark could not be started, or its job failed as a whole (not one file's build)."""

@@ -24,7 +24,7 @@ from spark_jobs.ingestion.build import (
     outcomes_from_rows,
     task_frame,
 )
-from spark_jobs.ingestion.errors import SpecError
+from spark_jobs.ingestion.errors import SparkJobError, SpecError
 from spark_jobs.ingestion.files import list_input_files, list_segment_tars, local_path
 from spark_jobs.ingestion.naming import FIXED, SegmentNamer
 from spark_jobs.ingestion.progress import NoProgress, ProgressSink, spark_task_progress
@@ -163,7 +163,12 @@ def _create(
     tasks = task_frame(spark, files, spec.segment_creation_job_parallelism)
     description = f"building {len(files)} segment(s)"
     with spark_task_progress(spark, progress, description, tasks.rdd.getNumPartitions()):
-        rows = create_segments(tasks, context).collect()
+        try:
+            rows = create_segments(tasks, context).collect()
+        except Exception as exc:  # Py4J and PySpark errors share no base class worth naming
+            raise SparkJobError(
+                f"the Spark job building the segments failed: {_first_line(exc)}"
+            ) from exc
     progress.update(tasks.rdd.getNumPartitions())
     return outcomes_from_rows(rows)
 
@@ -179,7 +184,16 @@ def start_spark(master: str | None) -> Any:
         return SparkSession.builder.appName("sprig-ingest").getOrCreate()
     from spark_jobs.session import spark_session
 
-    return spark_session(master, app_name="sprig-ingest")
+    try:
+        return spark_session(master, app_name="sprig-ingest")
+    except Exception as exc:  # a bad master URL or no Java surface as assorted Py4J errors
+        where = master or os.environ.get("SPRIG_SPARK_MASTER") or "local[*]"
+        raise SparkJobError(f"cannot start Spark on master {where!r}: {_first_line(exc)}") from exc
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[0] if lines else exc.__class__.__name__
 
 
 def _global_sequence_id(configs: dict[str, str]) -> bool:
