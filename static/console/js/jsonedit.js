@@ -22,6 +22,7 @@ export function jsonEditor(parent, value, { readOnly = false, onChange } = {}) {
       extensions: [
         basicSetup,
         json(),
+        EditorView.lineWrapping,
         linter(jsonParseLinter(), { delay: 300 }),
         lintGutter(),
         editable.of([EditorState.readOnly.of(readOnly), EditorView.editable.of(!readOnly)]),
