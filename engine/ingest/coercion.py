@@ -207,24 +207,27 @@ def coerce_column(
         return _fill(_convert_reporting(arr, spec, bad), spec)
     if not (pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type)):
         arr = pa.ListArray.from_arrays(pa.array(np.arange(len(arr) + 1, dtype=np.int32)), arr)
-    # Null or empty lists become [default], as in Pinot; null elements become the default.
-    lengths = pc.fill_null(pc.list_value_length(arr), 0).to_numpy()
-    arr = pc.if_else(
-        pa.array(lengths > 0),
-        arr,
-        pa.scalar(
-            [default.as_py()],
-            pa.list_(arr.type.value_type if arr.type.value_type != pa.null() else target),
-        ),
+    flat = pc.list_flatten(arr)
+    parents = pc.list_parent_indices(arr).to_numpy()
+    values = _fill(_convert_reporting(flat, spec, bad, parents), spec)
+    counts = (
+        np.bincount(parents, minlength=len(arr)) if len(parents) else np.zeros(len(arr), np.int64)
     )
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    arr = arr.cast(pa.list_(arr.type.value_type)) if pa.types.is_large_list(arr.type) else arr
-    offsets = pc.subtract(arr.offsets, arr.offsets[0]).cast(pa.int32())
-    flat = arr.flatten()
-    row_of_value = np.repeat(np.arange(len(arr)), np.diff(offsets.to_numpy()))
-    values = _fill(_convert_reporting(flat, spec, bad, row_of_value), spec)
-    return pa.ListArray.from_arrays(offsets, values)
+    empty = counts == 0
+    if empty.any():
+        # Null or empty lists become [default], as in Pinot.
+        old_offsets = np.concatenate([[0], np.cumsum(counts)])
+        new_counts = np.where(empty, 1, counts)
+        new_offsets = np.concatenate([[0], np.cumsum(new_counts)])
+        source = np.full(int(new_offsets[-1]), len(values), dtype=np.int64)
+        positions = new_offsets[parents] + (np.arange(len(parents)) - old_offsets[parents])
+        source[positions] = np.arange(len(parents))
+        values = pa.concat_arrays([values, pa.array([default.as_py()], target)]).take(
+            pa.array(source)
+        )
+        counts = new_counts
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
+    return pa.ListArray.from_arrays(pa.array(offsets), values)
 
 
 def coerce_table(data: pa.Table | pa.RecordBatch, schema: Schema) -> CoercionResult:

@@ -9,7 +9,6 @@ shuffle flag, chunk byte offsets), then the compressed chunks back to back.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import zstandard
@@ -49,10 +48,10 @@ def compress_chunks(array: np.ndarray, shuffle: bool | None = None) -> tuple[dic
     return header, blobs
 
 
-def write_chunks(path: Path, header: dict, blobs: list[bytes]) -> int:
-    """Write a compressed array; returns the file size in bytes."""
+def write_chunks(writer, key: str, header: dict, blobs: list[bytes]) -> int:
+    """Write a compressed array as buffer ``key``; returns its size in bytes."""
     head = json.dumps(header).encode()
-    with open(path, "wb") as out:
+    with writer.stream(key) as out:
         out.write(len(head).to_bytes(8, "little"))
         out.write(head)
         for blob in blobs:
@@ -64,20 +63,20 @@ class ChunkedArray:
     """A compressed array on disk. ``read()`` decompresses all of it; ``read_range(start,
     end)`` only the chunks that hold rows ``[start, end)``."""
 
-    def __init__(self, path: Path):
+    def __init__(self, data: np.ndarray, name: str = "chunked array"):
         try:
-            self._data = np.memmap(path, dtype=np.uint8, mode="r")
+            self._data = data
             head_len = int.from_bytes(self._data[:8].tobytes(), "little")
             header = json.loads(self._data[8 : 8 + head_len].tobytes())
-        except (OSError, ValueError) as exc:
-            raise SegmentError(f"cannot read {path}: {exc}") from exc
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise SegmentError(f"{name} is corrupt: {exc}") from exc
         self._base = 8 + head_len
         self.dtype = np.dtype(header["dtype"])
         self.length = int(header["length"])
         self.chunk_rows = int(header["chunkRows"])
         self._shuffle = bool(header["shuffle"])
         self._offsets = header["offsets"]
-        self._path = path
+        self._path = name
 
     def __len__(self) -> int:
         return self.length

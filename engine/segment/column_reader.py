@@ -4,7 +4,6 @@ accessor maps its file on first use and caches only the (memory-mapped) array ha
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -12,7 +11,7 @@ import pyarrow as pa
 from engine.common.errors import SegmentError
 from engine.segment.chunked import ChunkedArray
 from engine.segment.dictionary import Dictionary
-from engine.segment.files import load_npy, open_arrow, read_arrow_column
+from engine.segment.files import BufferReader
 from engine.segment.metadata import ColumnMetadata
 
 
@@ -20,15 +19,19 @@ class ColumnReader:
     """One column. ``metadata`` holds the stats; ``dictionary`` is None for raw columns.
     Values are in stored form: BOOLEAN as INT 0/1, TIMESTAMP as LONG epoch ms."""
 
-    def __init__(self, seg_dir: Path, metadata: ColumnMetadata, total_docs: int):
-        self._dir = seg_dir
+    def __init__(self, store: BufferReader, metadata: ColumnMetadata, total_docs: int):
+        self._store = store
         self.metadata = metadata
         self.name = metadata.name
         self.total_docs = total_docs
-        self._prefix = seg_dir / metadata.file_prefix
+        self._prefix = metadata.file_prefix
 
-    def _path(self, suffix: str) -> Path:
-        return Path(f"{self._prefix}.{suffix}")
+    def _key(self, suffix: str) -> str:
+        return f"{self._prefix}.{suffix}"
+
+    def _chunked(self, suffix: str) -> ChunkedArray:
+        key = self._key(suffix)
+        return ChunkedArray(self._store.bytes(key), key)
 
     def _require_sv(self, what: str) -> None:
         if not self.metadata.single_value:
@@ -42,15 +45,16 @@ class ColumnReader:
     def dictionary(self) -> Dictionary | None:
         if not self.metadata.has_dictionary:
             return None
-        npy = self._path("dict.npy")
-        if npy.exists():
-            return Dictionary(self.metadata.data_type, load_npy(npy))
-        return Dictionary(self.metadata.data_type, read_arrow_column(self._path("dict.arrow")))
+        if self._store.has(self._key("dict")):
+            return Dictionary(self.metadata.data_type, self._store.array(self._key("dict")))
+        return Dictionary(
+            self.metadata.data_type, self._store.arrow_column(self._key("dict.arrow"))
+        )
 
     @functools.cached_property
     def _sorted_starts(self) -> np.ndarray | None:
-        path = self._path("sorted.npy")
-        return load_npy(path) if path.exists() else None
+        key = self._key("sorted")
+        return self._store.array(key) if self._store.has(key) else None
 
     def sorted_doc_range(self, dict_id: int) -> tuple[int, int]:
         """Docs holding ``dict_id`` in a sorted column, as a half-open ``(start, end)``."""
@@ -62,8 +66,8 @@ class ColumnReader:
     def _ids(self) -> np.ndarray:
         fmt = self.metadata.forward_format
         if fmt == "zstd":
-            return ChunkedArray(self._path("fwd.zst")).read()
-        return load_npy(self._path("fwd.npy"))
+            return self._chunked("fwd.zst").read()
+        return self._store.array(self._key("fwd"))
 
     def dict_ids(self) -> np.ndarray:
         """SV forward index: one dictionary id per doc, in the smallest unsigned width.
@@ -85,14 +89,14 @@ class ColumnReader:
         """SV dict ids of docs ``[start, end)``; decompresses only the chunks needed."""
         self._require_sv("dict_ids_range()")
         if self.metadata.forward_format == "zstd":
-            return ChunkedArray(self._path("fwd.zst")).read_range(start, end)
+            return self._chunked("fwd.zst").read_range(start, end)
         return self.dict_ids()[start:end]
 
     def mv_offsets(self) -> np.ndarray:
         """MV: ``offsets[d]:offsets[d+1]`` are doc d's entries in the flat arrays (length
         total_docs + 1)."""
         self._require_mv("mv_offsets()")
-        return load_npy(self._path("mvoff.npy"))
+        return self._store.array(self._key("mvoff"))
 
     def mv_dict_ids(self) -> np.ndarray:
         """MV: the flat dictionary ids of all docs, indexed by ``mv_offsets()``."""
@@ -104,22 +108,22 @@ class ColumnReader:
     def raw_values(self) -> pa.Array:
         """The flat values of a raw (no-dictionary) column as Arrow (decompresses all chunks)."""
         if self.metadata.forward_format == "raw-zstd":
-            return pa.array(ChunkedArray(self._path("raw.zst")).read())
-        return read_arrow_column(self._path("raw.arrow"))
+            return pa.array(self._chunked("raw.zst").read())
+        return self._store.arrow_column(self._key("raw.arrow"))
 
     def raw_chunks(self):
         """The raw column's zstd chunks: a ChunkedArray (``chunk(i)``, ``read_range``) for
         fixed-width types, an Arrow IPC reader (``get_batch(i)``) for variable-width ones."""
         if self.metadata.forward_format == "raw-zstd":
-            return ChunkedArray(self._path("raw.zst"))
-        return open_arrow(self._path("raw.arrow"))
+            return self._chunked("raw.zst")
+        return self._store.arrow_reader(self._key("raw.arrow"))
 
     def _flat_values(self) -> np.ndarray:
         if self.dictionary is not None:
             ids = self.dict_ids() if self.metadata.single_value else self.mv_dict_ids()
             return self.dictionary.take(ids)
         if self.metadata.forward_format == "raw-zstd":
-            return ChunkedArray(self._path("raw.zst")).read()
+            return self._chunked("raw.zst").read()
         return self.raw_values().to_numpy(zero_copy_only=False)
 
     def values(self) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
@@ -137,7 +141,7 @@ class ColumnReader:
         from engine.segment.index.inverted import InvertedIndexReader, SortedIndexReader
 
         if "inverted" in self.metadata.indexes:
-            return InvertedIndexReader(self._prefix)
+            return InvertedIndexReader(self._store, self._prefix)
         if self._sorted_starts is not None:
             return SortedIndexReader(self._sorted_starts)
         return None
@@ -149,7 +153,9 @@ class ColumnReader:
 
         if "range" not in self.metadata.indexes:
             return None
-        return RangeIndexReader(self._prefix, self.dictionary, self._sorted_starts, self.total_docs)
+        return RangeIndexReader(
+            self._store, self._prefix, self.dictionary, self._sorted_starts, self.total_docs
+        )
 
     @functools.cached_property
     def bloom_filter(self):
@@ -158,7 +164,7 @@ class ColumnReader:
 
         if "bloom" not in self.metadata.indexes:
             return None
-        return BloomFilterReader(self._prefix, self.metadata.data_type)
+        return BloomFilterReader(self._store, self._prefix, self.metadata.data_type)
 
     def __repr__(self) -> str:
         return f"ColumnReader({self.name!r}, {self.metadata.data_type}, docs={self.total_docs})"

@@ -4,7 +4,6 @@ column's statistics. Index files are written by ``engine.segment.index``."""
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -13,7 +12,7 @@ import pyarrow.compute as pc
 from engine.common.types import DataType, smallest_uint_dtype
 from engine.segment import dictionary as dictionary_mod
 from engine.segment.chunked import compress_chunks, write_chunks
-from engine.segment.files import save_arrow, save_npy
+from engine.segment.files import BufferWriter
 from engine.segment.metadata import ColumnMetadata
 from engine.spi.schema import FieldSpec
 
@@ -41,9 +40,9 @@ def _dictionary_file_value(data_type: DataType, dictionary: pa.Array) -> np.ndar
 
 
 def write_column(
-    spec: FieldSpec, values: pa.Array, out_dir: Path, prefix: str, *, raw: bool
+    spec: FieldSpec, values: pa.Array, writer: BufferWriter, prefix: str, *, raw: bool
 ) -> EncodedColumn:
-    """Write ``values`` (coerced, no nulls; a ListArray for MV) under ``out_dir/prefix.*``."""
+    """Write ``values`` (coerced, no nulls; a ListArray for MV) as buffers ``<prefix>.*``."""
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     num_docs = len(values)
@@ -72,12 +71,12 @@ def write_column(
         file_prefix=prefix,
     )
     if offsets is not None:
-        save_npy(
-            out_dir / f"{prefix}.mvoff.npy",
+        writer.put_array(
+            f"{prefix}.mvoff",
             offsets.astype(np.uint32 if len(flat) < 2**32 else np.int64),
         )
     if raw:
-        return _write_raw(spec, meta, values, flat, offsets, out_dir, prefix, num_docs)
+        return _write_raw(spec, meta, flat, offsets, writer, prefix, num_docs)
     dictionary, ids = dictionary_mod.encode(flat)
     meta.cardinality = len(dictionary)
     if len(dictionary):
@@ -85,43 +84,43 @@ def write_column(
         meta.max_value = _json_value(spec.data_type, dictionary[-1].as_py())
     numeric = _dictionary_file_value(spec.data_type, dictionary)
     if numeric is not None:
-        save_npy(out_dir / f"{prefix}.dict.npy", numeric)
+        writer.put_array(f"{prefix}.dict", numeric)
     else:
-        save_arrow(out_dir / f"{prefix}.dict.arrow", dictionary, compressed=False)
+        writer.put_arrow(f"{prefix}.dict.arrow", dictionary, compressed=False)
     meta.forward_dtype = ids.dtype.name
     if spec.single_value:
         meta.is_sorted = bool(num_docs < 2 or np.all(ids[1:] >= ids[:-1]))
     if meta.is_sorted:
         # A sorted column needs no per-doc ids: doc ranges per dictionary id are enough.
         starts = np.searchsorted(ids, np.arange(len(dictionary) + 1), side="left")
-        save_npy(out_dir / f"{prefix}.sorted.npy", starts.astype(smallest_uint_dtype(num_docs)))
+        writer.put_array(f"{prefix}.sorted", starts.astype(smallest_uint_dtype(num_docs)))
         meta.indexes.append("sorted")
         meta.forward_format = "sorted"
     else:
-        meta.forward_format = _write_ids(out_dir, prefix, ids)
+        meta.forward_format = _write_ids(writer, prefix, ids)
     return EncodedColumn(spec, meta, dictionary, ids, offsets, None)
 
 
-def _write_ids(out_dir: Path, prefix: str, ids: np.ndarray) -> str:
+def _write_ids(writer: BufferWriter, prefix: str, ids: np.ndarray) -> str:
     """Dict ids compress well when the cardinality is far below the id width; keep them
     compressed only when that saves at least a fifth, else leave them memory-mappable."""
     if len(ids) >= 4096:
         header, blobs = compress_chunks(ids)
         if header["offsets"][-1] <= 0.8 * ids.nbytes:
-            write_chunks(out_dir / f"{prefix}.fwd.zst", header, blobs)
+            write_chunks(writer, f"{prefix}.fwd.zst", header, blobs)
             return "zstd"
-    save_npy(out_dir / f"{prefix}.fwd.npy", ids)
+    writer.put_array(f"{prefix}.fwd", ids)
     return "npy"
 
 
-def _write_raw(spec, meta, values, flat, offsets, out_dir, prefix, num_docs) -> EncodedColumn:
+def _write_raw(spec, meta, flat, offsets, writer, prefix, num_docs) -> EncodedColumn:
     # Raw columns are stored zstd-compressed in chunks, like Pinot's chunk-compressed raw index.
     if spec.data_type.is_fixed_width:
         array = flat.to_numpy(zero_copy_only=False).astype(spec.data_type.numpy_dtype, copy=False)
-        write_chunks(out_dir / f"{prefix}.raw.zst", *compress_chunks(array))
+        write_chunks(writer, f"{prefix}.raw.zst", *compress_chunks(array))
         meta.forward_format = "raw-zstd"
     else:
-        save_arrow(out_dir / f"{prefix}.raw.arrow", flat, compressed=True)
+        writer.put_arrow(f"{prefix}.raw.arrow", flat, compressed=True)
         meta.forward_format = "raw-arrow"
     if len(flat):
         if spec.data_type in (DataType.BYTES,):

@@ -23,9 +23,11 @@ from engine.common.errors import EngineError, IngestError, SegmentError
 from engine.common.types import DataType
 from engine.ingest.pipeline import prepare_rows
 from engine.segment.column_writer import EncodedColumn, write_column
-from engine.segment.files import CREATION_META_FILE, METADATA_FILE
+from engine.segment.files import CREATION_META_FILE, METADATA_FILE, BufferWriter
+from engine.segment.index.builder import build_indexes
 from engine.segment.metadata import SegmentMetadata
 from engine.segment.naming import simple_segment_name, validate_segment_name
+from engine.segment.startree.builder import build_star_trees
 from engine.spi.schema import Schema
 from engine.spi.table_config import TableConfig
 
@@ -159,15 +161,18 @@ def _write_segment(
 ) -> SegmentMetadata:
     no_dict = set(table_config.no_dictionary_columns)
     encoded: dict[str, EncodedColumn] = {}
-    for i, spec in enumerate(schema.fields):
-        encoded[spec.name] = write_column(
-            spec, table.column(spec.name), seg_dir, f"c{i}", raw=spec.name in no_dict
-        )
-    from engine.segment.index.builder import build_indexes
-    from engine.segment.startree.builder import build_star_trees
-
-    build_indexes(encoded, table_config, seg_dir, table.num_rows)
-    star_trees = build_star_trees(encoded, schema, table_config, seg_dir, table.num_rows)
+    writer = BufferWriter(seg_dir)
+    try:
+        for i, spec in enumerate(schema.fields):
+            encoded[spec.name] = write_column(
+                spec, table.column(spec.name), writer, f"c{i}", raw=spec.name in no_dict
+            )
+        build_indexes(encoded, table_config, writer, table.num_rows)
+        star_trees = build_star_trees(encoded, schema, table_config, writer, table.num_rows)
+    except BaseException:
+        writer.abort()
+        raise
+    writer.close()
     start, end, unit = _time_range(table, schema, time_column)
     spec = schema.field(time_column) if time_column and schema.has_column(time_column) else None
     if spec is not None and spec.data_type is DataType.TIMESTAMP:

@@ -11,7 +11,7 @@ import orjson
 
 from engine.common.errors import SegmentError
 from engine.segment.column_reader import ColumnReader
-from engine.segment.files import METADATA_FILE
+from engine.segment.files import METADATA_FILE, BufferReader
 from engine.segment.metadata import SegmentMetadata
 
 
@@ -21,6 +21,7 @@ class ImmutableSegment:
     def __init__(self, seg_dir: Path, metadata: SegmentMetadata):
         self.path = seg_dir
         self.metadata = metadata
+        self._store = BufferReader(seg_dir)
         self._columns: dict[str, ColumnReader] = {}
 
     @property
@@ -47,7 +48,7 @@ class ImmutableSegment:
             meta = self.metadata.columns.get(name)
             if meta is None:
                 raise SegmentError(f"segment {self.name} has no column {name!r}")
-            reader = self._columns[name] = ColumnReader(self.path, meta, self.total_docs)
+            reader = self._columns[name] = ColumnReader(self._store, meta, self.total_docs)
         return reader
 
     def has_column(self, name: str) -> bool:
@@ -59,7 +60,8 @@ class ImmutableSegment:
         from engine.segment.startree.reader import StarTree
 
         return [
-            StarTree(self, self.path, i, entry) for i, entry in enumerate(self.metadata.star_trees)
+            StarTree(self, self._store, i, entry)
+            for i, entry in enumerate(self.metadata.star_trees)
         ]
 
     def size_bytes(self) -> int:

@@ -1,22 +1,19 @@
 """Bloom filter over a column's distinct values (Pinot's default false-positive rate 0.05).
 
 Bits are set by double hashing of a 128-bit murmur3 (mmh3) of the value's canonical text, as
-Guava's filter does; parameters live in ``<col>.bloom.json`` and the bits in
-``<col>.bloom.npy``.
+Guava's filter does; parameters live in buffer ``<col>.bloom.params`` and the bits in
+``<col>.bloom``.
 """
 
 from __future__ import annotations
 
 import decimal
 import math
-from pathlib import Path
 
 import mmh3
 import numpy as np
-import orjson
 
 from engine.common.types import DataType
-from engine.segment.files import load_npy, save_npy
 
 DEFAULT_FPP = 0.05
 
@@ -63,7 +60,8 @@ def _hash_all(keys: list[bytes]) -> np.ndarray:
 
 
 def write_bloom_filter(
-    prefix: Path,
+    writer,
+    prefix: str,
     data_type: DataType,
     distinct_values,
     fpp: float = DEFAULT_FPP,
@@ -80,18 +78,18 @@ def write_bloom_filter(
     keys = _keys(data_type, values)
     if keys:
         bits[_positions(_hash_all(keys), num_bits, num_hashes).ravel()] = True
-    save_npy(Path(f"{prefix}.bloom.npy"), np.packbits(bits))
-    Path(f"{prefix}.bloom.json").write_bytes(
-        orjson.dumps({"numBits": num_bits, "numHashes": num_hashes, "fpp": fpp})
+    writer.put_array(f"{prefix}.bloom", np.packbits(bits))
+    writer.put_json(
+        f"{prefix}.bloom.params", {"numBits": num_bits, "numHashes": num_hashes, "fpp": fpp}
     )
 
 
 class BloomFilterReader:
-    def __init__(self, prefix: Path, data_type: DataType):
-        params = orjson.loads(Path(f"{prefix}.bloom.json").read_bytes())
+    def __init__(self, store, prefix: str, data_type: DataType):
+        params = store.json(f"{prefix}.bloom.params")
         self._num_bits = params["numBits"]
         self._num_hashes = params["numHashes"]
-        self._bits = load_npy(Path(f"{prefix}.bloom.npy"))
+        self._bits = store.array(f"{prefix}.bloom")
         self._type = data_type
 
     def might_contain(self, value: object) -> bool:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pyarrow.compute as pc
 
 from engine.segment.column_writer import EncodedColumn
+from engine.segment.files import BufferWriter
 from engine.segment.index.bloom import DEFAULT_FPP, write_bloom_filter
 from engine.segment.index.inverted import docs_grouped_by_id, write_inverted_index
 from engine.segment.index.partition import partitions_of
@@ -21,7 +20,10 @@ def _distinct(column: EncodedColumn) -> list:
 
 
 def build_indexes(
-    columns: dict[str, EncodedColumn], table_config: TableConfig, seg_dir: Path, num_docs: int
+    columns: dict[str, EncodedColumn],
+    table_config: TableConfig,
+    writer: BufferWriter,
+    num_docs: int,
 ) -> None:
     """Write inverted, range and bloom indexes and partition metadata for ``columns``, and
     record what was built in each column's metadata."""
@@ -32,27 +34,28 @@ def build_indexes(
     partitioning = table_config.index_config.segment_partition_config
     for name, column in columns.items():
         meta = column.metadata
-        prefix = seg_dir / meta.file_prefix
+        prefix = meta.file_prefix
         sorted_sv = meta.single_value and meta.is_sorted and meta.has_dictionary
         if name in inverted and meta.has_dictionary and not sorted_sv:
             grouped = docs_grouped_by_id(column.dict_ids, meta.cardinality, column.mv_offsets)
-            write_inverted_index(prefix, *grouped)
+            write_inverted_index(writer, prefix, *grouped)
             del grouped
             meta.indexes.append("inverted")
         if name in ranged:
             if sorted_sv:
                 meta.indexes.append("range")  # the sorted index maps ranges to doc ranges
             elif meta.has_dictionary:
-                write_range_index(prefix, column.dict_ids, column.mv_offsets, None)
+                write_range_index(writer, prefix, column.dict_ids, column.mv_offsets, None)
                 meta.indexes.append("range")
             elif meta.data_type.is_fixed_width:
                 raw = column.raw.to_numpy(zero_copy_only=False)
                 distinct, ranks = np.unique(raw, return_inverse=True)
-                write_range_index(prefix, ranks, column.mv_offsets, distinct)
+                write_range_index(writer, prefix, ranks, column.mv_offsets, distinct)
                 meta.indexes.append("range")
         if name in bloom:
             conf = bloom_configs.get(name) or {}
             write_bloom_filter(
+                writer,
                 prefix,
                 meta.data_type,
                 _distinct(column),

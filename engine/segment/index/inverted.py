@@ -1,13 +1,11 @@
 """Inverted index: one roaring bitmap of doc ids per dictionary id.
 
-On disk: ``<col>.inv`` holds the serialized bitmaps back to back and ``<col>.inv.off.npy``
+Buffers: ``<col>.inv`` holds the serialized bitmaps back to back and ``<col>.inv.off``
 their byte offsets (cardinality + 1 entries). A lookup deserializes one bitmap from the
 memory-mapped file.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import numpy as np
 from pyroaring import BitMap
@@ -31,12 +29,12 @@ def docs_grouped_by_id(ids: np.ndarray, cardinality: int, mv_offsets: np.ndarray
     return docs[order], bounds
 
 
-def write_inverted_index(prefix: Path, grouped_docs: np.ndarray, bounds: np.ndarray) -> None:
+def write_inverted_index(writer, prefix: str, grouped_docs: np.ndarray, bounds: np.ndarray) -> None:
     """Serialize one bitmap per dictionary id."""
     offsets = np.zeros(len(bounds), dtype=np.uint64)
     # A memoryview lets pyroaring bulk-load each slice through the buffer protocol.
     docs = memoryview(np.ascontiguousarray(grouped_docs, dtype=np.uint32))
-    with open(f"{prefix}.inv", "wb") as out:
+    with writer.stream(f"{prefix}.inv") as out:
         pos = 0
         for i in range(len(bounds) - 1):
             bitmap = BitMap(docs[bounds[i] : bounds[i + 1]])
@@ -45,22 +43,15 @@ def write_inverted_index(prefix: Path, grouped_docs: np.ndarray, bounds: np.ndar
             out.write(blob)
             pos += len(blob)
             offsets[i + 1] = pos
-    np.save(f"{prefix}.inv.off.npy", offsets)
+    writer.put_array(f"{prefix}.inv.off", offsets)
 
 
 class InvertedIndexReader:
     """``bitmap(dict_id)`` -> the docs holding that id (a fresh BitMap the caller may mutate)."""
 
-    def __init__(self, prefix: Path):
-        from engine.segment.files import load_npy
-
-        self._offsets = load_npy(Path(f"{prefix}.inv.off.npy"))
-        path = Path(f"{prefix}.inv")
-        self._data = (
-            np.memmap(path, dtype=np.uint8, mode="r")
-            if path.stat().st_size
-            else np.zeros(0, np.uint8)
-        )
+    def __init__(self, store, prefix: str):
+        self._offsets = store.array(f"{prefix}.inv.off")
+        self._data = store.bytes(f"{prefix}.inv")
 
     def __len__(self) -> int:
         return len(self._offsets) - 1

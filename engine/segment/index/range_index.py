@@ -11,42 +11,42 @@ already maps a dictionary id range to one doc range.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 from pyroaring import BitMap
-
-from engine.segment.files import load_npy, save_npy
 
 
 def _bitmap(docs: np.ndarray) -> BitMap:
     return BitMap(memoryview(np.ascontiguousarray(docs, dtype=np.uint32)))
 
 
-def write_bit_sliced(prefix: Path, keys: np.ndarray) -> None:
+def write_bit_sliced(writer, prefix: str, keys: np.ndarray) -> None:
     """Write one bitmap per bit of ``keys`` (non-negative ints, one per doc)."""
     keys = np.asarray(keys)
     num_bits = max(1, int(keys.max()).bit_length()) if len(keys) else 1
     offsets = np.zeros(num_bits + 1, dtype=np.uint64)
-    with open(f"{prefix}.range.bsi", "wb") as out:
+    with writer.stream(f"{prefix}.range.bsi") as out:
         for i in range(num_bits):
             bitmap = _bitmap(np.flatnonzero((keys >> i) & 1))
             bitmap.run_optimize()
             blob = bitmap.serialize()
             out.write(blob)
             offsets[i + 1] = offsets[i] + len(blob)
-    save_npy(Path(f"{prefix}.range.bsi.off.npy"), offsets)
+    writer.put_array(f"{prefix}.range.bsi.off", offsets)
 
 
 def write_range_index(
-    prefix: Path, keys: np.ndarray, mv_offsets: np.ndarray | None, distinct: np.ndarray | None
+    writer,
+    prefix: str,
+    keys: np.ndarray,
+    mv_offsets: np.ndarray | None,
+    distinct: np.ndarray | None,
 ) -> None:
     """``keys``: dict ids or ranks per entry; ``distinct``: the sorted distinct values for a raw
     column (None for dictionary columns)."""
     if distinct is not None:
-        save_npy(Path(f"{prefix}.range.vals.npy"), distinct)
+        writer.put_array(f"{prefix}.range.vals", distinct)
     if mv_offsets is None:
-        write_bit_sliced(prefix, keys)
+        write_bit_sliced(writer, prefix, keys)
         return
     docs = np.repeat(
         np.arange(len(mv_offsets) - 1, dtype=np.uint32), np.diff(mv_offsets.astype(np.int64))
@@ -54,33 +54,30 @@ def write_range_index(
     order = np.argsort(keys, kind="stable")
     bounds = np.zeros(int(keys.max()) + 2 if len(keys) else 1, dtype=np.uint64)
     np.cumsum(np.bincount(keys, minlength=len(bounds) - 1), out=bounds[1:])
-    save_npy(Path(f"{prefix}.range.docs.npy"), docs[order])
-    save_npy(Path(f"{prefix}.range.off.npy"), bounds)
+    writer.put_array(f"{prefix}.range.docs", docs[order])
+    writer.put_array(f"{prefix}.range.off", bounds)
 
 
 class RangeIndexReader:
     """``doc_ids(lo, hi, lo_inclusive, hi_inclusive)`` -> BitMap of matching docs."""
 
-    def __init__(self, prefix: Path, dictionary, sorted_starts: np.ndarray | None, total_docs: int):
+    def __init__(
+        self, store, prefix: str, dictionary, sorted_starts: np.ndarray | None, total_docs: int
+    ):
         self._dictionary = dictionary
         self._sorted_starts = sorted_starts
         self._total_docs = total_docs
-        vals = Path(f"{prefix}.range.vals.npy")
-        self._distinct = load_npy(vals) if vals.exists() else None
-        bsi = Path(f"{prefix}.range.bsi")
+        vals = f"{prefix}.range.vals"
+        self._distinct = store.array(vals) if store.has(vals) else None
         self._docs = self._offsets = self._slices = None
         if sorted_starts is not None:
             return
-        if bsi.exists():
-            self._slice_offsets = load_npy(Path(f"{prefix}.range.bsi.off.npy"))
-            self._slices = (
-                np.memmap(bsi, dtype=np.uint8, mode="r")
-                if bsi.stat().st_size
-                else np.zeros(0, np.uint8)
-            )
+        if store.has(f"{prefix}.range.bsi"):
+            self._slice_offsets = store.array(f"{prefix}.range.bsi.off")
+            self._slices = store.bytes(f"{prefix}.range.bsi")
         else:
-            self._docs = load_npy(Path(f"{prefix}.range.docs.npy"))
-            self._offsets = load_npy(Path(f"{prefix}.range.off.npy"))
+            self._docs = store.array(f"{prefix}.range.docs")
+            self._offsets = store.array(f"{prefix}.range.off")
 
     def _key_range(self, lo, hi, lo_inclusive: bool, hi_inclusive: bool) -> tuple[int, int]:
         """Half-open range of keys (dict ids or ranks) matching the value range."""

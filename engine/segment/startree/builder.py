@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -13,7 +12,7 @@ import pyarrow.compute as pc
 from engine.common.errors import ConfigError
 from engine.common.types import DataType, FieldType
 from engine.segment.column_writer import EncodedColumn
-from engine.segment.files import save_npy
+from engine.segment.files import BufferWriter
 from engine.segment.startree.functions import COMBINE, DTYPES, components_of
 from engine.segment.startree.reader import NODE_DTYPE, STAR
 from engine.spi.schema import Schema
@@ -208,7 +207,7 @@ def build_star_trees(
     columns: dict[str, EncodedColumn],
     schema: Schema,
     table_config: TableConfig,
-    seg_dir: Path,
+    writer: BufferWriter,
     num_docs: int,
 ) -> list[dict]:
     """Build the table's star-trees (and the default one if enabled); returns metadata entries."""
@@ -246,18 +245,17 @@ def build_star_trees(
             for comp, arr in _per_doc_states(pair, columns, num_docs).items():
                 states[f"{pair}.{comp}"] = arr.astype(DTYPES[comp])
         nodes, rdims, rstates = _build_tree(config, dims, states)
-        tree_dir = seg_dir / f"startree{t}"
-        tree_dir.mkdir()
-        save_npy(tree_dir / "nodes.npy", nodes)
+        prefix = f"startree{t}"
+        writer.put_array(f"{prefix}.nodes", nodes)
         for j in range(rdims.shape[1]):
-            save_npy(tree_dir / f"dim{j}.npy", np.ascontiguousarray(rdims[:, j]))
+            writer.put_array(f"{prefix}.dim{j}", np.ascontiguousarray(rdims[:, j]))
         keys = list(rstates)
         for k, key in enumerate(keys):
-            save_npy(tree_dir / f"state{k}.npy", rstates[key])
+            writer.put_array(f"{prefix}.state{k}", rstates[key])
         entries.append(
             {
                 **config.to_json(),
-                "directory": tree_dir.name,
+                "prefix": prefix,
                 "numRecords": len(rdims),
                 "numNodes": len(nodes),
                 "states": keys,

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 
 import numpy as np
 
 from engine.common.errors import SegmentError
-from engine.segment.files import load_npy
+from engine.segment.files import BufferReader
 from engine.segment.startree.functions import components_of
 
 STAR = -1
@@ -80,7 +79,7 @@ class StarTreeNode:
 
 
 class StarTree:
-    def __init__(self, segment, seg_dir: Path, index: int, entry: dict):
+    def __init__(self, segment, store: BufferReader, index: int, entry: dict):
         self.segment = segment
         self.index = index
         self.dimensions_split_order: list[str] = list(entry["dimensionsSplitOrder"])
@@ -90,9 +89,12 @@ class StarTree:
             entry.get("skipStarNodeCreationForDimensions", [])
         )
         self.num_records: int = int(entry["numRecords"])
-        self._dir = seg_dir / entry["directory"]
-        self._state_files = {key: f"state{k}.npy" for k, key in enumerate(entry["states"])}
-        self._nodes = load_npy(self._dir / "nodes.npy")
+        self._store = store
+        self._prefix = entry["prefix"]
+        self._state_keys = {
+            key: f"{self._prefix}.state{k}" for k, key in enumerate(entry["states"])
+        }
+        self._nodes = store.array(f"{self._prefix}.nodes")
 
     @property
     def num_nodes(self) -> int:
@@ -108,7 +110,7 @@ class StarTree:
             j = self.dimensions_split_order.index(name)
         except ValueError:
             raise SegmentError(f"{name!r} is not a dimension of this star-tree") from None
-        return load_npy(self._dir / f"dim{j}.npy")
+        return self._store.array(f"{self._prefix}.dim{j}")
 
     def components(self, pair: str) -> tuple[str, ...]:
         return components_of(pair)
@@ -124,7 +126,10 @@ class StarTree:
             if len(comps) != 1:
                 raise SegmentError(f"{pair} keeps {comps}; name the component")
             component = comps[0]
-        return load_npy(self._dir / self._state_files[f"{pair}.{component}"])
+        key = self._state_keys.get(f"{pair}.{component}")
+        if key is None:
+            raise SegmentError(f"{pair} has no {component!r} state; it keeps {comps}")
+        return self._store.array(key)
 
     def supports(
         self, predicate_dims: Iterable[str], group_by: Iterable[str], pairs: Iterable[str]

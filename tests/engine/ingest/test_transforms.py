@@ -1,0 +1,108 @@
+import pyarrow as pa
+import pytest
+
+from engine.common.errors import ConfigError
+from engine.ingest.transforms import RecordTransformer
+from tests.engine.conftest import make_schema, make_table_config
+
+SCHEMA = make_schema(
+    dimensions=[
+        {"name": "created_at", "dataType": "STRING"},
+        {"name": "city", "dataType": "STRING"},
+        {"name": "payload_json", "dataType": "JSON"},
+        {"name": "ref", "dataType": "STRING"},
+        {"name": "day", "dataType": "INT"},
+    ],
+    datetimes=[
+        {
+            "name": "ts",
+            "dataType": "TIMESTAMP",
+            "format": "1:MILLISECONDS:TIMESTAMP",
+            "granularity": "1:SECONDS",
+        },
+        {
+            "name": "created_ms",
+            "dataType": "LONG",
+            "format": "1:MILLISECONDS:EPOCH",
+            "granularity": "1:SECONDS",
+        },
+        {
+            "name": "DaysSinceEpoch",
+            "dataType": "INT",
+            "format": "1:DAYS:EPOCH",
+            "granularity": "1:DAYS",
+        },
+    ],
+)
+
+
+def transformer(transforms, filter_function=None):
+    ingestion = {
+        "transformConfigs": [{"columnName": c, "transformFunction": f} for c, f in transforms]
+    }
+    if filter_function:
+        ingestion["filterConfig"] = {"filterFunction": filter_function}
+    return RecordTransformer(SCHEMA, make_table_config(SCHEMA, ingestionConfig=ingestion))
+
+
+def test_example_config_functions():
+    t = transformer(
+        [
+            ("ts", "fromEpochDays(DaysSinceEpoch)"),
+            ("created_ms", "fromDateTime(created_at, 'yyyy-MM-dd''T''HH:mm:ssZ')"),
+            ("day", "toEpochDays(created_ms)"),
+            ("payload_json", "jsonFormat(payload)"),
+            ("ref", "jsonPathString(payload_json, '$.ref')"),
+        ]
+    )
+    batch = pa.table(
+        {
+            "DaysSinceEpoch": [16071, 16072],
+            "created_at": ["2021-07-21T06:00:00Z", "2021-07-21T23:59:59Z"],
+            "payload": [{"ref": "main", "n": 1}, {"ref": "dev", "n": 2}],
+        }
+    )
+    out, keep = t.transform(batch)
+    assert keep is None
+    assert out.column("ts").to_pylist() == [1388534400000, 1388620800000]
+    assert out.column("created_ms").to_pylist() == [1626847200000, 1626911999000]
+    assert out.column("day").to_pylist() == [18829, 18829]
+    assert out.column("payload_json").to_pylist() == ['{"ref":"main","n":1}', '{"ref":"dev","n":2}']
+    assert out.column("ref").to_pylist() == ["main", "dev"]
+
+
+def test_existing_values_are_not_overwritten():
+    out, _ = transformer([("city", "upper(ref)")]).transform(
+        pa.table({"city": ["kept", None], "ref": ["a", "b"]})
+    )
+    assert out.column("city").to_pylist() == ["kept", "B"]
+
+
+def test_filter_drops_rows_where_true():
+    t = transformer([], filter_function="city = 'drop' OR day > 10")
+    out, keep = t.transform(pa.table({"city": ["a", "drop", "b", None], "day": [1, 2, 11, None]}))
+    assert keep.tolist() == [True, False, False, True]
+    assert out.column("city").to_pylist() == ["a", None]
+
+
+@pytest.mark.parametrize(
+    ("transforms", "filter_function", "field"),
+    [
+        (
+            [("ts", "Groovy({DaysSinceEpoch * 86400000}, DaysSinceEpoch)")],
+            None,
+            "ingestionConfig.transformConfigs[0].transformFunction",
+        ),
+        (
+            [("ts", "noSuchFunction(day)")],
+            None,
+            "ingestionConfig.transformConfigs[0].transformFunction",
+        ),
+        ([("ts", "fromEpochDays(")], None, "ingestionConfig.transformConfigs[0].transformFunction"),
+        ([], "Groovy({true})", "ingestionConfig.filterConfig.filterFunction"),
+    ],
+)
+def test_bad_expressions_name_the_field(transforms, filter_function, field):
+    with pytest.raises(ConfigError) as info:
+        transformer(transforms, filter_function)
+    assert info.value.field == field
