@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import orjson
 import psutil
 import pyarrow.parquet as pq
 
@@ -40,6 +41,18 @@ def _dir_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
+def _bytes_by_column(paths: list[Path], segment) -> dict[str, int]:
+    """Bytes per column (and per star-tree) summed over segments, from the index maps."""
+    names = {segment.column(c).metadata.file_prefix: c for c in segment.column_names}
+    out: dict[str, int] = {}
+    for path in paths:
+        for key, entry in orjson.loads((path / "index_map.json").read_bytes()).items():
+            prefix = key.split(".", 1)[0]
+            name = names.get(prefix, prefix)
+            out[name] = out.get(name, 0) + entry["size"]
+    return out
+
+
 def _median_seconds(fn, repeat: int) -> float:
     times = []
     for _ in range(repeat):
@@ -55,20 +68,18 @@ def run(rows: int, work_dir: Path, rows_per_segment: int, seed: int) -> None:
     shutil.rmtree(seg_root, ignore_errors=True)
     seg_root.mkdir(parents=True)
 
-    # Materialise the input first so generation time is not counted as build time.
-    inputs = [
-        (seq, list(batches)) for seq, batches in segment_batches(rows, seed, rows_per_segment)
-    ]
     build_seconds = build_cpu = 0.0
     paths = []
-    for seq, batches in inputs:
+    for seq, lazy_batches in segment_batches(rows, seed, rows_per_segment):
+        # Materialise one segment's input first so generation is not counted as build time.
+        batches = list(lazy_batches)
         start, start_cpu = time.perf_counter(), time.process_time()
         result = build_segment(batches, schema, config, seg_root, sequence_id=seq)
         build_seconds += time.perf_counter() - start
         build_cpu += time.process_time() - start_cpu
         paths.append(result.path)
-    del inputs
-    gc.collect()
+        del batches
+        gc.collect()
 
     parquet_path = work_dir / "events.zstd.parquet"
     writer = None
@@ -125,18 +136,11 @@ def run(rows: int, work_dir: Path, rows_per_segment: int, seed: int) -> None:
         f"on disk: segments {seg_bytes / 1e6:,.1f} MB vs zstd Parquet {parquet_bytes / 1e6:,.1f} MB "
         f"-> {seg_bytes / parquet_bytes:.2f}x"
     )
-    for name in segments[0].column_names:
-        col_bytes = sum(
-            f.stat().st_size
-            for p in paths
-            for f in p.iterdir()
-            if f.name.startswith(segments[0].column(name).metadata.file_prefix + ".")
+    for name, size in _bytes_by_column(paths, segments[0]).items():
+        indexes = (
+            segments[0].column(name).metadata.indexes if name in segments[0].column_names else []
         )
-        print(
-            f"  {name:<11} {col_bytes / 1e6:8.1f} MB  indexes={segments[0].column(name).metadata.indexes}"
-        )
-    tree_bytes = sum(_dir_bytes(d) for p in paths for d in p.glob("startree*"))
-    print(f"  {'star-tree':<11} {tree_bytes / 1e6:8.1f} MB")
+        print(f"  {name:<11} {size / 1e6:8.1f} MB  indexes={indexes}")
     print(
         f"load: RSS +{(rss_after - rss_before) / 1e6:.1f} MB after loading {len(segments)} segments"
     )
