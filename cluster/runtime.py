@@ -83,18 +83,19 @@ class ControllerRuntime:
         return self._started.wait(timeout)
 
     def stop(self) -> None:
+        """Stop everything and close the session (idempotent)."""
+        if self._stopping.is_set():
+            return
         self._stopping.set()
         self._lost.set()
         if self._election is not None:
             self._election.cancel()
-        if self._scheduler is not None:
+        if self._scheduler is not None and self._scheduler.running:
             self._scheduler.shutdown(wait=False)
         if self.client is not None:
-            try:
-                self.client.stop()
-                self.client.close()
-            except KazooException:
-                log.debug("closing the controller's ZooKeeper client failed", exc_info=True)
+            from cluster.zk import close_client
+
+            close_client(self.client)
         for thread in self._threads:
             thread.join(timeout=5)
         self._leader.clear()

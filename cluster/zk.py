@@ -93,6 +93,14 @@ def close_zk() -> None:
         _address = None
 
 
+def close_client(client: KazooClient) -> None:
+    """Close a client quietly (its end is intended, so no "session lost" warning)."""
+    if client is _client:
+        close_zk()
+    else:
+        _close(client)
+
+
 def _close(client: KazooClient) -> None:
     try:
         client.remove_listener(_log_state)

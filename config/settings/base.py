@@ -167,5 +167,5 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("SPRIG_LOG_LEVEL", default="INFO")},
-    "loggers": {"kazoo": {"level": "WARNING"}},
+    "loggers": {"kazoo": {"level": "WARNING"}, "apscheduler": {"level": "WARNING"}},
 }
