@@ -43,5 +43,9 @@ def _eval(expr: Expression, lookup: Lookup):
     args = [_eval(a, lookup) for a in expr.args]
     try:
         return fn.impl(*args)
-    except (ValueError, TypeError, OverflowError) as err:
+    except QueryExecutionError as err:
+        if err.message.startswith("Error evaluating"):
+            raise
+        raise QueryExecutionError(f"Error evaluating {expr}: {err.message}") from err
+    except (ValueError, TypeError, OverflowError, ArithmeticError) as err:
         raise QueryExecutionError(f"Error evaluating {expr}: {err}") from err

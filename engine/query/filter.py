@@ -89,10 +89,11 @@ class FilterEvaluator:
         if leaf.column is None:
             return "FILTER_EXPRESSION_SCAN" if columns_of(leaf.lhs) else "FILTER_CONSTANT"
         meta = view.meta(leaf.column)
+        plain = isinstance(leaf.lhs, Identifier)
         if not meta.has_dictionary:
-            return (
-                "FILTER_FULL_SCAN" if isinstance(leaf.lhs, Identifier) else "FILTER_EXPRESSION_SCAN"
-            )
+            if plain and meta.single_value and "range" in meta.indexes and leaf.op in _RANGE_OPS:
+                return "FILTER_RANGE_INDEX"
+            return "FILTER_FULL_SCAN" if plain else "FILTER_EXPRESSION_SCAN"
         if meta.single_value and meta.is_sorted:
             return "FILTER_SORTED_INDEX"
         if "inverted" in meta.indexes:
@@ -147,6 +148,8 @@ class FilterEvaluator:
             value = evaluate(leaf.expr, lambda e: None, 1)
             return DocSet.all(self.n) if bool(value[0]) else DocSet.empty(self.n)
         meta = self.view.meta(leaf.column) if leaf.column else None
+        if path == "FILTER_RANGE_INDEX" and not meta.has_dictionary:
+            return self._range_docs(leaf)
         if meta is None or not meta.has_dictionary:
             return self._scan_values(leaf, candidates, meta)
         match = self._match_ids(leaf)

@@ -10,8 +10,23 @@ import pyarrow.compute as pc
 DENSE_KEY_SPACE = 1 << 24
 
 
+# Integer columns whose values span at most this many are encoded by offset, not by sorting.
+SMALL_INT_RANGE = 1 << 22
+
+
 def encode_values(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(codes int64, distinct values) with ``distinct[codes] == values``."""
+    """(codes int64, distinct values) with ``distinct[codes] == values``. ``distinct`` is
+    sorted for numbers; it may hold values that do not occur (small integer ranges)."""
+    if values.dtype.kind in "iu" and len(values):
+        low, high = int(values.min()), int(values.max())
+        if high - low < SMALL_INT_RANGE:
+            return values.astype(np.int64) - low, np.arange(low, high + 1, dtype=values.dtype)
+    if values.dtype.kind in "iuf" and len(values) > 1 and bool(np.all(values[1:] >= values[:-1])):
+        # sorted input (a transform of a sorted dictionary, e.g. DATETRUNC): no sort needed
+        change = np.empty(len(values), dtype=bool)
+        change[0] = True
+        np.not_equal(values[1:], values[:-1], out=change[1:])
+        return np.cumsum(change) - 1, values[change]
     if values.dtype == object:
         encoded = pc.dictionary_encode(pa.array(values))
         return (
@@ -37,12 +52,17 @@ def combine_codes(codes: list[np.ndarray], cards: list[int]) -> tuple[np.ndarray
         uniq, inverse = np.unique(stacked, axis=0, return_inverse=True)
         # re-encode unique rows into a mixed-radix key is impossible here; return row tuples
         return inverse.reshape(-1), uniq
-    key = np.zeros(n, dtype=np.int64)
-    for c, card in zip(codes, cards, strict=True):
-        key *= max(card, 1)
-        key += c
+    if len(codes) == 1:
+        key = codes[0]
+    else:
+        key = codes[0].astype(np.int64)
+        for c, card in zip(codes[1:], cards[1:], strict=True):
+            key *= max(card, 1)
+            key += c
     if space <= DENSE_KEY_SPACE and space <= 8 * n + 65_536:
         present = np.flatnonzero(np.bincount(key, minlength=space))
+        if len(present) == space:  # every key occurs: the key is already dense
+            return key, present
         lookup = np.empty(space, dtype=np.int64)
         lookup[present] = np.arange(len(present))
         return lookup[key], present
@@ -54,8 +74,10 @@ def decode_key(group_keys: np.ndarray, cards: list[int]) -> list[np.ndarray]:
     """Per-column codes of each group (inverse of the mixed-radix key in combine_codes)."""
     if group_keys.ndim == 2:
         return [group_keys[:, i] for i in range(group_keys.shape[1])]
+    if len(cards) == 1:
+        return [group_keys]
     out = []
-    rest = group_keys.copy()
+    rest = group_keys.astype(np.int64)
     for card in reversed(cards):
         out.append(rest % max(card, 1))
         rest //= max(card, 1)

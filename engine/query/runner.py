@@ -118,6 +118,8 @@ def execute_server(
                 raise QueryTimeoutError(
                     f"Query timed out: not finished within timeoutMs={plan.timeout_ms}"
                 )
+    if time.monotonic() > deadline:
+        raise QueryTimeoutError(f"Query timed out: not finished within timeoutMs={plan.timeout_ms}")
     return combine(plan, results)
 
 

@@ -48,15 +48,14 @@ class SegmentView:
         return self._cache[key]
 
     def dict_ids(self, column: str) -> np.ndarray:
+        """The SV forward index, decoded once per loaded segment: forward indexes are
+        chunk-compressed on disk and a sorted column's ids are expanded from its doc ranges,
+        so keeping the decoded array (like Pinot's HEAP load mode) makes scans memory-speed."""
         key = ("ids", column)
-        if key not in self._cache:
-            reader = self.reader(column)
-            ids = reader.dict_ids()
-            if reader.metadata.is_sorted or not isinstance(ids, np.memmap):
-                self._cache[key] = ids  # expanded from the sorted index: keep it
-            else:
-                return ids
-        return self._cache[key]
+        ids = self._cache.get(key)
+        if ids is None:
+            ids = self._cache[key] = self.reader(column).dict_ids()
+        return ids
 
     def sv_values(self, column: str, docs: np.ndarray | None) -> np.ndarray:
         """Values of an SV column for ``docs`` (sorted int64 ids) or all docs when None."""
@@ -73,8 +72,16 @@ class SegmentView:
     def mv(self, column: str) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
         """(offsets, flat dict ids or None, dictionary or flat raw values)."""
         reader = self.reader(column)
-        offsets = np.asarray(reader.mv_offsets(), dtype=np.int64)
-        if reader.dictionary is not None:
-            return offsets, np.asarray(reader.mv_dict_ids()), self.dictionary(column)
-        _, flat = reader.values()
-        return offsets, None, np.asarray(flat)
+        key = ("mv", column)
+        if key not in self._cache:
+            offsets = np.asarray(reader.mv_offsets(), dtype=np.int64)
+            if reader.dictionary is not None:
+                self._cache[key] = (
+                    offsets,
+                    np.asarray(reader.mv_dict_ids()),
+                    self.dictionary(column),
+                )
+            else:
+                _, flat = reader.values()
+                self._cache[key] = (offsets, None, np.asarray(flat))
+        return self._cache[key]

@@ -40,8 +40,9 @@ class ValueBlock:
         """(code per row, sorted distinct values) with ``values == distinct[codes]``."""
         if self.dict_ids is not None:
             return self.dict_ids, self.dictionary
-        distinct, codes = np.unique(self.values(), return_inverse=True)
-        return codes.reshape(-1), distinct
+        from engine.query.grouping import encode_values
+
+        return encode_values(np.asarray(self.values()))
 
 
 class AggregationFunction:

@@ -67,7 +67,8 @@ def format_millis(millis, pattern: str):
     """Format epoch millis (UTC) with a Java pattern -> numpy object array of strings."""
     fmt = java_to_strftime(pattern)
     values = np.asarray(millis, dtype=np.int64)
-    stamps = pa.array(values, type=pa.int64()).cast(pa.timestamp("ms"))
+    # whole seconds: strftime's %S would otherwise print the milliseconds too
+    stamps = pa.array(np.floor_divide(values, 1000), type=pa.int64()).cast(pa.timestamp("s"))
     if "\x00MS\x00" in fmt:
         head, tail = fmt.split("\x00MS\x00", 1)
         ms = np.char.zfill((values % 1000).astype(str), 3)

@@ -1,0 +1,137 @@
+"""Aggregation kernels: correct per group, and merging split states (after an Arrow round
+trip, as between servers) gives the same answer as aggregating everything at once."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.query.aggregation import ValueBlock, create_aggregation
+from engine.query.expressions import Function, Identifier, Literal
+
+RNG = np.random.default_rng(7)
+N, GROUPS = 5000, 37
+VALUES = RNG.integers(-50, 200, N).astype(np.float64)
+GROUP_OF = RNG.integers(0, GROUPS, N)
+
+
+def make(name: str, *params):
+    return create_aggregation(Function(name, (Identifier("x"), *(Literal(p) for p in params))))
+
+
+def brute(name: str, values: np.ndarray, params=()):
+    if name == "count":
+        return len(values)
+    if name == "sum":
+        return values.sum()
+    if name == "min":
+        return values.min()
+    if name == "max":
+        return values.max()
+    if name == "avg":
+        return values.mean()
+    if name == "minmaxrange":
+        return values.max() - values.min()
+    if name == "distinctcount":
+        return len(np.unique(values))
+    if name == "percentile":
+        ordered = np.sort(values)
+        return ordered[min(int(len(values) * params[0] / 100), len(values) - 1)]
+    if name == "mode":
+        distinct, counts = np.unique(values, return_counts=True)
+        return distinct[np.argmax(counts)]
+    raise AssertionError(name)
+
+
+EXACT = [("count", ()), ("sum", ()), ("min", ()), ("max", ()), ("avg", ()), ("minmaxrange", ()),
+         ("distinctcount", ()), ("percentile", (90,)), ("percentile", (50,)), ("mode", ())]  # fmt: skip
+
+
+def _split_and_merge(fn, values, groups, n_groups, parts=4):
+    """Aggregate ``parts`` slices with slice-local group ids, ship each state through Arrow,
+    then merge by global group id."""
+    states, global_ids = [], []
+    for chunk in np.array_split(np.arange(len(values)), parts):
+        local_groups, local = np.unique(groups[chunk], return_inverse=True)
+        state = fn.aggregate(
+            ValueBlock(len(chunk), raw=values[chunk]), local.reshape(-1), len(local_groups)
+        )
+        states.append(fn.from_arrow(fn.to_arrow(state)))
+        global_ids.append(local_groups)
+    return fn.merge(fn.concat_states(states), np.concatenate(global_ids), n_groups)
+
+
+@pytest.mark.parametrize(("name", "params"), EXACT)
+def test_exact_aggregations_per_group_and_after_merge(name, params):
+    fn = make(name, *params)
+    whole = fn.finalize(fn.aggregate(ValueBlock(N, raw=VALUES), GROUP_OF, GROUPS))
+    expected = [brute(name, VALUES[g == GROUP_OF], params) for g in range(GROUPS)]
+    np.testing.assert_allclose(whole, expected)
+    merged = fn.finalize(_split_and_merge(fn, VALUES, GROUP_OF, GROUPS))
+    np.testing.assert_allclose(merged, expected)
+
+
+@pytest.mark.parametrize(("name", "params"), EXACT)
+def test_dictionary_encoded_input_matches_raw(name, params):
+    fn = make(name, *params)
+    dictionary, ids = np.unique(VALUES, return_inverse=True)
+    by_dict = fn.finalize(
+        fn.aggregate(
+            ValueBlock(N, dict_ids=ids.astype(np.uint16), dictionary=dictionary), GROUP_OF, GROUPS
+        )
+    )
+    by_raw = fn.finalize(fn.aggregate(ValueBlock(N, raw=VALUES), GROUP_OF, GROUPS))
+    np.testing.assert_allclose(by_dict, by_raw)
+    single = fn.finalize(fn.aggregate(ValueBlock(N, dict_ids=ids, dictionary=dictionary), None, 1))
+    np.testing.assert_allclose(single, [brute(name, VALUES, params)])
+
+
+def test_pinot_defaults_over_no_rows():
+    empty = ValueBlock(0, raw=np.empty(0))
+    results = {
+        name: make(name).finalize(make(name).aggregate(empty, None, 1))[0]
+        for name in ("count", "sum", "min", "max", "avg")
+    }
+    assert results == {"count": 0, "sum": 0.0, "min": np.inf, "max": -np.inf, "avg": -np.inf}
+    assert (
+        make("percentile", 50).finalize(make("percentile", 50).aggregate(empty, None, 1))[0]
+        == -np.inf
+    )
+
+
+def test_hll_is_close_and_merges_like_one_sketch():
+    values = RNG.integers(0, 20_000, 60_000).astype(np.float64)
+    groups = np.zeros(len(values), dtype=np.int64)
+    fn = make("distinctcounthll")
+    exact = len(np.unique(values))
+    whole = fn.finalize(fn.aggregate(ValueBlock(len(values), raw=values), groups, 1))[0]
+    merged = fn.finalize(_split_and_merge(fn, values, groups, 1, parts=5))[0]
+    assert abs(whole - exact) / exact < 0.05
+    assert abs(merged - exact) / exact < 0.05
+    assert fn.result_type == "LONG"
+
+
+@pytest.mark.parametrize("name", ["percentileest", "percentiletdigest"])
+def test_approximate_percentiles_are_close_after_merge(name):
+    values = RNG.normal(100, 15, 40_000)
+    groups = np.zeros(len(values), dtype=np.int64)
+    fn = make(name, 90)
+    exact = np.percentile(values, 90)
+    merged = fn.finalize(_split_and_merge(fn, values, groups, 1, parts=4))[0]
+    assert abs(merged - exact) < 2.0
+
+
+def test_percentile_name_suffix_and_mv_variants():
+    fn = create_aggregation(Function("percentile95", (Identifier("x"),)))
+    assert fn.name == "percentile" and fn.params == (95.0,)
+    mv = create_aggregation(Function("summv", (Identifier("x"),)))
+    assert mv.name == "sum" and mv.multi_value
+    assert create_aggregation(Function("countmv", (Identifier("x"),))).result_type == "LONG"
+
+
+def test_take_keeps_the_chosen_groups():
+    for name, params in EXACT:
+        fn = make(name, *params)
+        state = fn.aggregate(ValueBlock(N, raw=VALUES), GROUP_OF, GROUPS)
+        pick = np.array([3, 0, 20])
+        np.testing.assert_allclose(fn.finalize(fn.take(state, pick)), fn.finalize(state)[pick])
