@@ -230,19 +230,42 @@ def coerce_column(
     return pa.ListArray.from_arrays(pa.array(offsets), values)
 
 
-def coerce_table(data: pa.Table | pa.RecordBatch, schema: Schema) -> CoercionResult:
+NULL_COLUMN_PREFIX = "$null$"
+
+
+def _null_mask(arr: pa.Array | None, spec: FieldSpec, num_rows: int) -> pa.Array:
+    """True where the input had no value (null, missing column, or an empty multi-value)."""
+    if arr is None:
+        return pa.array(np.ones(num_rows, dtype=bool))
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if not spec.single_value and (pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type)):
+        return pc.equal(pc.fill_null(pc.list_value_length(arr), 0), 0)
+    return arr.is_null()
+
+
+def coerce_table(
+    data: pa.Table | pa.RecordBatch, schema: Schema, *, track_nulls: bool = False
+) -> CoercionResult:
     """Coerce ``data`` to ``schema`` (extra input columns are dropped, missing ones get their
-    default null value). Rows with any unconvertible value are removed and reported."""
+    default null value). Rows with any unconvertible value are removed and reported. With
+    ``track_nulls`` a boolean column ``$null$<name>`` per schema column marks the rows whose
+    value was null (Pinot's null value vector)."""
     num_rows = data.num_rows
     names = set(data.schema.names)
     bad: dict[int, str] = {}
+    inputs = [data.column(spec.name) if spec.name in names else None for spec in schema.fields]
     columns = [
-        coerce_column(data.column(spec.name) if spec.name in names else None, spec, num_rows, bad)
-        for spec in schema.fields
+        coerce_column(arr, spec, num_rows, bad)
+        for arr, spec in zip(inputs, schema.fields, strict=True)
     ]
     fields = [
         pa.field(spec.name, stored_arrow_type(spec), nullable=False) for spec in schema.fields
     ]
+    if track_nulls:
+        for arr, spec in zip(inputs, schema.fields, strict=True):
+            columns.append(_null_mask(arr, spec, num_rows))
+            fields.append(pa.field(NULL_COLUMN_PREFIX + spec.name, pa.bool_(), nullable=False))
     table = pa.Table.from_arrays(columns, schema=pa.schema(fields))
     if bad:
         keep = np.ones(num_rows, dtype=bool)

@@ -55,6 +55,10 @@ def prepare_rows(
     from engine.ingest.transforms import RecordTransformer
 
     transformer = RecordTransformer(schema, table_config)
+    track_nulls = bool(
+        (table_config is not None and table_config.index_config.null_handling_enabled)
+        or schema.to_json().get("enableColumnBasedNullHandling")
+    )
     tables: list[pa.Table] = []
     errors: list[IngestError] = []
     num_read = num_filtered = 0
@@ -79,7 +83,7 @@ def prepare_rows(
         if keep is not None:
             num_filtered += int(n - keep.sum())
             positions = positions[keep]
-        result = coerce_table(batch, schema)
+        result = coerce_table(batch, schema, track_nulls=track_nulls)
         for pos, message in result.bad_rows.items():
             error = IngestError(message, row=int(positions[pos]), source=source)
             if not continue_on_error:
@@ -89,16 +93,7 @@ def prepare_rows(
     if tables:
         table = pa.concat_tables(tables)
     else:
-        table = coerce_table(pa.table({}), schema).table if not schema.fields else _empty(schema)
+        table = coerce_table(
+            pa.table({"$": pa.array([], pa.null())}), schema, track_nulls=track_nulls
+        ).table
     return PreparedRows(table, errors, num_read, num_filtered)
-
-
-def _empty(schema: Schema) -> pa.Table:
-    from engine.ingest.coercion import stored_arrow_type
-
-    return pa.Table.from_arrays(
-        [pa.array([], stored_arrow_type(f)) for f in schema.fields],
-        schema=pa.schema(
-            [pa.field(f.name, stored_arrow_type(f), nullable=False) for f in schema.fields]
-        ),
-    )

@@ -7,6 +7,7 @@ import functools
 
 import numpy as np
 import pyarrow as pa
+from pyroaring import BitMap
 
 from engine.common.errors import SegmentError
 from engine.segment.chunked import ChunkedArray
@@ -133,6 +134,14 @@ class ColumnReader:
         if self.metadata.single_value:
             return flat
         return np.asarray(self.mv_offsets()), flat
+
+    @property
+    def null_bitmap(self) -> BitMap | None:
+        """Docs whose input value was null (they hold the default null value), when the table
+        has ``nullHandlingEnabled``; None if no null vector was built."""
+        if "nullvec" not in self.metadata.indexes:
+            return None
+        return BitMap.deserialize(self._store.bytes(self._key("nullvec")).tobytes())
 
     @functools.cached_property
     def inverted_index(self):

@@ -8,6 +8,7 @@ import dataclasses
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyroaring import BitMap
 
 from engine.common.types import DataType, smallest_uint_dtype
 from engine.segment import dictionary as dictionary_mod
@@ -136,3 +137,12 @@ def _write_raw(spec, meta, flat, offsets, writer, prefix, num_docs) -> EncodedCo
             meta.is_sorted = bool(num_docs < 2 or np.all(arr[1:] >= arr[:-1]))
     meta.cardinality = int(pc.count_distinct(flat).as_py()) if len(flat) else 0
     return EncodedColumn(spec, meta, None, None, offsets, flat)
+
+
+def write_null_vector(writer: BufferWriter, meta: ColumnMetadata, is_null: pa.ChunkedArray) -> None:
+    """Pinot's null value vector: a bitmap of the docs whose input value was null."""
+    docs = np.flatnonzero(is_null.to_numpy()).astype(np.uint32)
+    bitmap = BitMap(memoryview(docs))
+    bitmap.run_optimize()
+    writer.put_bytes(f"{meta.file_prefix}.nullvec", bitmap.serialize())
+    meta.indexes.append("nullvec")

@@ -21,8 +21,9 @@ import pyarrow.compute as pc
 
 from engine.common.errors import EngineError, IngestError, SegmentError
 from engine.common.types import DataType
+from engine.ingest.coercion import NULL_COLUMN_PREFIX
 from engine.ingest.pipeline import prepare_rows
-from engine.segment.column_writer import EncodedColumn, write_column
+from engine.segment.column_writer import EncodedColumn, write_column, write_null_vector
 from engine.segment.files import CREATION_META_FILE, METADATA_FILE, BufferWriter
 from engine.segment.index.builder import build_indexes
 from engine.segment.metadata import SegmentMetadata
@@ -48,21 +49,23 @@ class SegmentBuildResult:
 
 
 def _time_range(table: pa.Table, schema: Schema, time_column: str | None):
-    """(min, max, unit) of the time column in its own unit, or Nones."""
+    """(min, max, unit, min_ms, max_ms) of the time column: in its own unit, and in epoch ms."""
     if not time_column or table.num_rows == 0 or time_column not in table.column_names:
-        return None, None, None
+        return None, None, None, None, None
     spec = schema.field(time_column)
     fmt = spec.datetime_format
-    col = table.column(time_column)
+    col = table.column(time_column).combine_chunks()
     if fmt is None:
         mm = pc.min_max(col)
-        return mm["min"].as_py(), mm["max"].as_py(), None
-    if fmt.kind == "SIMPLE_DATE_FORMAT":
-        millis = fmt.to_millis(col)
-        mm = pc.min_max(millis)
-        return mm["min"].as_py(), mm["max"].as_py(), "MILLISECONDS"
+        return mm["min"].as_py(), mm["max"].as_py(), None, None, None
+    if fmt.kind == "SIMPLE_DATE_FORMAT":  # text order is not time order: convert it all
+        millis = pc.min_max(fmt.to_millis(col))
+        lo_ms, hi_ms = millis["min"].as_py(), millis["max"].as_py()
+        return lo_ms, hi_ms, "MILLISECONDS", lo_ms, hi_ms
     mm = pc.min_max(col)
-    return mm["min"].as_py(), mm["max"].as_py(), fmt.time_unit
+    lo, hi = mm["min"].as_py(), mm["max"].as_py()
+    lo_ms, hi_ms = fmt.to_millis(pa.array([lo, hi], col.type)).to_pylist()
+    return lo, hi, fmt.time_unit, lo_ms, hi_ms
 
 
 def _naming_time(table: pa.Table, time_column: str | None):
@@ -167,13 +170,16 @@ def _write_segment(
             encoded[spec.name] = write_column(
                 spec, table.column(spec.name), writer, f"c{i}", raw=spec.name in no_dict
             )
+            nulls = NULL_COLUMN_PREFIX + spec.name
+            if nulls in table.column_names:
+                write_null_vector(writer, encoded[spec.name].metadata, table.column(nulls))
         build_indexes(encoded, table_config, writer, table.num_rows)
         star_trees = build_star_trees(encoded, schema, table_config, writer, table.num_rows)
     except BaseException:
         writer.abort()
         raise
     writer.close()
-    start, end, unit = _time_range(table, schema, time_column)
+    start, end, unit, start_ms, end_ms = _time_range(table, schema, time_column)
     spec = schema.field(time_column) if time_column and schema.has_column(time_column) else None
     if spec is not None and spec.data_type is DataType.TIMESTAMP:
         unit = "MILLISECONDS"
@@ -188,6 +194,8 @@ def _write_segment(
         time_unit=unit,
         start_time=start,
         end_time=end,
+        start_time_ms=start_ms,
+        end_time_ms=end_ms,
         star_trees=star_trees,
         custom=dict(custom_metadata or {}),
     )

@@ -64,6 +64,8 @@ class Dictionary:
             return value if isinstance(value, bytes) else bytes.fromhex(str(value))
         if self.data_type is DataType.BIG_DECIMAL:
             return decimal.Decimal(str(value))
+        if self.data_type is DataType.FLOAT and not isinstance(value, str):
+            return np.float32(value)  # compare as the stored 32-bit float, as Pinot does
         if isinstance(value, str):
             return (
                 self.data_type.to_stored(value)

@@ -86,7 +86,8 @@ class ColumnMetadata:
 @dataclasses.dataclass
 class SegmentMetadata:
     """Segment-level facts. ``start_time``/``end_time`` are the min/max of the time column in
-    ``time_unit`` (inclusive), None without a time column. ``creation_time`` is epoch ms;
+    ``time_unit`` (inclusive), None without a time column; ``start_time_ms``/``end_time_ms`` are
+    the same bounds in epoch milliseconds (for time pruning and the hybrid time boundary). ``creation_time`` is epoch ms;
     ``crc`` is a CRC32 over the segment's data files."""
 
     segment_name: str
@@ -99,6 +100,8 @@ class SegmentMetadata:
     time_unit: str | None = None
     start_time: Any = None
     end_time: Any = None
+    start_time_ms: int | None = None
+    end_time_ms: int | None = None
     star_trees: list[dict] = dataclasses.field(default_factory=list)
     custom: dict = dataclasses.field(default_factory=dict)
     version: int = 1
@@ -114,6 +117,8 @@ class SegmentMetadata:
             "timeUnit": self.time_unit,
             "startTime": self.start_time,
             "endTime": self.end_time,
+            "startTimeMs": self.start_time_ms,
+            "endTimeMs": self.end_time_ms,
             "segmentVersion": self.version,
             "columns": {name: col.to_json() for name, col in self.columns.items()},
             "starTrees": list(self.star_trees),
@@ -133,6 +138,8 @@ class SegmentMetadata:
             time_unit=raw.get("timeUnit"),
             start_time=raw.get("startTime"),
             end_time=raw.get("endTime"),
+            start_time_ms=raw.get("startTimeMs"),
+            end_time_ms=raw.get("endTimeMs"),
             star_trees=list(raw.get("starTrees", [])),
             custom=dict(raw.get("custom", {})),
             version=raw.get("segmentVersion", 1),

@@ -188,3 +188,56 @@ def test_loading_reads_no_column_data(tmp_path):
     assert segment.column("k").metadata.cardinality == 100_000
     with pytest.raises(SegmentError, match="truncated"):
         segment.column("k").values()
+
+
+def test_null_vector_and_time_bounds_in_ms(tmp_path):
+    schema = make_schema(
+        dimensions=[
+            {"name": "city", "dataType": "STRING"},
+            {"name": "tags", "dataType": "INT", "singleValueField": False},
+        ],
+        metrics=[{"name": "amount", "dataType": "DOUBLE"}],
+        datetimes=[
+            {"name": "day", "dataType": "INT", "format": "1:DAYS:EPOCH", "granularity": "1:DAYS"}
+        ],
+    )
+    config = make_table_config(
+        schema,
+        segmentsConfig={"timeColumnName": "day"},
+        tableIndexConfig={"nullHandlingEnabled": True, "sortedColumn": ["day"]},
+    )
+    table = pa.table(
+        {
+            "city": ["a", None, "c"],
+            "tags": [[1], [], None],
+            "amount": [None, 2.0, 3.0],
+            "day": [3, 1, 2],
+        }
+    )
+    segment = load_segment(build_segment(table, schema, config, tmp_path).path)
+    # Sorted by day: rows are (1, None, [], 2.0), (2, "c", None, 3.0), (3, "a", [1], None).
+    assert list(segment.column("city").null_bitmap) == [0]
+    assert list(segment.column("tags").null_bitmap) == [0, 1]
+    assert list(segment.column("amount").null_bitmap) == [2]
+    assert list(segment.column("day").null_bitmap) == []
+    assert list(segment.column("city").values()) == ["null", "c", "a"]
+    meta = segment.metadata
+    assert (meta.start_time, meta.end_time) == (1, 3)
+    assert (meta.start_time_ms, meta.end_time_ms) == (86_400_000, 3 * 86_400_000)
+    plain = load_segment(
+        build_segment(table, schema, make_table_config(schema), tmp_path / "plain").path
+    )
+    assert plain.column("city").null_bitmap is None
+
+
+def test_float_dictionary_lookups_use_32_bit_values(tmp_path):
+    schema = make_schema(dimensions=[{"name": "f", "dataType": "FLOAT"}])
+    segment = load_segment(
+        build_segment(
+            pa.table({"f": [0.1, 0.2, 0.3]}), schema, make_table_config(schema), tmp_path
+        ).path
+    )
+    dictionary = segment.column("f").dictionary
+    assert dictionary.index_of(0.1) == 0 and dictionary.index_of(0.3) == 2
+    assert dictionary.index_of(0.25) == -1
+    assert dictionary.id_range(0.1, 0.3, False, False) == (1, 2)
