@@ -77,7 +77,7 @@ urlpatterns = [
         name="segment-zkmetadata",
     ),
     path("segments/<str:table>/reload", segments.TableReloadView.as_view(), name="segments-reload"),
-    path("segments/<str:table>/reset", segments.ResetView.as_view(), name="segments-reset"),
+    path("segments/<str:table>/reset", segments.TableResetView.as_view(), name="segments-reset"),
     path(
         "segments/<str:table>/<str:segment>", segments.SegmentDetailView.as_view(), name="segment"
     ),
@@ -93,7 +93,7 @@ urlpatterns = [
     ),
     path(
         "segments/<str:table>/<str:segment>/reset",
-        segments.ResetView.as_view(),
+        segments.SegmentResetView.as_view(),
         name="segment-reset",
     ),
     # tenants and instances

@@ -45,7 +45,12 @@ class StateParam(serializers.Serializer):
 
 
 class InstanceListView(APIView):
-    @extend_schema(summary="List instance ids", tags=TAG, responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(
+        summary="List instance ids",
+        operation_id="listInstances",
+        tags=TAG,
+        responses={200: OpenApiTypes.OBJECT},
+    )
     def get(self, request):
         return Response({"instances": store().instance_ids()})
 

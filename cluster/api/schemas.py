@@ -28,7 +28,12 @@ class UpdateParams(serializers.Serializer):
 
 
 class SchemaListView(APIView):
-    @extend_schema(summary="List schema names", tags=TAG, responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(
+        summary="List schema names",
+        operation_id="listSchemas",
+        tags=TAG,
+        responses={200: OpenApiTypes.OBJECT},
+    )
     def get(self, request):
         return Response(list(models.Schema.objects.values_list("name", flat=True)))
 

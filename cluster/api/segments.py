@@ -44,6 +44,7 @@ class MetadataParams(TableTypeParam):
 class SegmentListView(APIView):
     @extend_schema(
         summary="List a table's segments",
+        operation_id="listSegments",
         description='`[{"OFFLINE": [segment, ...]}, {"REALTIME": [...]}]`',
         tags=TAG,
         parameters=[TableTypeParam],
@@ -55,6 +56,7 @@ class SegmentListView(APIView):
 
     @extend_schema(
         summary="Delete all segments of a table type",
+        operation_id="deleteAllSegments",
         tags=TAG,
         parameters=[DeleteParams],
         responses={200: OpenApiTypes.OBJECT},
@@ -156,6 +158,7 @@ class SegmentServersView(APIView):
 class TableReloadView(APIView):
     @extend_schema(
         summary="Reload all segments of a table",
+        operation_id="reloadAllSegments",
         description="Sends SEGMENT_RELOAD messages to the servers; track with "
         "GET /segments/segmentReloadStatus/{jobId}.",
         tags=TAG,
@@ -197,7 +200,7 @@ class ReloadStatusView(APIView):
         return Response(reload_status(store(), job_id))
 
 
-class ResetView(APIView):
+class TableResetView(APIView):
     @extend_schema(
         summary="Reset segments (ERROR -> OFFLINE -> ONLINE)",
         description="Sends SEGMENT_RESET messages to the replicas (only ERROR ones with "
@@ -207,12 +210,31 @@ class ResetView(APIView):
         request=None,
         responses={200: OpenApiTypes.OBJECT},
     )
-    def post(self, request, table: str, segment: str | None = None):
-        params = query(request, ResetParams)
-        return Response(
-            reset_segments(
-                store(), table, params.get("type"), segment,
-                target_instance=params.get("targetInstance") or None,
-                error_only=params["errorSegmentsOnly"],
-            )
-        )  # fmt: skip
+    def post(self, request, table: str):
+        return _reset(request, table, None)
+
+
+class SegmentResetView(APIView):
+    @extend_schema(
+        summary="Reset one segment (ERROR -> OFFLINE -> ONLINE)",
+        tags=TAG,
+        parameters=[ResetParams],
+        request=None,
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def post(self, request, table: str, segment: str):
+        return _reset(request, table, segment)
+
+
+def _reset(request, table: str, segment: str | None) -> Response:
+    params = query(request, ResetParams)
+    return Response(
+        reset_segments(
+            store(),
+            table,
+            params.get("type"),
+            segment,
+            target_instance=params.get("targetInstance") or None,
+            error_only=params["errorSegmentsOnly"],
+        )
+    )

@@ -41,6 +41,7 @@ class StateParams(TableTypeParam):
 class TableListView(APIView):
     @extend_schema(
         summary="List tables",
+        operation_id="listTables",
         description="Raw table names; `type` filters OFFLINE/REALTIME, `taskType` keeps tables "
         "configured for that minion task type.",
         tags=TAG,

@@ -35,6 +35,7 @@ class TypeParam(serializers.Serializer):
 class TenantListView(APIView):
     @extend_schema(
         summary="List tenants",
+        operation_id="listTenants",
         description='`{"SERVER_TENANTS": [...], "BROKER_TENANTS": [...]}`',
         tags=TAG,
         parameters=[TypeParam],
