@@ -1,10 +1,11 @@
 """Segment names, as Pinot's segment name generators make them.
 
 All generators join their non-empty parts with '_':
-- `simple` (the default): prefix (segment.name.prefix, else the table name), the segment's min
+- `simple` (the default): prefix (segment.name.prefix, else the table name with its type, e.g.
+  `airlineStats_OFFLINE`, as Pinot's jobs use), the segment's min
   and max raw time values (when the table has a time column), segment.name.postfix, and the
   sequence id.
-- `normalizedDate`: prefix, then for APPEND tables the min and max time as `yyyy-MM-dd`
+- `normalizedDate`: prefix (the same default), then for APPEND tables the min and max time as `yyyy-MM-dd`
   (`yyyy-MM-dd-HH` when the push frequency is hourly), postfix, and the sequence id unless
   `exclude.sequence.id` is true. REFRESH tables get no dates.
 - `fixed`: the `segment.name` config as it is.
@@ -45,7 +46,7 @@ class SegmentNamer:
     Spark executors can use it."""
 
     type: str
-    table_name: str
+    table_name: str  # with its type suffix, e.g. airlineStats_OFFLINE
     configs: Mapping[str, str]
     time_column: TimeColumn | None = None
     push_type: str | None = None
@@ -66,12 +67,13 @@ class SegmentNamer:
                 f"segmentNameGeneratorSpec.type {generator_type!r} is not supported; "
                 f"expected one of {', '.join(_TYPES.values())}"
             )
-        table_name = _raw_table_name(str(table_config.get("tableName") or ""))
+        raw_name = _raw_table_name(str(table_config.get("tableName") or ""))
+        table_type = str(table_config.get("tableType") or "OFFLINE").upper()
         segments_config = table_config.get("segmentsConfig") or {}
         batch_config = (table_config.get("ingestionConfig") or {}).get("batchIngestionConfig") or {}
         namer = cls(
             type=kind,
-            table_name=table_name,
+            table_name=f"{raw_name}_{table_type}",
             configs=dict(configs),
             time_column=_time_column(segments_config.get("timeColumnName"), schema),
             push_type=batch_config.get("segmentIngestionType")

@@ -28,7 +28,10 @@ def namer(airline: tuple[dict, dict], kind: str | None, **configs: str) -> Segme
 def test_simple_is_the_default_and_uses_raw_time_values(airline) -> None:
     simple = namer(airline, None)
     assert simple.uses_time
-    assert simple.name(0, JAN_1_2014_DAYS, JAN_1_2014_DAYS + 1) == "airlineStats_16071_16072_0"
+    # Pinot's jobs name segments after the table name with its type
+    assert simple.name(0, JAN_1_2014_DAYS, JAN_1_2014_DAYS + 1) == (
+        "airlineStats_OFFLINE_16071_16072_0"
+    )
 
 
 def test_simple_with_prefix_postfix_and_no_sequence(airline) -> None:
@@ -40,7 +43,7 @@ def test_simple_with_prefix_postfix_and_no_sequence(airline) -> None:
 def test_simple_without_time_column() -> None:
     simple = SegmentNamer.create("simple", {}, {"tableName": "billing_OFFLINE"}, {})
     assert not simple.uses_time
-    assert simple.name(4) == "billing_4"
+    assert simple.name(4) == "billing_OFFLINE_4"
 
 
 def test_normalized_date_like_the_spark_example(airline) -> None:
@@ -55,7 +58,7 @@ def test_normalized_date_like_the_spark_example(airline) -> None:
 
 def test_normalized_date_keeps_the_sequence_id_by_default(airline) -> None:
     assert namer(airline, "normalizedDate").name(2, 16071, 16071) == (
-        "airlineStats_2014-01-01_2014-01-01_2"
+        "airlineStats_OFFLINE_2014-01-01_2014-01-01_2"
     )
 
 
@@ -72,7 +75,7 @@ def test_normalized_date_hourly_and_simple_date_format() -> None:
     }
     assert SegmentNamer.create("normalizedDate", {}, daily, schema).name(
         0, "20140102", "20140105"
-    ) == ("t_2014-01-02_2014-01-05_0")
+    ) == ("t_OFFLINE_2014-01-02_2014-01-05_0")
     hourly = {
         "tableName": "t",
         "segmentsConfig": {"timeColumnName": "ms"},
@@ -84,7 +87,7 @@ def test_normalized_date_hourly_and_simple_date_format() -> None:
         },
     }
     hours = SegmentNamer.create("normalizedDate", {}, hourly, schema)
-    assert hours.name(-1, 3_600_000 * 5, 3_600_000 * 7) == "t_1970-01-01-05_1970-01-01-07"
+    assert hours.name(-1, 3_600_000 * 5, 3_600_000 * 7) == "t_OFFLINE_1970-01-01-05_1970-01-01-07"
 
 
 def test_normalized_date_for_refresh_tables_has_no_dates(airline) -> None:
@@ -95,7 +98,7 @@ def test_normalized_date_for_refresh_tables_has_no_dates(airline) -> None:
     }
     normalized = SegmentNamer.create("normalizedDate", {}, refresh, schema)
     assert not normalized.uses_time
-    assert normalized.name(0) == "airlineStats_0"
+    assert normalized.name(0) == "airlineStats_OFFLINE_0"
 
 
 def test_fixed(airline) -> None:
@@ -118,7 +121,7 @@ def test_input_file(airline) -> None:
 
 def test_append_uuid(airline) -> None:
     name = namer(airline, "simple", **{"append.uuid.to.segment.name": "true"}).name(0, 1, 1)
-    assert re.fullmatch(r"airlineStats_1_1_0_[0-9a-f-]{36}", name)
+    assert re.fullmatch(r"airlineStats_OFFLINE_1_1_0_[0-9a-f-]{36}", name)
 
 
 def test_bad_naming_specs(airline) -> None:

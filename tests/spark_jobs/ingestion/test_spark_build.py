@@ -52,7 +52,8 @@ def test_airline_stats_builds_one_segment_per_file(spark, pinot_examples, tmp_pa
     assert len(tars) == 31
     # Pinot's layout: the input's sub-directories mirrored, simple names with the day range.
     expected = {
-        f"2014/01/{i + 1:02d}/airlineStats_{d}_{d}_0.tar.gz" for i, d in enumerate(AIRLINE_DAYS)
+        f"2014/01/{i + 1:02d}/airlineStats_OFFLINE_{d}_{d}_0.tar.gz"
+        for i, d in enumerate(AIRLINE_DAYS)
     }
     assert {tar.relative_to(out).as_posix() for tar in tars} == expected
     total_docs = 0
@@ -121,7 +122,7 @@ def test_billing_csv_with_progress_bar(spark, pinot_examples, tmp_path, capsys) 
     assert code == 0, captured.out
     assert "building 1 segment(s)" in captured.err
     (tar,) = out.rglob("*.tar.gz")
-    assert tar.name == "billing_0.tar.gz"  # simple naming, no time column
+    assert tar.name == "billing_OFFLINE_0.tar.gz"  # simple naming, no time column
     lines = (example / "rawdata/billing_data.csv").read_text().splitlines()
     rows = sum(1 for line in lines[1:] if line.strip())  # the file ends with a blank line
     assert load_segment(unpack_segment(tar, tmp_path / "unpacked")).total_docs == rows
@@ -142,4 +143,4 @@ def test_runs_as_a_spark_submit_script(pinot_examples, tmp_path) -> None:
     )  # fmt: skip
     assert completed.returncode == 0, completed.stderr[-2000:]
     assert "built 1 of 1 segment(s), 694 row(s)" in completed.stdout
-    assert (tmp_path / "out/billing_0.tar.gz").is_file()
+    assert (tmp_path / "out/billing_OFFLINE_0.tar.gz").is_file()
