@@ -66,10 +66,15 @@ def _to_timestamp(arr: pa.Array) -> pa.Array:
     if pa.types.is_date(arr.type):
         return pc.cast(pc.cast(arr, pa.timestamp("ms")), pa.int64())
     if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
-        try:
-            return pc.cast(arr, pa.int64())
-        except _CAST_ERRORS:
-            return pc.cast(pc.cast(arr, pa.timestamp("ms")), pa.int64())
+        # Epoch millis as digits, or ISO-8601 text; a column may mix both.
+        arr = pc.utf8_trim_whitespace(arr)
+        is_number = pc.fill_null(pc.match_substring_regex(arr, r"^-?\d+$"), False)
+        nothing = pa.scalar(None, arr.type)
+        numbers = pc.cast(pc.if_else(is_number, arr, nothing), pa.int64())
+        dates = pc.cast(
+            pc.cast(pc.if_else(is_number, nothing, arr), pa.timestamp("ms")), pa.int64()
+        )
+        return pc.if_else(is_number, numbers, dates)
     return pc.cast(arr, pa.int64(), safe=False)
 
 
@@ -177,9 +182,14 @@ def _convert_reporting(
 
 
 def _fill(arr: pa.Array, spec: FieldSpec) -> pa.Array:
-    if arr.null_count == 0:
-        return arr
-    return pc.fill_null(arr, pa.scalar(spec.default_null_value, arr.type))
+    if arr.null_count:
+        arr = pc.fill_null(arr, pa.scalar(spec.default_null_value, arr.type))
+    if spec.data_type is DataType.STRING and len(arr):
+        # Pinot truncates STRING values longer than the field's maxLength (512 by default).
+        longest = pc.max(pc.utf8_length(arr)).as_py()
+        if longest is not None and longest > spec.max_length:
+            arr = pc.utf8_slice_codeunits(arr, 0, spec.max_length)
+    return arr
 
 
 def coerce_column(

@@ -16,7 +16,8 @@ Public API::
     seg = load_segment(seg_dir)        # ImmutableSegment, memory-mapped, O(1) in data size
     seg.name / .table_name (with type) / .total_docs / .column_names / .metadata
     seg.metadata.to_json()             # segmentName, tableName, totalDocs, crc, creationTime,
-                                       # startTime, endTime (inclusive, in timeUnit), timeColumn,
+                                       # startTime, endTime (inclusive, in timeUnit),
+                                       # startTimeMs, endTimeMs (epoch ms), timeColumn,
                                        # timeUnit, columns{col: {dataType, cardinality, minValue,
                                        # maxValue, isSorted, hasDictionary, partitions, ...}}
     col = seg.column("name")           # ColumnReader
@@ -29,7 +30,9 @@ Public API::
                                        #   .index_of(v) -> id or -1; .get(id); .take(ids)
                                        #   .id_range(lo, hi, lo_inclusive, hi_inclusive)
                                        #     -> (start, end) half-open; None bound = unbounded
-    col.dict_ids()                     # SV ids, smallest unsigned dtype (memory-mapped)
+    col.dict_ids()                     # SV ids, smallest unsigned dtype (memory-mapped, or
+                                       #   decompressed per call when stored zstd-compressed)
+    col.dict_ids_range(start, end)     # SV ids of docs [start, end), only the chunks needed
     col.mv_offsets(), col.mv_dict_ids()  # MV: doc d is flat[offsets[d]:offsets[d+1]]
     col.values()                       # SV decoded numpy; MV (offsets, flat values)
     col.raw_values() / col.raw_chunks()  # raw columns: Arrow array / zstd chunk reader
@@ -37,10 +40,16 @@ Public API::
     col.inverted_index                 # .bitmap(dict_id) -> pyroaring.BitMap, or None
     col.range_index                    # .doc_ids(lo, hi, lo_inclusive, hi_inclusive) -> BitMap
     col.bloom_filter                   # .might_contain(value) -> bool
+    col.null_bitmap                    # docs whose input was null (nullHandlingEnabled) or None
+    All index accessors return None when the index was not built.
     seg.star_trees                     # [StarTree] (see engine.segment.startree)
 
     pack_segment(seg_dir, tar_gz_path)       # -> tar_gz_path
     unpack_segment(tar_gz_path, dest_dir)    # -> segment dir; SegmentError if corrupt
+
+On disk a segment directory holds ``metadata.json``, ``creation.meta`` (crc, creationTime),
+``columns.psf`` (every buffer of every column, index and star-tree) and ``index_map.json``
+(where each buffer is in ``columns.psf``).
 
 Values are in stored form: BOOLEAN as INT 0/1, TIMESTAMP as LONG epoch ms, BIG_DECIMAL as
 Decimal (Arrow decimal128(38, 18)), JSON as text, BYTES as bytes.
