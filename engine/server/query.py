@@ -128,6 +128,10 @@ class QueryExecutor:
         deadline = started + plan.timeout_ms / 1000.0
         try:
             result = execute_server(plan, found, deadline=deadline)
+            if plan.kind == "aggregation" and result.decoded_states(plan) is None:
+                # every segment was pruned: send the aggregations' empty states (the
+                # identity of their merge) so the result can be serialized and merged
+                result.states = [fn.empty_state(1) for fn in plan.aggregations]
         except QueryError:
             raise
         except Exception as exc:  # an engine bug fails this query, not the server
@@ -143,4 +147,10 @@ class QueryExecutor:
             })  # fmt: skip
         self.metrics.docs_scanned.labels(query.table).inc(result.stats.get("numDocsScanned", 0))
         self.metrics.segments_queried.labels(query.table).inc(len(found))
-        return result.to_bytes(plan)
+        try:
+            return result.to_bytes(plan)
+        except Exception as exc:  # an engine bug fails this query, not the server
+            raise QueryExecutionError(
+                f"QueryExecutionError on {self.instance_id}: cannot serialize the result: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc

@@ -7,6 +7,7 @@ import logging
 import threading
 
 from kazoo.exceptions import KazooException, NoNodeError
+from kazoo.handlers.threading import KazooTimeoutError
 
 from engine.clusterstate import (
     OFFLINE,
@@ -14,6 +15,7 @@ from engine.clusterstate import (
     ClusterStateError,
     ClusterStore,
     ZNRecord,
+    ZooKeeperUnavailableError,
     schema_from_record,
     table_name_with_type,
 )
@@ -24,18 +26,24 @@ log = logging.getLogger(__name__)
 
 
 class SchemaCache:
-    def __init__(self, store: ClusterStore) -> None:
+    def __init__(self, store: ClusterStore, *, timeout_s: float = 2.0) -> None:
         self.store = store
+        self.timeout_s = timeout_s
         self._schemas: dict[str, Schema | None] = {}
         self._lock = threading.Lock()
 
     def get(self, raw_table: str) -> Schema | None:
         """The schema of ``raw_table`` (named after the table, or the table config's
-        ``segmentsConfig.schemaName``); None when ZooKeeper has none or it cannot be read."""
+        ``segmentsConfig.schemaName``); None when ZooKeeper has none or cannot be reached.
+        Never blocks on a disconnected ZooKeeper: a query must not wait for it."""
         with self._lock:
             if raw_table in self._schemas:
                 return self._schemas[raw_table]
-        schema = self._load(raw_table)
+        try:
+            schema = self._load(raw_table)
+        except (ZooKeeperUnavailableError, KazooException, KazooTimeoutError) as exc:
+            log.warning("cannot read the schema of %s now: %s", raw_table, exc)
+            return None  # not cached: the next query tries again
         with self._lock:
             self._schemas[raw_table] = schema
         return schema
@@ -48,17 +56,16 @@ class SchemaCache:
                 self._schemas.pop(raw_table, None)
 
     def _load(self, raw_table: str) -> Schema | None:
+        client = self.store.client
         for name in self._schema_names(raw_table):
+            if not client.connected:
+                raise ZooKeeperUnavailableError("ZooKeeper is not connected")
             path = self.store.paths.schema(name)
+            watch = lambda _e, t=raw_table: self.invalidate(t)  # noqa: E731
             try:
-                data, _ = self.store.client.get(
-                    path, watch=lambda _e, t=raw_table: self.invalidate(t)
-                )
+                data, _ = client.get_async(path, watch=watch).get(timeout=self.timeout_s)
             except NoNodeError:
                 continue
-            except KazooException as exc:
-                log.warning("cannot read schema %s: %s", name, exc)
-                return None
             try:
                 return Schema.from_json(schema_from_record(ZNRecord.from_bytes(data, where=path)))
             except (ClusterStateError, ConfigError) as exc:
@@ -71,6 +78,8 @@ class SchemaCache:
         for table_type in (OFFLINE, REALTIME):
             try:
                 config = self.store.table_config(table_name_with_type(raw_table, table_type))
+            except ZooKeeperUnavailableError:
+                raise
             except ClusterStateError:
                 continue
             name = ((config or {}).get("segmentsConfig") or {}).get("schemaName")

@@ -116,3 +116,15 @@ def test_server_admin_api_and_metrics(cluster):
     assert 'sprig_server_segments{state="ONLINE"}' in metrics
     broker_metrics = requests.get(f"{cluster.broker_url}/metrics", timeout=10).text
     assert "sprig_broker_query_latency_seconds_bucket" in broker_metrics
+
+
+def test_airline_conformance_through_the_broker(cluster, pinot_examples):
+    """The same 200-query suite as in-process (tests/engine/query), through broker+servers."""
+    from tests.engine.query import conformance
+
+    checks = conformance.run_conformance(lambda sql: cluster.query(sql), TABLE, pinot_examples)
+    failed = [c for c in checks if not c.ok]
+    assert len(checks) == 200
+    assert not failed, f"{len(failed)} of 200 differ:\n" + "\n".join(
+        f"{c.sql}\n  -> {c.message}" for c in failed[:10]
+    )
