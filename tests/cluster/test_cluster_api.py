@@ -1,0 +1,63 @@
+"""/cluster, /zk and /sql (without a broker) on the real ZooKeeper."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.cluster.conftest import register_servers
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db]
+
+
+def test_cluster_info_and_configs(api, store, cluster_settings):
+    info = api.get("/cluster/info").json()
+    assert info == {"clusterName": cluster_settings.CLUSTER_NAME, "leaderController": None}
+    assert api.get("/cluster/configs").json()["allowParticipantAutoJoin"] == "true"
+    response = api.post("/cluster/configs", {"MergeRollupTask.timeoutMs": "600000"}, format="json")
+    assert response.json() == {"status": "Updated cluster config."}
+    assert store.cluster_config()["MergeRollupTask.timeoutMs"] == "600000"
+    assert api.delete("/cluster/configs/MergeRollupTask.timeoutMs").status_code == 200
+    assert "MergeRollupTask.timeoutMs" not in api.get("/cluster/configs").json()
+    assert api.delete("/cluster/configs/nope").status_code == 404
+
+
+def test_zookeeper_browser_api(api, store, cluster_settings):
+    (server,) = register_servers(api, 1)
+    root = f"/{cluster_settings.CLUSTER_NAME}"
+    listing = api.get(f"/zk/ls?path={root}").json()
+    assert {"CONFIGS", "IDEALSTATES", "EXTERNALVIEW", "LIVEINSTANCES", "PROPERTYSTORE",
+            "INSTANCES", "CONTROLLER"} <= set(listing)  # fmt: skip
+    config_path = f"{root}/CONFIGS/PARTICIPANT/{server}"
+    record = api.get(f"/zk/get?path={config_path}").json()
+    assert record["id"] == server and record["listFields"]["TAG_LIST"]
+    stat = api.get(f"/zk/stat?path={config_path}").json()
+    assert stat["version"] == 0 and stat["dataLength"] > 0
+    lsl = api.get(f"/zk/lsl?path={root}/CONFIGS/PARTICIPANT").json()
+    assert set(lsl) == {server} and "mtime" in lsl[server]
+    assert api.get(f"/zk/get?path={root}/nope").status_code == 404
+    assert api.get("/zk/ls").status_code == 400  # path is required
+
+    assert api.put(f"/zk/put?path={root}/scratch&data=hello").status_code == 200
+    assert api.get(f"/zk/get?path={root}/scratch").content == b"hello"
+    conflict = api.put(f"/zk/put?path={root}/scratch&data=x&expectedVersion=7")
+    assert conflict.status_code == 409
+    assert api.put("/zk/put?path=/zookeeper/quota&data=x").status_code == 400
+    assert api.delete(f"/zk/delete?path={root}/scratch").status_code == 200
+    assert store.stat(f"{root}/scratch") is None
+
+
+def test_sql_without_a_live_broker_is_a_503_in_pinot_shape(api, store, airline_schema,
+                                                           airline_offline_config):  # fmt: skip
+    register_servers(api, 1)
+    api.post("/schemas", airline_schema, format="json")
+    api.post("/tables", airline_offline_config, format="json")
+    # a broker that is registered but not live does not count
+    api.post("/instances", {"host": "127.0.0.1", "port": 8099, "type": "BROKER"}, format="json")
+    response = api.post("/sql", {"sql": "select count(*) from airlineStats"}, format="json")
+    assert response.status_code == 503
+    body = response.json()
+    assert body["exceptions"][0]["errorCode"] == 410
+    assert "No live broker tagged DefaultTenant_BROKER" in body["exceptions"][0]["message"]
+    assert body["numServersQueried"] == 0
+    assert api.get("/sql?sql=select+1").status_code == 503
+    assert api.post("/sql", {}, format="json").status_code == 400
