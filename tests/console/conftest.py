@@ -1,6 +1,7 @@
-"""A live cluster for the console's browser tests: the controller and two servers as real
-processes (`sprig controller`, `sprig server`) on the shared ZooKeeper, holding the airlineStats
-schema and table with real segments; and a headless Debian Chromium driven by Playwright."""
+"""A live cluster for the console's browser tests: a controller, two servers and a broker as
+real processes (`sprig controller`, `sprig server`, `sprig broker`) on the shared ZooKeeper,
+holding the airlineStats table (and a copy, `flights`, for destructive tests) with real
+segments; and a headless Debian Chromium driven by Playwright."""
 
 from __future__ import annotations
 
@@ -41,7 +42,6 @@ class ConsoleCluster:
     # table name -> segment names uploaded to it
     segments: dict[str, list[str]] = field(default_factory=dict)
     rows: dict[str, int] = field(default_factory=dict)
-    has_broker: bool = False
 
     def api(self, method: str, path: str, **kwargs) -> requests.Response:
         return requests.request(method, f"{self.url}{path}", timeout=30, **kwargs)
@@ -71,6 +71,17 @@ def _server_process(workdir: Path, env: dict[str, str], query_port: int, admin_p
         ),
         log_path=workdir / name / f"{name}.log",
         ready=lambda: _ok(f"http://127.0.0.1:{admin_port}/health"),
+        timeout_s=60,
+        env=env,
+    )
+
+
+def _broker_process(workdir: Path, env: dict[str, str], port: int):
+    return ServiceProcess(
+        "broker",
+        sprig_argv("broker", "--host", "127.0.0.1", "--bind", "127.0.0.1", "--port", str(port)),
+        log_path=workdir / "broker" / "broker.log",
+        ready=lambda: _ok(f"http://127.0.0.1:{port}/health"),
         timeout_s=60,
         env=env,
     )
@@ -125,6 +136,20 @@ def _wait_online(cluster: ConsoleCluster, table: str, timeout_s: float = 60) -> 
     raise AssertionError(f"segments of {table} did not come ONLINE: {status}")
 
 
+def _wait_queryable(cluster: ConsoleCluster, table: str, timeout_s: float = 60) -> None:
+    """Until the controller's /sql (through the broker) counts every row of the table."""
+    deadline = time.monotonic() + timeout_s
+    body = None
+    while time.monotonic() < deadline:
+        response = cluster.api("POST", "/sql", json={"sql": f"select count(*) from {table}"})
+        body = response.json() if response.ok else response.text
+        table_ok = response.ok and not body.get("exceptions") and body.get("resultTable")
+        if table_ok and body["resultTable"]["rows"][0][0] == cluster.rows[table]:
+            return
+        time.sleep(0.3)
+    raise AssertionError(f"{table} is not fully queryable through /sql: {body}")
+
+
 @pytest.fixture(scope="session")
 def console_cluster(zookeeper, pinot_examples, tmp_path_factory) -> Iterator[ConsoleCluster]:
     workdir = tmp_path_factory.mktemp("console_cluster")
@@ -140,6 +165,7 @@ def console_cluster(zookeeper, pinot_examples, tmp_path_factory) -> Iterator[Con
     processes = [controller_process(workdir, port, env)]
     query_ports = [free_port() for _ in range(2)]
     processes += [_server_process(workdir, env, qp, free_port()) for qp in query_ports]
+    processes.append(_broker_process(workdir, env, free_port()))
     try:
         for process in processes:
             process.start()
@@ -163,6 +189,7 @@ def console_cluster(zookeeper, pinot_examples, tmp_path_factory) -> Iterator[Con
         _add_table(cluster, flights_schema, flights_config, flights)
         for table in cluster.segments:
             _wait_online(cluster, table)
+            _wait_queryable(cluster, table)
         yield cluster
     finally:
         for process in reversed(processes):

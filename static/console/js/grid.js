@@ -119,7 +119,7 @@ export class ResultGrid {
       return th;
     }));
     const body = el("tbody", {}, shown.map((row) => el("tr", {}, row.map((value, index) =>
-      el("td", { class: [NUMERIC.has(this.types[index]) ? "num" : "", value === null ? "null" : ""].join(" ").trim() || undefined }, cellText(value))))));
+      el("td", { class: [NUMERIC.has(this.types[index]) ? "num" : "", value === null ? "null" : ""].join(" ").trim() || undefined, title: cellText(value).length > 40 ? cellText(value) : undefined }, cellText(value))))));
 
     const pager = el("div", { class: "grid-pager" },
       el("button", { type: "button", class: "btn btn-small", disabled: this.page === 0, onclick: () => { this.page -= 1; this.render(); } }, "‹ Prev"),

@@ -14,8 +14,11 @@ export function loadHistory() {
 }
 
 // entry: {sql, at (epoch ms), status "ok"|"error", timeUsedMs, numRows, error}
+// A re-run of the newest entry (same SQL, same outcome) replaces it instead of repeating it.
 export function recordQuery(entry) {
-  const entries = [entry, ...loadHistory()].slice(0, HISTORY_LIMIT);
+  let previous = loadHistory();
+  if (previous.length && previous[0].sql === entry.sql && previous[0].status === entry.status) previous = previous.slice(1);
+  const entries = [entry, ...previous].slice(0, HISTORY_LIMIT);
   try {
     localStorage.setItem(KEY, JSON.stringify(entries));
   } catch {

@@ -31,6 +31,7 @@ const editor = new EditorView({
       Prec.highest(keymap.of([{ key: "Mod-Enter", run: () => (runQuery(), true) }])),
       basicSetup,
       completion.of(sql({ dialect: StandardSQL, upperCaseKeywords: false })),
+      StandardSQL.language.data.of({ autocomplete: completeColumns }),
       placeholder("select * from airlineStats limit 10   (Ctrl/Cmd+Enter runs)"),
       EditorView.lineWrapping,
     ],
@@ -57,6 +58,25 @@ function columnsOf(schema) {
   return specs;
 }
 
+// Columns of the tables the query reads (FROM/JOIN), or of the table picked in the sidebar:
+// Pinot queries name columns bare, which the SQL language's own completion does not offer.
+function completeColumns(context) {
+  const word = context.matchBefore(/[A-Za-z_$][\w$]*/);
+  if (!word && !context.explicit) return null;
+  const text = context.state.doc.toString();
+  const named = [...text.matchAll(/\b(?:from|join)\s+([A-Za-z_][\w]*)/gi)].map((m) => m[1]);
+  const picked = document.querySelector(".table-link.active");
+  const tables = named.length ? named : picked ? [picked.dataset.table] : [];
+  const options = [];
+  for (const table of tables) {
+    const schema = schemas.get(table);
+    if (!schema) continue;
+    for (const column of columnsOf(schema)) options.push({ label: column.name, type: "property", detail: `${table} · ${column.dataType}`, boost: 1 });
+  }
+  if (!options.length) return null;
+  return { from: word ? word.from : context.pos, options, validFor: /^[\w$]*$/ };
+}
+
 function refreshCompletion() {
   const tables = {};
   for (const [table, schema] of schemas) tables[table] = columnsOf(schema).map((c) => c.name);
@@ -80,7 +100,7 @@ function showSchema(table, schema) {
       el("tbody", {}, cols.map((c) => el("tr", {},
         el("td", { class: "mono" }, c.name),
         el("td", {}, c.dataType + (c.singleValueField === false ? "[]" : "")),
-        el("td", { class: "muted" }, c.kind.replace("_", " ").toLowerCase())))))));
+        el("td", { class: "muted" }, c.kind.replace("_", " ").toLowerCase()))))));
 }
 
 async function loadTables() {

@@ -39,6 +39,12 @@ export class ResultChart {
     let data = rows;
     if (plan.time) data = [...rows].sort((a, b) => (a[plan.x] > b[plan.x] ? 1 : a[plan.x] < b[plan.x] ? -1 : 0));
     const names = dataSchema.columnNames;
+    // what is drawn, readable without pixels (tests, assistive tools)
+    this.canvas.dataset.kind = kind || plan.kind;
+    this.canvas.dataset.points = String(data.length);
+    this.canvas.dataset.x = names[plan.x];
+    this.canvas.dataset.series = plan.series.map((i) => names[i]).join(",");
+    this.canvas.setAttribute("aria-label", `${kind || plan.kind} chart of ${this.canvas.dataset.series} by ${names[plan.x]}`);
     this.chart = new Chart(this.canvas, {
       type: kind || plan.kind,
       data: {
