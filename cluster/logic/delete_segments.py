@@ -3,7 +3,7 @@ segment metadata, then the deep-store file."""
 
 from __future__ import annotations
 
-from cluster.errors import NotFound
+from cluster.errors import BadRequest, NotFound
 from cluster.logic import audit
 from cluster.logic.deep_store import get_deep_store
 from cluster.periods import period_ms
@@ -18,8 +18,6 @@ def keep_deleted(retention: str | None) -> bool:
     try:
         return period_ms(retention) > 0
     except ValueError as exc:
-        from cluster.errors import BadRequest
-
         raise BadRequest(f"retention: {exc}") from exc
 
 

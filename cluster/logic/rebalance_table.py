@@ -17,7 +17,7 @@ from django.conf import settings
 
 from cluster.logic.assign_segments import rebalance_target
 from cluster.logic.cluster_view import parsed, replication_of, table_row, table_servers
-from cluster.logic.controller_jobs import REBALANCE, load_job, save_job, update_job
+from cluster.logic.controller_jobs import REBALANCE, load_job, save_job, table_jobs, update_job
 from engine.clusterstate import SERVING_STATES, ClusterStore, ResourceAssignment
 from engine.clusterstate.records import now_ms
 
@@ -176,8 +176,6 @@ def rebalance_status(store: ClusterStore, job_id: str) -> dict:
 
 def cancel_rebalance(store: ClusterStore, table_with_type: str) -> list[str]:
     """Cancel the table's running rebalance jobs; returns their ids."""
-    from cluster.logic.controller_jobs import table_jobs
-
     cancelled = []
     for job_id in table_jobs(store, table_with_type, [REBALANCE]):
 

@@ -3,6 +3,7 @@ instances (``GET /tables/{t}/...``) and segment listings (``GET /segments/{t}``)
 
 from __future__ import annotations
 
+from cluster import models
 from cluster.errors import NotFound
 from cluster.logic.cluster_view import (
     instances_with_tag,
@@ -16,6 +17,7 @@ from engine.clusterstate import (
     ClusterStore,
     InstanceType,
     SegmentState,
+    split_table_name,
     table_name_with_type,
 )
 
@@ -29,8 +31,6 @@ def existing_types(table: str, table_type: str | None) -> list[str]:
 
 
 def _raw(table: str) -> str:
-    from engine.clusterstate import split_table_name
-
     return split_table_name(table)[0]
 
 
@@ -122,8 +122,6 @@ def table_size(store: ClusterStore, table: str) -> dict:
 
 
 def table_instances(store: ClusterStore, table: str, table_type: str | None) -> dict:
-    from cluster import models
-
     raw = _raw(table)
     out: dict = {"tableName": raw, "brokers": [], "server": []}
     for kind in existing_types(raw, table_type):

@@ -18,11 +18,12 @@ from pathlib import Path
 import fsspec
 from django.conf import settings
 
-from cluster.errors import BadRequest, Conflict
+from cluster.errors import BadRequest, Conflict, Forbidden
 from cluster.logic import audit
 from cluster.logic.assign_segments import assign_segment
 from cluster.logic.cluster_view import parsed, replication_of, table_row, table_servers
 from cluster.logic.deep_store import get_deep_store
+from cluster.periods import data_size_bytes
 from engine.clusterstate import (
     ClusterStore,
     Message,
@@ -146,6 +147,7 @@ def _store(store, row, metadata: SegmentMetadata, tar_path, size: int, upload: U
                 f"CRC {crc}; nothing changed"
             }
     config = parsed(row)
+    _check_quota(store, row, segment, size)
     servers = table_servers(store, config)
     ideal = store.ideal_state(resource) or ResourceAssignment(resource)
     if existing is None:
@@ -190,6 +192,28 @@ def _store(store, row, metadata: SegmentMetadata, tar_path, size: int, upload: U
     audit.record(action, "segment", f"{resource}/{segment}", crc=crc, instances=instances)
     verb = "refreshed" if existing else "uploaded"
     return {"status": f"Successfully {verb} segment: {segment} of table: {resource}"}
+
+
+def _check_quota(store, row, segment: str, size: int) -> None:
+    """Pinot's ``quota.storage``: the table's size per replica (tar.gz bytes of its segments,
+    a refreshed segment counted once) may not exceed it; 403 otherwise."""
+    quota = (row.config.get("quota") or {}).get("storage")
+    if not quota:
+        return
+    try:
+        limit = data_size_bytes(quota)
+    except ValueError as exc:
+        raise BadRequest(f"quota.storage of {row.name_with_type}: {exc}") from exc
+    used = 0
+    for name in store.segment_names(row.name_with_type):
+        meta = store.segment_metadata(row.name_with_type, name)
+        if meta is not None and name != segment:
+            used += meta.size_in_bytes
+    if used + size > limit:
+        raise Forbidden(
+            f"Quota check failed for segment {segment} of table {row.name_with_type}: the table "
+            f"would use {used + size} bytes per replica, over quota.storage {quota} ({limit} bytes)"
+        )
 
 
 def _assign(store, resource: str, segment: str, servers: list[str], replication: int) -> list[str]:

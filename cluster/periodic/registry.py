@@ -11,10 +11,10 @@ from collections.abc import Callable
 from django.conf import settings
 
 from cluster import models
-from cluster.errors import BadRequest
+from cluster.errors import BadRequest, NotFound
 from cluster.logic.cluster_view import table_types
 from cluster.periods import period_ms
-from engine.clusterstate import ClusterStore
+from engine.clusterstate import ClusterStore, split_table_name
 
 log = logging.getLogger(__name__)
 
@@ -59,13 +59,9 @@ def frequency_seconds(task: PeriodicTask) -> float:
 def _rows(table_name: str | None, table_type: str | None) -> list[models.TableConfig]:
     if not table_name:
         return list(models.TableConfig.objects.all())
-    from engine.clusterstate import split_table_name
-
     raw = split_table_name(table_name)[0]
     types = table_types(table_name, table_type)
     if not types:
-        from cluster.errors import NotFound
-
         raise NotFound(f"Table {table_name} does not exist")
     return list(models.TableConfig.objects.filter(table_name=raw, table_type__in=types))
 

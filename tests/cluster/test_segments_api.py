@@ -265,3 +265,19 @@ def test_deep_store_by_fsspec_url(api, store, table, airline_segments, cluster_s
     assert upload(api, tar).status_code == 200
     assert (tmp_path / "viaurl" / "airlineStats" / name).read_bytes() == tar.read_bytes()
     assert get_deep_store().exists("airlineStats", name)
+
+
+def test_storage_quota_rejects_uploads_with_403(api, store, airline_schema, airline_offline_config,
+                                                airline_segments, cluster_settings):  # fmt: skip
+    register_servers(api, 1)
+    config = copy.deepcopy(airline_offline_config)
+    first = airline_segments[0][1].stat().st_size
+    config["quota"] = {"storage": f"{(first + first // 2) / 1024:.1f}K"}
+    api.post("/schemas", airline_schema, format="json")
+    assert api.post("/tables", config, format="json").status_code == 200
+    assert upload(api, airline_segments[0][1]).status_code == 200
+    response = upload(api, airline_segments[1][1])
+    assert response.status_code == 403
+    assert "quota.storage" in response.json()["error"]
+    assert store.segment_names("airlineStats_OFFLINE") == [airline_segments[0][0]]
+    assert deep_files(cluster_settings) == [airline_segments[0][0]]
