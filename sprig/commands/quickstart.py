@@ -1,30 +1,67 @@
-"""`sprig quickstart`: the whole local cluster in one command, stopped by Ctrl-C."""
+"""`sprig quickstart`: a whole batch cluster in one command, stopped by Ctrl-C.
+
+It starts the service stack, the controller, one broker, two servers and a minion; creates
+the airlineStats and billing tables from Apache Pinot's example configs (examples/pinot); loads
+their raw data through the Spark batch ingestion job; and prints the console URL and example
+queries. ``--external`` runs the same against the ZooKeeper and deep store named by SPRIG_ZK
+and SPRIG_DEEP_STORE_URI instead of local ones.
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
 import signal
+import subprocess
+import sys
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 
+import orjson
+import requests
+
 from sprig.errors import CommandError
-from sprig.runtime import AlreadyRunning, SingleInstanceLock, wait_for_stop_signal
+from sprig.runtime import REPO_ROOT, AlreadyRunning, SingleInstanceLock, wait_for_stop_signal
 from sprig.stack import LocalStack, ServiceError, ServiceProcess, check_java
-from sprig.stack.cluster import controller_process, minion_process
+from sprig.stack.cluster import (
+    broker_process,
+    controller_process,
+    minion_process,
+    server_process,
+)
 from sprig.stack.process import choose_port
+from sprig.stack.stack import ALL_SERVICES
 
 DEFAULT_CONTROLLER_PORT = 9000
+DEFAULT_BROKER_PORT = 8099
+DEFAULT_SERVER_PORTS = ((8098, 8097), (8096, 8095))
+INSTANCE_HOST = "127.0.0.1"
+EXAMPLES_DIR = REPO_ROOT / "examples" / "pinot"
+EXAMPLE_TABLES = ("airlineStats", "billing")
+EXAMPLE_QUERIES = (
+    "SELECT Carrier, COUNT(*) AS flights, AVG(ArrDelay) AS avgArrDelay FROM airlineStats "
+    "WHERE Cancelled = 0 AND Diverted = 0 GROUP BY Carrier ORDER BY flights DESC LIMIT 10",
+    "SELECT Origin, Dest, COUNT(*) AS flights FROM airlineStats "
+    "WHERE DaysSinceEpoch BETWEEN 16071 AND 16077 GROUP BY Origin, Dest "
+    "ORDER BY flights DESC LIMIT 5",
+    "SELECT city, COUNT(*) AS bills, SUM(totalToPay) AS toPay FROM billing "
+    "GROUP BY city ORDER BY toPay DESC LIMIT 5",
+)
+LOAD_TIMEOUT_S = 300
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "quickstart",
-        help="start a local cluster with the console; Ctrl-C stops everything",
+        help="start a local batch cluster with example data; Ctrl-C stops everything",
         description="Start ZooKeeper, Redis and a Kafka-protocol broker, then the controller "
-        "(REST API and console) and a minion. Services whose SPRIG_ZK / SPRIG_REDIS_URL / "
-        "SPRIG_KAFKA_BROKERS variable is set are used as external services instead of started. "
-        "Ctrl-C stops every process it started.",
+        "(REST API and console), a broker, two servers and a minion; create the airlineStats "
+        "and billing tables from Apache Pinot's example configs and load their data with the "
+        "Spark ingestion job. Services whose SPRIG_ZK / SPRIG_REDIS_URL / SPRIG_KAFKA_BROKERS "
+        "variable is set are used as external services instead of started. Ctrl-C stops every "
+        "process it started.",
     )
     parser.add_argument(
         "--port",
@@ -39,6 +76,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="where the controller database, deep store and logs go (default: a new temp dir)",
     )
+    parser.add_argument(
+        "--external",
+        action="store_true",
+        help="use the external ZooKeeper at $SPRIG_ZK and the deep store at "
+        "$SPRIG_DEEP_STORE_URI (both required) instead of local ones",
+    )
+    parser.add_argument(
+        "--no-data", action="store_true", help="create no example tables and load no data"
+    )
     parser.set_defaults(func=run)
 
 
@@ -47,6 +93,13 @@ def run(args: argparse.Namespace) -> int:
         check_java()
     except ServiceError as exc:
         raise CommandError(str(exc)) from None
+    if args.external:
+        missing = [v for v in ("SPRIG_ZK", "SPRIG_DEEP_STORE_URI") if not os.environ.get(v)]
+        if missing:
+            raise CommandError(
+                f"--external needs {' and '.join(missing)} set, e.g. SPRIG_ZK=zk-host:2181 "
+                "SPRIG_DEEP_STORE_URI=s3://bucket/sprig (or a shared directory)"
+            )
     lock = SingleInstanceLock("quickstart")
     try:
         lock.acquire()
@@ -57,7 +110,8 @@ def run(args: argparse.Namespace) -> int:
 
     data_dir = (args.data_dir or Path(tempfile.mkdtemp(prefix="sprig-quickstart-"))).resolve()
     workdir = data_dir / "processes"
-    stack = LocalStack(data_dir / "stack", honour_external=True)
+    services = tuple(s for s in ALL_SERVICES if not (args.external and s == "zookeeper"))
+    stack = LocalStack(data_dir / "stack", services, honour_external=True)
     children: list[ServiceProcess] = []
     try:
         port = _controller_port(args.port)
@@ -66,19 +120,44 @@ def run(args: argparse.Namespace) -> int:
         env = {
             **stack.env(),
             "SPRIG_DATA_DIR": str(data_dir / "controller"),
+            "SPRIG_CONTROLLER_HOST": INSTANCE_HOST,
             "DJANGO_SETTINGS_MODULE": os.environ.get(
                 "DJANGO_SETTINGS_MODULE", "config.settings.local"
             ),
         }
-        print("Starting the controller and a minion ...", flush=True)
-        children = [controller_process(workdir, port, env), minion_process(workdir, env)]
+        if args.external:
+            env["SPRIG_ZK"] = os.environ["SPRIG_ZK"]
+            env["SPRIG_DEEP_STORE_URI"] = os.environ["SPRIG_DEEP_STORE_URI"]
+        broker_port = choose_port("broker", DEFAULT_BROKER_PORT, host="0.0.0.0")
+        print("Starting the controller, a broker, two servers and a minion ...", flush=True)
+        children = [controller_process(workdir, port, env)]
+        children.append(broker_process(workdir, broker_port, env, host=INSTANCE_HOST))
+        for i, (query_port, admin_port) in enumerate(DEFAULT_SERVER_PORTS, start=1):
+            query_port = choose_port("server", query_port, host="0.0.0.0")
+            admin_port = choose_port("server admin", admin_port, host="0.0.0.0")
+            if admin_port == query_port:
+                admin_port = choose_port("server admin", query_port + 1, host="0.0.0.0")
+            env_i = {**env, "SPRIG_DATA_DIR": str(data_dir / f"server-{i}")}
+            children.append(
+                server_process(
+                    workdir, query_port, admin_port, env_i, host=INSTANCE_HOST, name=f"server-{i}"
+                )
+            )
+        children.append(minion_process(workdir, env))
         for child in children:
             child.start()
         for child in children:
             child.wait_ready()
         console = f"http://localhost:{port}"
-        lock.update(console=console, data_dir=str(data_dir))
-        _print_summary(console, stack, children, data_dir)
+        broker_url = f"http://localhost:{broker_port}"
+        lock.update(console=console, broker=broker_url, data_dir=str(data_dir))
+        loaded = {}
+        if not args.no_data:
+            loaded = load_example_tables(
+                f"http://127.0.0.1:{port}", f"http://127.0.0.1:{broker_port}", data_dir,
+                env, lambda: _dead_child(children),
+            )  # fmt: skip
+        _print_summary(console, broker_url, stack, children, data_dir, loaded)
         why = wait_for_stop_signal(lambda: _dead_child(children))
         print(f"\nStopping ({why}) ...", flush=True)
     except ServiceError as exc:
@@ -114,11 +193,28 @@ def _dead_child(children: list[ServiceProcess]) -> str | None:
     return None
 
 
+def _address(child: ServiceProcess, console: str, broker_url: str) -> str:
+    if child.name == "controller":
+        return console
+    if child.name == "broker":
+        return broker_url
+    if child.name.startswith("server"):
+        argv = child.argv
+        return f"query :{argv[argv.index('--query-port') + 1]}, admin :{argv[argv.index('--admin-port') + 1]}"
+    return "queue:minion_untagged"
+
+
 def _print_summary(
-    console: str, stack: LocalStack, children: list[ServiceProcess], data_dir: Path
+    console: str,
+    broker_url: str,
+    stack: LocalStack,
+    children: list[ServiceProcess],
+    data_dir: Path,
+    loaded: dict[str, str],
 ) -> None:
     print()
     print(f"Sprig is running. Console: {console}   REST API: {console}/help")
+    print(f"Broker: {broker_url}/query/sql")
     print()
     print(f"  {'process':<11} {'address':<32} {'pid':<8} log")
     for row in stack.describe():
@@ -126,8 +222,100 @@ def _print_summary(
             f"  {row['service']:<11} {row['address']!s:<32} {row['pid'] or '-'!s:<8} {row['log'] or '-'}"
         )
     for child in children:
-        address = console if child.name == "controller" else "queue:minion_untagged"
+        address = _address(child, console, broker_url)
         print(f"  {child.name:<11} {address:<32} {child.pid!s:<8} {child.log_path}")
     print()
+    if loaded:
+        print(f"Tables (from Apache Pinot's examples in {EXAMPLES_DIR}):")
+        for table, summary in loaded.items():
+            print(f"  {table}: {summary}")
+        print()
+        print("Example queries (paste into the Query Console, or send to the broker):")
+        for sql in EXAMPLE_QUERIES:
+            print(f"  {sql}")
+        print()
+        print(
+            f"  curl -s -X POST {broker_url}/query/sql -H 'Content-Type: application/json' "
+            f'-d \'{{"sql": "{EXAMPLE_QUERIES[0]}"}}\''
+        )
+        print()
     print(f"Data: {data_dir}")
     print("Press Ctrl-C to stop everything.", flush=True)
+
+
+# --- example data ------------------------------------------------------------------------------
+def load_example_tables(
+    controller: str,
+    broker: str,
+    data_dir: Path,
+    env: dict[str, str],
+    dead_child: Callable[[], str | None],
+) -> dict[str, str]:
+    """Create each example table (schema, then OFFLINE table config) and load its raw data
+    with the Spark ingestion job, then wait until the broker serves every segment. A table
+    that already exists (an external cluster used before) is left as it is. Returns
+    table -> "N rows in M segments"."""
+    loaded = {}
+    for table in EXAMPLE_TABLES:
+        folder = EXAMPLES_DIR / "batch" / table
+        if requests.get(f"{controller}/tables/{table}", timeout=30).status_code == 200:
+            print(f"Table {table} already exists; its data is not loaded again.", flush=True)
+        else:
+            for path, name in (("/schemas", f"{table}_schema.json"),
+                               ("/tables", f"{table}_offline_table_config.json")):  # fmt: skip
+                body = orjson.loads((folder / name).read_bytes())
+                response = requests.post(f"{controller}{path}", json=body, timeout=60)
+                if not response.ok:
+                    raise CommandError(
+                        f"creating {table} from {folder / name} failed: "
+                        f"HTTP {response.status_code} {response.text[:300]}"
+                    )
+            print(f"Loading {table} with the Spark ingestion job ...", flush=True)
+            _ingest(folder, controller, data_dir / "segments" / table, env)
+        loaded[table] = _wait_served(controller, broker, table, dead_child)
+    return loaded
+
+
+def _ingest(folder: Path, controller: str, output_dir: Path, env: dict[str, str]) -> None:
+    argv = [
+        sys.executable, "-m", "sprig", "ingest",
+        "--spec", str(folder / "ingestionJobSpec.yaml"),
+        "--controller", controller,
+        "--input-dir", str(folder / "rawdata"),
+        "--output-dir", str(output_dir),
+        "--master", os.environ.get("SPRIG_SPARK_MASTER", "local[2]"),
+    ]  # fmt: skip
+    result = subprocess.run(argv, env={**os.environ, **env}, check=False)
+    if result.returncode != 0:
+        raise CommandError(f"the ingestion job for {folder.name} failed (exit {result.returncode})")
+
+
+def _wait_served(
+    controller: str, broker: str, table: str, dead_child: Callable[[], str | None]
+) -> str:
+    ideal = requests.get(f"{controller}/tables/{table}/idealstate", timeout=30).json()
+    expected = len((ideal or {}).get("OFFLINE") or {})
+    deadline = time.monotonic() + LOAD_TIMEOUT_S
+    last: dict = {}
+    while time.monotonic() < deadline:
+        why = dead_child()
+        if why:
+            raise CommandError(why)
+        try:
+            last = requests.post(
+                f"{broker}/query/sql", json={"sql": f"SELECT COUNT(*) FROM {table}"}, timeout=30
+            ).json()
+        except (requests.RequestException, ValueError):
+            last = {}
+        if (
+            last.get("resultTable")
+            and not last.get("exceptions")
+            and last.get("numSegmentsQueried") == expected
+        ):
+            rows = last["resultTable"]["rows"][0][0]
+            return f"{rows} rows in {expected} segments"
+        time.sleep(0.5)
+    raise CommandError(
+        f"{table}: the broker did not serve all {expected} segments within "
+        f"{LOAD_TIMEOUT_S} s; last answer: {str(last)[:300]}"
+    )

@@ -1,0 +1,186 @@
+"""Cluster benchmark: queries through a real broker and two servers vs in-process execution.
+
+    python -m bench.cluster [--rows 20000000] [--dir var/bench] [--duration 20]
+
+Builds (once) the event segments of ``bench.datasets``, starts ZooKeeper, a controller, two
+servers and a broker as separate processes (replication 1), uploads the segments, then for a
+selective indexed query and a group-by runs a closed loop of 1 and of 32 concurrent clients
+for ``--duration`` seconds each and prints p50, p99 and QPS through the broker, next to the
+same query's in-process p50 (``engine.query.run_query`` on the same segments) and the ratio.
+Clients keep one HTTP/1.1 connection each; the machine (2 cores) is shared by everything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import statistics
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import orjson
+import requests
+
+from bench.datasets import SCHEMA_JSON, TABLE_CONFIG_JSON, ensure_event_segments, events_schema
+from engine.query import run_query
+from engine.segment import load_segment, pack_segment
+from sprig.stack import ZooKeeperService
+from sprig.stack.cluster import broker_process, controller_process, server_process
+from sprig.stack.process import free_port
+
+QUERIES = {
+    "selective (sorted+inverted)": "SELECT COUNT(*), SUM(latency_ms) FROM events "
+    "WHERE country = 'MX' AND site_id = 7",
+    "group-by country": "SELECT country, COUNT(*), SUM(clicks) FROM events "
+    "GROUP BY country ORDER BY COUNT(*) DESC LIMIT 10",
+}
+CLIENTS = (1, 32)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def in_process_p50(sql: str, segments, schema, repeat: int) -> float:
+    run_query(sql, segments, table_schema=schema)  # warm-up
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        orjson.dumps(run_query(sql, segments, table_schema=schema))
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
+def closed_loop(port: int, sql: str, clients: int, duration_s: float) -> tuple[list[float], int]:
+    """Latencies (ms) of every query answered in ``duration_s`` by ``clients`` threads."""
+    body = orjson.dumps({"sql": sql})
+    latencies: list[list[float]] = [[] for _ in range(clients)]
+    errors = [0]
+    stop_at = time.monotonic() + duration_s
+
+    def client(i: int) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        headers = {"Content-Type": "application/json"}
+        while time.monotonic() < stop_at:
+            started = time.perf_counter()
+            conn.request("POST", "/query/sql", body, headers)
+            response = conn.getresponse()
+            data = response.read()
+            elapsed = (time.perf_counter() - started) * 1000
+            if response.status != 200 or orjson.loads(data).get("exceptions"):
+                errors[0] += 1
+            latencies[i].append(elapsed)
+        conn.close()
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return [x for per in latencies for x in per], errors[0]
+
+
+def start_cluster(workdir: Path):
+    zookeeper = ZooKeeperService(workdir / "zk")
+    zookeeper.start()
+    zookeeper.wait_ready()
+    env = {
+        "SPRIG_ZK": zookeeper.address,
+        "SPRIG_CLUSTER_NAME": f"bench_{uuid.uuid4().hex[:6]}",
+        "SPRIG_DATA_DIR": str(workdir / "data"),
+        "SPRIG_EXTERNAL_VIEW_INTERVAL_S": "0.5",
+        "SPRIG_LOG_LEVEL": "WARNING",
+        "DJANGO_SETTINGS_MODULE": "config.settings.local",
+    }
+    controller_port, broker_port = free_port(), free_port()
+    processes = [controller_process(workdir, controller_port, env)]
+    for i in range(2):
+        env_i = {**env, "SPRIG_DATA_DIR": str(workdir / f"server-{i}")}
+        processes.append(server_process(workdir, free_port(), free_port(), env_i))
+    processes.append(broker_process(workdir, broker_port, env))
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.wait_ready()
+    return zookeeper, processes, f"http://127.0.0.1:{controller_port}", broker_port
+
+
+def load_table(controller: str, broker_port: int, tars: list[Path], rows: int) -> None:
+    for path, body in (("/schemas", SCHEMA_JSON), ("/tables", TABLE_CONFIG_JSON)):
+        response = requests.post(f"{controller}{path}", json=body, timeout=60)
+        response.raise_for_status()
+    for tar in tars:
+        with tar.open("rb") as handle:
+            response = requests.post(
+                f"{controller}/segments", params={"tableName": "events", "tableType": "OFFLINE"},
+                files={"file": (tar.name, handle, "application/gzip")}, timeout=600,
+            )  # fmt: skip
+        response.raise_for_status()
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        got = requests.post(f"http://127.0.0.1:{broker_port}/query/sql",
+                            json={"sql": "SELECT COUNT(*) FROM events"}, timeout=60).json()  # fmt: skip
+        if got.get("resultTable") and got["resultTable"]["rows"][0][0] == rows:
+            return
+        time.sleep(0.5)
+    raise RuntimeError(f"the broker never served all {rows} rows")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=20_000_000)
+    parser.add_argument("--dir", type=Path, default=Path("var/bench"))
+    parser.add_argument("--duration", type=float, default=20.0, help="seconds per run")
+    parser.add_argument("--repeat", type=int, default=50, help="in-process repetitions")
+    args = parser.parse_args(argv)
+
+    segment_dirs = ensure_event_segments(args.dir, rows=args.rows)
+    tar_dir = args.dir / f"tars_{args.rows}"
+    tar_dir.mkdir(parents=True, exist_ok=True)
+    tars = []
+    for seg_dir in segment_dirs:
+        tar = tar_dir / f"{seg_dir.name}.tar.gz"
+        if not tar.exists():
+            pack_segment(seg_dir, tar)
+        tars.append(tar)
+    segments = [load_segment(d) for d in segment_dirs]
+    schema = events_schema()
+    baseline = {name: in_process_p50(sql, segments, schema, args.repeat)
+                for name, sql in QUERIES.items()}  # fmt: skip
+
+    with tempfile.TemporaryDirectory(prefix="sprig-bench-") as tmp:
+        zookeeper, processes, controller, broker_port = start_cluster(Path(tmp))
+        try:
+            load_table(controller, broker_port, tars, args.rows)
+            rows = []
+            for name, sql in QUERIES.items():
+                closed_loop(broker_port, sql, 1, 1.0)  # warm-up: plans, connections
+                for clients in CLIENTS:
+                    latencies, errors = closed_loop(broker_port, sql, clients, args.duration)
+                    rows.append((name, clients, latencies, errors))
+        finally:
+            for process in reversed(processes):
+                process.stop()
+            zookeeper.stop()
+
+    print(f"\nbench.cluster: {args.rows:,} rows in {len(segments)} segments, 2 servers "
+          f"(replication 1), 1 broker, {args.duration:g} s per run\n")  # fmt: skip
+    header = (f"{'query':<28} {'clients':>7} {'p50 ms':>8} {'p99 ms':>8} {'QPS':>8} "
+              f"{'in-proc p50':>11} {'ratio':>6} {'added p50':>9} {'errors':>6}")  # fmt: skip
+    print(header)
+    print("-" * len(header))
+    for name, clients, latencies, errors in rows:
+        p50, p99 = percentile(latencies, 0.5), percentile(latencies, 0.99)
+        base = baseline[name]
+        print(f"{name:<28} {clients:>7} {p50:>8.2f} {p99:>8.2f} {len(latencies) / args.duration:>8.1f} "
+              f"{base:>11.2f} {p50 / base:>6.2f} {p50 - base:>9.2f} {errors:>6}")  # fmt: skip
+    print("\nratio = broker p50 / in-process p50; added p50 = broker p50 - in-process p50 (ms)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
