@@ -149,3 +149,19 @@ def test_unknown_schema_stops_before_building(spark, controller, pinot_examples,
     err = capsys.readouterr().err
     assert code == 2
     assert f"the controller has no schema at {controller}/schemas/noSuchSchema (404" in err
+
+
+def test_nothing_is_pushed_when_a_file_fails(spark, controller, pinot_examples, tmp_path, capsys):
+    create_table(controller, pinot_examples, "airlineHalf")
+    inputs = airline_days(pinot_examples, ["06", "07"], tmp_path / "in")
+    (inputs / "08").mkdir()
+    (inputs / "08/broken.avro").write_bytes(b"not avro at all")
+    code = run_spec(
+        tmp_path, jobType="SegmentCreationAndTarPush", input=str(inputs),
+        output=str(tmp_path / "out"), table="airlineHalf", postfix="x", controller=controller,
+    )  # fmt: skip
+    report = capsys.readouterr().out
+    assert code == 1
+    assert "built 2 of 3 segment(s)" in report
+    assert "nothing was pushed because 1 of 3 file(s) failed to build" in report
+    assert listed_segments(controller, "airlineHalf") == []

@@ -151,3 +151,38 @@ def test_sprig_ingest_help_lists_the_options(capsys) -> None:
     out = capsys.readouterr().out
     for option in ("--spec", "--values", "--master", "--input-dir", "--controller"):
         assert option in out
+
+
+def test_relative_paths_are_taken_from_root(capsys, pinot_examples, tmp_path: Path) -> None:
+    spec = tmp_path / "job.yaml"
+    spec.write_text(
+        SPEC.format(
+            job_type="SegmentCreation", input_dir="batch/airlineStats/rawdata",
+            include="glob:**/*.none", output_dir="out", data_format="avro",
+            schema="batch/airlineStats/airlineStats_schema.json",
+            table_config="batch/airlineStats/airlineStats_offline_table_config.json",
+            controller="http://127.0.0.1:9",
+        )
+    )  # fmt: skip
+    code, err = run_main(capsys, "--spec", str(spec), "--root", str(pinot_examples))
+    assert code == 2
+    assert f"no input file in '{pinot_examples / 'batch/airlineStats/rawdata'}'" in err
+
+
+def test_controller_override_moves_the_table_uris(pinot_examples: Path) -> None:
+    import argparse
+
+    from spark_jobs.ingestion.main import add_arguments, spec_from_args
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    spec_path = pinot_examples / "batch/airlineStats/ingestionJobSpec.yaml"
+    args = parser.parse_args(
+        ["--spec", str(spec_path), "--controller", "http://10.0.0.5:9100/", "--output-dir", "/o"]
+    )
+    spec = spec_from_args(args)
+    assert spec.controller_uris == ("http://10.0.0.5:9100",)
+    assert spec.table.schema_uri == "http://10.0.0.5:9100/tables/airlineStats/schema"
+    assert spec.table.table_config_uri == "http://10.0.0.5:9100/tables/airlineStats"
+    assert spec.output_dir_uri == "/o"
+    assert spec.input_dir_uri == "examples/batch/airlineStats/rawdata"

@@ -144,3 +144,71 @@ def test_runs_as_a_spark_submit_script(pinot_examples, tmp_path) -> None:
     assert completed.returncode == 0, completed.stderr[-2000:]
     assert "built 1 of 1 segment(s), 694 row(s)" in completed.stdout
     assert (tmp_path / "out/billing_OFFLINE_0.tar.gz").is_file()
+
+
+@pytest.mark.parametrize("data_format", ["parquet", "json"])
+def test_parquet_and_json_inputs(spark, pinot_examples, tmp_path, capsys, data_format) -> None:
+    import fastavro
+    import orjson
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    example = pinot_examples / "batch/airlineStats"
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    expected_rows = 0
+    for day in ("07", "08"):
+        (source,) = (example / "rawdata/2014/01" / day).glob("*.avro")
+        with source.open("rb") as handle:
+            records = list(fastavro.reader(handle))
+        expected_rows += len(records)
+        target = inputs / f"{source.stem}.{data_format}"
+        if data_format == "parquet":
+            pq.write_table(pa.Table.from_pylist(records), target)
+        else:
+            target.write_bytes(b"\n".join(orjson.dumps(record) for record in records))
+    spec = tmp_path / "job.yaml"
+    spec.write_text(
+        (example / "ingestionJobSpec.yaml")
+        .read_text()
+        .replace("glob:**/*.avro", f"glob:**/*.{data_format}")
+        .replace("dataFormat: 'avro'", f"dataFormat: '{data_format}'")
+    )
+    out = tmp_path / "segments"
+    code = main(
+        ["--no-progress", "--spec", str(spec), *creation_args(example, "airlineStats", inputs, out)]
+    )
+    report = capsys.readouterr().out
+    assert code == 0, report
+    assert f"built 2 of 2 segment(s), {expected_rows} row(s)" in report
+    # both files sit directly in the input directory: sequence ids 0 and 1
+    assert sorted(tar.name for tar in out.glob("*.tar.gz")) == [
+        "airlineStats_OFFLINE_16077_16077_0.tar.gz",
+        "airlineStats_OFFLINE_16078_16078_1.tar.gz",
+    ]
+
+
+def test_progress_follows_spark_tasks(spark) -> None:
+    import time
+
+    from spark_jobs.ingestion.progress import spark_task_progress
+
+    class Recorder:
+        def __init__(self) -> None:
+            self.updates: list[int] = []
+
+        def start(self, description: str, total: int) -> None:
+            self.total = total
+
+        def update(self, completed: int) -> None:
+            self.updates.append(completed)
+
+        def finish(self) -> None:
+            pass
+
+    recorder = Recorder()
+    with spark_task_progress(spark, recorder, "sleeping", 4):
+        spark.sparkContext.parallelize(range(4), 4).map(lambda x: time.sleep(1.0) or x).collect()
+    assert recorder.total == 4
+    assert recorder.updates and max(recorder.updates) >= 1  # read from Spark's status tracker
+    assert recorder.updates == sorted(recorder.updates)
