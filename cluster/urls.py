@@ -10,6 +10,7 @@ from cluster.api import (
     schemas,
     segments,
     sql,
+    table_configs,
     table_views,
     tables,
     tenants,
@@ -56,6 +57,12 @@ urlpatterns = [
         "rebalanceStatus/<str:job_id>",
         rebalance.RebalanceStatusView.as_view(),
         name="rebalance-status",
+    ),
+    path("tableConfigs", table_configs.TableConfigsListView.as_view(), name="table-configs"),
+    path(
+        "tableConfigs/<str:table>",
+        table_configs.TableConfigsDetailView.as_view(),
+        name="table-config-set",
     ),
     # segments
     path("segments", upload.SegmentUploadView.as_view(), name="segment-upload"),

@@ -132,3 +132,26 @@ def test_table_state_disable_enable(api, store, with_schema, airline_offline_con
     assert api.put("/tables/airlineStats/state?state=enable").status_code == 200
     assert store.ideal_state("airlineStats_OFFLINE").enabled is True
     assert api.put("/tables/airlineStats/state?state=pause").status_code == 400
+
+
+def test_table_configs_document(api, store, airline_schema, airline_offline_config,
+                                airline_realtime_config):  # fmt: skip
+    register_servers(api, 1)
+    bad = {"tableName": "airlineStats", "schema": airline_schema,
+           "offline": {**airline_offline_config, "segmentsConfig": {"replication": "5"}}}  # fmt: skip
+    response = api.post("/tableConfigs", bad, format="json")
+    assert response.status_code == 400
+    assert not models.Schema.objects.exists() and store.schema("airlineStats") is None
+
+    body = {"tableName": "airlineStats", "schema": airline_schema,
+            "offline": airline_offline_config, "realtime": airline_realtime_config}  # fmt: skip
+    response = api.post("/tableConfigs", body, format="json")
+    assert response.status_code == 200, response.content
+    assert api.get("/tableConfigs").json() == ["airlineStats"]
+    got = api.get("/tableConfigs/airlineStats").json()
+    assert got["schema"] == airline_schema
+    assert got["offline"]["tableName"] == "airlineStats_OFFLINE"
+    assert got["realtime"]["tableType"] == "REALTIME"
+    assert api.delete("/tableConfigs/airlineStats").status_code == 200
+    assert api.get("/tables").json() == {"tables": []}
+    assert store.schema("airlineStats") is None

@@ -1,0 +1,53 @@
+"""``/tableConfigs``: schema plus table configs as one document."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from cluster import models
+from cluster.api.common import json_body, store
+from cluster.logic.table_configs import (
+    delete_table_configs,
+    get_table_configs,
+    save_table_configs,
+)
+
+TAG = ["Table"]
+
+
+class TableConfigsListView(APIView):
+    @extend_schema(summary="List tables (tableConfigs)", operation_id="listTableConfigs",
+                   tags=TAG, responses={200: OpenApiTypes.OBJECT})  # fmt: skip
+    def get(self, request):
+        names = models.TableConfig.objects.values_list("table_name", flat=True)
+        return Response(sorted(set(names)))
+
+    @extend_schema(
+        summary="Create a schema and its table configs together",
+        description='Body: `{"tableName", "schema", "offline", "realtime"}`.',
+        tags=TAG,
+        request=OpenApiTypes.OBJECT,
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def post(self, request):
+        return Response(save_table_configs(store(), json_body(request), update=False))
+
+
+class TableConfigsDetailView(APIView):
+    @extend_schema(summary="A table's schema and configs", tags=TAG,
+                   responses={200: OpenApiTypes.OBJECT})  # fmt: skip
+    def get(self, request, table: str):
+        return Response(get_table_configs(table))
+
+    @extend_schema(summary="Update a table's schema and configs", tags=TAG,
+                   request=OpenApiTypes.OBJECT, responses={200: OpenApiTypes.OBJECT})  # fmt: skip
+    def put(self, request, table: str):
+        return Response(save_table_configs(store(), json_body(request), update=True))
+
+    @extend_schema(summary="Delete a table (both types) and its schema", tags=TAG,
+                   responses={200: OpenApiTypes.OBJECT})  # fmt: skip
+    def delete(self, request, table: str):
+        return Response(delete_table_configs(store(), table))
