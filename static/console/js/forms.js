@@ -26,9 +26,10 @@ export function openAddDialog(kind, onCreated) {
   const feedback = el("div", { class: "validation", "data-testid": "validation", "aria-live": "polite" });
   const box = el("div", { class: "json-box", "data-testid": "json-input" });
   const content = el("div", {}, el("p", { class: "muted" }, spec.hint), box, feedback);
+  const formatButton = el("button", { type: "button", class: "btn" }, "Format");
   const validateButton = el("button", { type: "button", class: "btn" }, "Validate");
   const createButton = el("button", { type: "button", class: "btn btn-primary" }, "Create");
-  content.append(el("div", { class: "form-actions" }, validateButton, createButton));
+  content.append(el("div", { class: "form-actions" }, formatButton, validateButton, createButton));
   const dialog = showDialog(spec.title, content);
   const editor = jsonEditor(box, "");
   editor.view.focus();
@@ -42,6 +43,14 @@ export function openAddDialog(kind, onCreated) {
     checkType(kind, doc);
     return doc;
   };
+  formatButton.addEventListener("click", () => {
+    try {
+      editor.set(editor.parse());
+      show("", true);
+    } catch (err) {
+      show(errorText(err), false);
+    }
+  });
   validateButton.addEventListener("click", async () => {
     try {
       await api.post(spec.validate, parsed());

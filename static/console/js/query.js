@@ -100,7 +100,7 @@ function showSchema(table, schema) {
       el("tbody", {}, cols.map((c) => el("tr", {},
         el("td", { class: "mono" }, c.name),
         el("td", {}, c.dataType + (c.singleValueField === false ? "[]" : "")),
-        el("td", { class: "muted" }, c.kind.replace("_", " ").toLowerCase()))))));
+        el("td", { class: "muted", title: c.kind }, { DIMENSION: "dim", METRIC: "metric", DATE_TIME: "time", TIME: "time" }[c.kind]))))));
 }
 
 async function loadTables() {

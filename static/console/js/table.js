@@ -136,10 +136,42 @@ function replicaTable(row) {
       el("td", {}, row.ideal[i] || "–"), el("td", {}, badge(row.view[i] || "MISSING", row.view[i] === row.ideal[i] ? "good" : "warn")))))));
 }
 
+// Pinot answers a reload with {"status": "<JSON text: {tableNameWithType: {reloadJobId, ...}}>"}.
+function reloadJobIds(out) {
+  let status = out && out.status;
+  if (typeof status === "string") {
+    try {
+      status = JSON.parse(status);
+    } catch {
+      return [];
+    }
+  }
+  return Object.values(status || {}).map((v) => v && v.reloadJobId).filter(Boolean);
+}
+
+async function followReload(jobId, what) {
+  const line = el("div", { class: "reload-line", "data-testid": "reload-status" }, `Reload of ${what}: sent (job ${jobId})`);
+  $("#reload-status").prepend(line);
+  for (let i = 0; i < 120 && line.isConnected; i += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    try {
+      const status = await api.get(`/segments/segmentReloadStatus/${encodeURIComponent(jobId)}`);
+      line.textContent = `Reload of ${what}: ${status.successCount} of ${status.totalSegmentCount} segments reloaded` +
+        (status.pendingCount ? `, ${status.pendingCount} pending` : "") + ` (job ${jobId})`;
+      if (!status.pendingCount) return;
+    } catch (err) {
+      line.textContent = `Reload of ${what}: ${errorText(err)} (job ${jobId})`;
+      return;
+    }
+  }
+}
+
 async function reloadSegment(row) {
   try {
     const out = await api.post(`${SEGMENTS}/${encodeURIComponent(row.segment)}/reload`, undefined, { type: row.type });
-    notify(`Reload of ${row.segment} sent${out && out.reloadJobId ? ` (job ${out.reloadJobId})` : ""}.`, "ok");
+    const jobs = reloadJobIds(out);
+    if (jobs.length) jobs.forEach((job) => followReload(job, row.segment));
+    else notify(`Reload of ${row.segment} sent.`, "ok");
   } catch (err) {
     notify(errorText(err), "error");
   }
@@ -160,7 +192,9 @@ async function reloadAll() {
   for (const type of types()) {
     try {
       const out = await api.post(`${SEGMENTS}/reload`, undefined, { type });
-      notify(`Reload of all ${type} segments sent${out && out.reloadJobId ? ` (job ${out.reloadJobId})` : ""}.`, "ok");
+      const jobs = reloadJobIds(out);
+      if (jobs.length) jobs.forEach((job) => followReload(job, `all ${type} segments`));
+      else notify(`Reload of all ${type} segments sent.`, "ok");
     } catch (err) {
       notify(errorText(err), "error");
     }
@@ -271,7 +305,7 @@ function openRebalance() {
       const box = el("div", { class: "json-box" });
       clear(result, el("p", {}, badge(out.status || "DONE", String(out.status || "").toLowerCase() === "failed" ? "bad" : "good"), " ", out.description || ""), box);
       jsonEditor(box, out, { readOnly: true });
-      if (out.jobId && !dryRun.checked) pollRebalance(out.jobId, result);
+      if (out.jobId && !dryRun.checked && /IN_PROGRESS/i.test(out.status || "")) pollRebalance(out.jobId, result);
     } catch (err) {
       clear(result, el("div", { class: "alert alert-error" }, errorText(err)));
     } finally {
