@@ -10,6 +10,7 @@ import re
 import time
 from collections.abc import Callable
 
+import numpy as np
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -320,3 +321,26 @@ def or_(*args):
 @register("not")
 def not_(a):
     return pc.invert(a)
+
+
+@register("stPoint")
+def st_point(x, y, *_is_geography):
+    """A point as OGC WKB bytes (little-endian, type 1). Pinot keeps its own geometry
+    serialization; WKB is the portable equivalent and what readers here expect."""
+    xs = pc.cast(x, pa.float64()).to_numpy(zero_copy_only=False)
+    ys = pc.cast(y, pa.float64()).to_numpy(zero_copy_only=False)
+    records = np.zeros(
+        len(xs), dtype=[("order", "u1"), ("kind", "<u4"), ("x", "<f8"), ("y", "<f8")]
+    )
+    records["order"], records["kind"], records["x"], records["y"] = 1, 1, xs, ys
+    data = pa.py_buffer(records.tobytes())
+    offsets = pa.py_buffer(np.arange(0, 21 * (len(xs) + 1), 21, dtype=np.int32).tobytes())
+    valid = pc.and_(pc.is_valid(x), pc.is_valid(y)) if isinstance(x, pa.Array) else None
+    out = pa.BinaryArray.from_buffers(pa.binary(), len(xs), [None, offsets, data])
+    return pc.if_else(valid, out, pa.scalar(None, pa.binary())) if valid is not None else out
+
+
+@register("toSphericalGeography", "toGeometry")
+def to_spherical_geography(value):
+    """Identity on WKB bytes (the geography/geometry distinction is not recorded)."""
+    return value

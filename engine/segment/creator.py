@@ -24,7 +24,12 @@ from engine.common.types import DataType
 from engine.ingest.coercion import NULL_COLUMN_PREFIX
 from engine.ingest.pipeline import prepare_rows
 from engine.segment.column_writer import EncodedColumn, write_column, write_null_vector
-from engine.segment.files import CREATION_META_FILE, METADATA_FILE, BufferWriter
+from engine.segment.files import (
+    CREATION_META_FILE,
+    METADATA_FILE,
+    PROPERTIES_FILE,
+    BufferWriter,
+)
 from engine.segment.index.builder import build_indexes
 from engine.segment.metadata import SegmentMetadata
 from engine.segment.naming import simple_segment_name, validate_segment_name
@@ -80,7 +85,7 @@ def segment_crc(seg_dir: Path) -> int:
     crc = 0
     for path in sorted(p for p in seg_dir.rglob("*") if p.is_file()):
         rel = path.relative_to(seg_dir).as_posix()
-        if rel in (METADATA_FILE, CREATION_META_FILE):
+        if rel in (METADATA_FILE, CREATION_META_FILE, PROPERTIES_FILE):
             continue
         crc = zlib.crc32(rel.encode(), crc)
         with open(path, "rb") as fh:
@@ -201,6 +206,9 @@ def _write_segment(
     )
     (seg_dir / METADATA_FILE).write_bytes(
         orjson.dumps(metadata.to_json(), option=orjson.OPT_INDENT_2)
+    )
+    (seg_dir / PROPERTIES_FILE).write_text(
+        "".join(f"{k} = {v}\n" for k, v in metadata.to_pinot_properties().items())
     )
     (seg_dir / CREATION_META_FILE).write_bytes(
         orjson.dumps({"crc": metadata.crc, "creationTime": metadata.creation_time})

@@ -21,6 +21,7 @@ from engine.common.errors import SegmentError
 
 METADATA_FILE = "metadata.json"
 CREATION_META_FILE = "creation.meta"
+PROPERTIES_FILE = "metadata.properties"  # Pinot-style view of metadata.json, for people
 DATA_FILE = "columns.psf"
 INDEX_MAP_FILE = "index_map.json"
 RAW_CHUNK_ROWS = 65_536  # rows per zstd-compressed record batch of a raw variable-width column

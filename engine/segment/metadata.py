@@ -144,3 +144,51 @@ class SegmentMetadata:
             custom=dict(raw.get("custom", {})),
             version=raw.get("segmentVersion", 1),
         )
+
+    def to_pinot_properties(self) -> dict[str, str]:
+        """The metadata as Pinot's ``metadata.properties`` keys (``segment.name``,
+        ``segment.total.docs``, ``column.<c>.cardinality``, ...), values as strings."""
+        props = {
+            "segment.name": self.segment_name,
+            "segment.table.name": self.table_name,
+            "segment.total.docs": self.total_docs,
+            "segment.creation.time": self.creation_time,
+            "segment.crc": self.crc,
+            "segment.index.version": "v3",
+        }
+        if self.time_column:
+            props |= {
+                "segment.time.column.name": self.time_column,
+                "segment.start.time": self.start_time,
+                "segment.end.time": self.end_time,
+                "segment.time.unit": self.time_unit,
+            }
+        for name, col in self.columns.items():
+            key = f"column.{name}."
+            props |= {
+                key + "cardinality": col.cardinality,
+                key + "totalDocs": self.total_docs,
+                key + "dataType": col.data_type.value,
+                key + "columnType": col.field_type.value,
+                key + "isSorted": col.is_sorted,
+                key + "hasDictionary": col.has_dictionary,
+                key + "isSingleValues": col.single_value,
+                key + "maxNumberOfMultiValues": col.max_num_multi_values,
+                key + "totalNumberOfEntries": col.total_number_of_entries,
+                key + "minValue": col.min_value,
+                key + "maxValue": col.max_value,
+                key + "defaultNullValue": col.default_null_value,
+            }
+            if col.partition_function:
+                props |= {
+                    key + "partitionFunction": col.partition_function,
+                    key + "numPartitions": col.num_partitions,
+                    key + "partitionValues": ",".join(str(p) for p in col.partitions or []),
+                }
+        return {k: _property_text(v) for k, v in props.items() if v is not None}
+
+
+def _property_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

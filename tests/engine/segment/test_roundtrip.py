@@ -181,6 +181,7 @@ def test_loading_reads_no_column_data(tmp_path):
         "creation.meta",
         "index_map.json",
         "metadata.json",
+        "metadata.properties",
     ]
     data.write_bytes(data.read_bytes()[:100])  # truncate the column data
     segment = load_segment(result.path)  # reads metadata only
