@@ -45,7 +45,8 @@ Public API::
     seg.star_trees                     # [StarTree] (see engine.segment.startree)
 
     pack_segment(seg_dir, tar_gz_path)       # -> tar_gz_path
-    unpack_segment(tar_gz_path, dest_dir)    # -> segment dir; SegmentError if corrupt
+    unpack_segment(tar_gz_path, dest_dir, verify_crc=True)  # -> segment dir; SegmentError if
+                                             # corrupt, truncated or its CRC does not match
 
 On disk a segment directory holds ``metadata.json``, ``creation.meta`` (crc, creationTime),
 ``columns.psf`` (every buffer of every column, index and star-tree) and ``index_map.json``

@@ -33,12 +33,15 @@ def pack_segment(seg_dir: str | os.PathLike, tar_gz_path: str | os.PathLike) -> 
     return tar_gz_path
 
 
-def unpack_segment(tar_gz_path: str | os.PathLike, dest_dir: str | os.PathLike) -> Path:
+def unpack_segment(
+    tar_gz_path: str | os.PathLike, dest_dir: str | os.PathLike, *, verify_crc: bool = True
+) -> Path:
     """Extract a segment tar.gz into ``dest_dir`` and return the segment directory.
 
     Raises SegmentError for a missing, corrupt or truncated archive, one that is not a single
-    segment directory, or one whose segment already exists in ``dest_dir``. Extraction goes to a
-    temp directory first, so a failure leaves nothing behind.
+    segment directory, one whose data does not match the CRC in its metadata (checked unless
+    ``verify_crc`` is False), or one whose segment already exists in ``dest_dir``. Extraction
+    goes to a temp directory first, so a failure leaves nothing behind.
     """
     tar_gz_path, dest_dir = Path(tar_gz_path), Path(dest_dir)
     if not tar_gz_path.is_file():
@@ -59,7 +62,16 @@ def unpack_segment(tar_gz_path: str | os.PathLike, dest_dir: str | os.PathLike) 
             raise SegmentError(f"{tar_gz_path} does not hold exactly one segment directory")
         from engine.segment.loader import read_metadata
 
-        read_metadata(entries[0])  # a truncated metadata file is corruption too
+        metadata = read_metadata(entries[0])  # a truncated metadata file is corruption too
+        if verify_crc:
+            from engine.segment.creator import segment_crc
+
+            actual = segment_crc(entries[0])
+            if actual != metadata.crc:
+                raise SegmentError(
+                    f"segment {metadata.segment_name} in {tar_gz_path} is corrupt: "
+                    f"CRC {actual} does not match {metadata.crc}"
+                )
         final = dest_dir / entries[0].name
         if final.exists():
             raise SegmentError(f"segment directory {final} already exists")

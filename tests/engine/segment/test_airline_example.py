@@ -10,6 +10,8 @@ from engine.ingest.readers import read_records
 from engine.segment import build_segment, load_segment
 from engine.spi import Schema, TableConfig
 
+pytestmark = pytest.mark.slow  # builds 31 segments (a few seconds)
+
 
 @pytest.fixture(scope="module")
 def airline(pinot_examples: Path, tmp_path_factory):

@@ -139,3 +139,18 @@ def test_load_errors(tmp_path):
         load_segment(tmp_path / "bad")
     with pytest.raises(SegmentError, match="not a segment"):
         pack_segment(tmp_path / "empty", tmp_path / "x.tar.gz")
+
+
+def test_tampered_data_fails_the_crc_check(tmp_path, tarball):
+    extracted = tmp_path / "x"
+    with tarfile.open(tarball) as tar:
+        tar.extractall(extracted, filter="data")
+    seg_dir = next(extracted.iterdir())
+    data = bytearray((seg_dir / "columns.psf").read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    (seg_dir / "columns.psf").write_bytes(bytes(data))
+    tampered = pack_segment(seg_dir, tmp_path / "tampered.tar.gz")
+    with pytest.raises(SegmentError, match="CRC"):
+        unpack_segment(tampered, tmp_path / "dest")
+    assert list((tmp_path / "dest").iterdir()) == []
+    assert unpack_segment(tampered, tmp_path / "dest", verify_crc=False).is_dir()
