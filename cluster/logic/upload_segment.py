@@ -21,7 +21,13 @@ from django.conf import settings
 from cluster.errors import BadRequest, Conflict, Forbidden
 from cluster.logic import audit
 from cluster.logic.assign_segments import assign_segment
-from cluster.logic.cluster_view import parsed, replication_of, table_row, table_servers
+from cluster.logic.cluster_view import (
+    parsed,
+    replication_of,
+    table_row,
+    table_servers,
+    table_types,
+)
 from cluster.logic.deep_store import get_deep_store
 from cluster.periods import data_size_bytes
 from engine.clusterstate import (
@@ -61,7 +67,7 @@ def upload_segment(store: ClusterStore, upload: Upload) -> dict:
     if kind != "URI" and upload.tar_path is None:
         raise BadRequest("no segment file in the request: send the tar.gz as a multipart file")
     # an unknown table is a 404 before the file is even looked at
-    row = table_row(upload.table_name, upload.table_type) if upload.table_name else None
+    row = _upload_table(upload.table_name, upload.table_type) if upload.table_name else None
     with tempfile.TemporaryDirectory(prefix="sprig-upload-") as work:
         work = Path(work)
         tar_path = upload.tar_path
@@ -77,6 +83,13 @@ def upload_segment(store: ClusterStore, upload: Upload) -> dict:
             )
         size = tar_path.stat().st_size if kind != "METADATA" else _remote_size(upload.download_uri)
         return _store(store, row, metadata, tar_path if kind == "SEGMENT" else None, size, upload)
+
+
+def _upload_table(table: str, table_type: str | None):
+    """Pinot's tableType defaults to OFFLINE; without it a single-type table is that type."""
+    if table_type is None and len(table_types(table, None)) > 1:
+        table_type = "OFFLINE"
+    return table_row(table, table_type)
 
 
 def _read_segment(tar_path: Path, work: Path) -> SegmentMetadata:
