@@ -26,6 +26,16 @@ def execute_segment(plan: QueryPlan, segment) -> IntermediateResult:
     if prune_reason(view, plan.filter):
         return _empty(plan, result)
     stats["numSegmentsProcessed"] = 1
+    if (
+        plan.kind == "aggregation"
+        and plan.filter is None
+        and all(fn.name == "count" and fn.argument is None for fn in plan.aggregations)
+    ):
+        # COUNT(*) over a whole segment: answered from metadata, like Pinot
+        stats["numDocsScanned"] = view.n
+        stats["numSegmentsMatched"] = 1 if view.n else 0
+        result.states = [(np.array([view.n], dtype=np.int64),) for _ in plan.aggregations]
+        return result
     if plan.kind != "selection" and plan.use_star_tree:
         from engine.query.startree import execute_star_tree
 

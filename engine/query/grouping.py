@@ -21,6 +21,17 @@ def encode_values(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         low, high = int(values.min()), int(values.max())
         if high - low < SMALL_INT_RANGE:
             return values.astype(np.int64) - low, np.arange(low, high + 1, dtype=values.dtype)
+        if high - low < 2**62:
+            # time buckets (DATETRUNC, DATETIMECONVERT) are multiples of their granularity
+            offsets = values.astype(np.int64) - low
+            step = int(np.gcd.reduce(offsets[:: max(1, len(offsets) // 1024)]))  # a sample...
+            if (
+                step > 1 and (high - low) // step < SMALL_INT_RANGE and not np.any(offsets % step)
+            ):  # ...checked on all
+                codes = offsets // step
+                return codes, (low + np.arange(int(codes.max()) + 1, dtype=np.int64) * step).astype(
+                    values.dtype
+                )
     if values.dtype.kind in "iuf" and len(values) > 1 and bool(np.all(values[1:] >= values[:-1])):
         # sorted input (a transform of a sorted dictionary, e.g. DATETRUNC): no sort needed
         change = np.empty(len(values), dtype=bool)
@@ -53,7 +64,7 @@ def combine_codes(codes: list[np.ndarray], cards: list[int]) -> tuple[np.ndarray
         # re-encode unique rows into a mixed-radix key is impossible here; return row tuples
         return inverse.reshape(-1), uniq
     if len(codes) == 1:
-        key = codes[0]
+        key = codes[0].astype(np.intp, copy=False)  # bincount would convert on every call
     else:
         key = codes[0].astype(np.int64)
         for c, card in zip(codes[1:], cards[1:], strict=True):

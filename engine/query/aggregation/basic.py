@@ -10,7 +10,7 @@ from engine.query.aggregation.base import AggregationFunction, ValueBlock, group
 
 
 def _grouped_sum(groups, values, n_groups):
-    return np.bincount(groups, weights=values, minlength=n_groups).astype(np.float64)
+    return np.bincount(groups, weights=np.asarray(values, dtype=np.float64), minlength=n_groups)
 
 
 def _grouped_extreme(ufunc, groups, values, n_groups, initial):

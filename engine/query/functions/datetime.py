@@ -180,7 +180,17 @@ def date_trunc(unit, value, input_unit="MILLISECONDS", timezone="UTC", output_un
     out_ms = unit_ms(output_unit or input_unit)
     millis = np.asarray(value, dtype=np.int64) * in_ms
     key = str(unit).upper()
-    if key == "WEEK":
+    fixed = {
+        "MILLISECOND": 1,
+        "SECOND": 1000,
+        "MINUTE": 60_000,
+        "HOUR": 3_600_000,
+        "DAY": 86_400_000,
+    }
+    if key in fixed:  # fixed-length units: integer arithmetic, no calendar
+        step = fixed[key]
+        truncated = np.floor_divide(millis, step) * step
+    elif key == "WEEK":
         days = np.floor_divide(millis, 86_400_000)
         truncated = (np.floor_divide(days + 3, 7) * 7 - 3) * 86_400_000  # 1970-01-01 is a Thursday
     elif key == "QUARTER":

@@ -116,6 +116,8 @@ def _cmp(op):
     def impl(a, b):
         if _is_stringy(a) or _is_stringy(b):
             return op(_obj(a), _obj(b))
+        if isinstance(a, np.ndarray) and isinstance(b, int | float) and not isinstance(b, bool):
+            return op(a, b)  # numpy compares numbers of mixed kinds exactly, without a copy
         return op(as_float(a), as_float(b))
 
     return impl

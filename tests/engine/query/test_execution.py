@@ -147,3 +147,20 @@ def test_table_name_with_type_suffix(synth):
     _, schema, _, three = synth
     response = run_query("SELECT COUNT(*) FROM synth_OFFLINE", three, table_schema=schema)
     assert response["exceptions"] == []
+
+
+def test_trimmed_group_by_stays_exact_when_ordered_by_keys(synth, monkeypatch):
+    import importlib
+
+    combine_module = importlib.import_module(
+        "engine.query.combine"
+    )  # the package exports the function
+
+    _, schema, single, three = synth
+    sql = "SELECT user, COUNT(*), SUM(clicks) FROM synth GROUP BY user ORDER BY user DESC LIMIT 4"
+    full = run_query(sql, single, table_schema=schema)
+    monkeypatch.setattr(combine_module, "MIN_TRIM_SIZE", 5)  # trim to max(5 * 4, 5) = 20 groups
+    plan = compile_query(sql, schema)
+    merged = combine(plan, [execute_segment(plan, s) for s in three])
+    assert merged.num_groups == 20
+    assert reduce(plan, [merged])["resultTable"] == full["resultTable"]
