@@ -3,6 +3,7 @@
 from django.urls import path
 
 from cluster.api import (
+    audit,
     cluster_info,
     instances,
     periodic_tasks,
@@ -146,4 +147,10 @@ urlpatterns = [
     ),
     path("sql", sql.SqlView.as_view(), name="sql"),
     path("metrics", metrics, name="metrics"),
+    path("audit", audit.AuditView.as_view(), name="audit"),
+    path(
+        "tables/<str:table>/rebuildBrokerResourceFromHelixTags",
+        tables.RebuildBrokerResourceView.as_view(),
+        name="table-rebuild-broker-resource",
+    ),
 ]

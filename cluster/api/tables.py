@@ -13,8 +13,9 @@ from cluster import models
 from cluster.api.common import TableTypeParam, json_body, query, store
 from cluster.errors import NotFound
 from cluster.logic.add_table import add_table, update_table
-from cluster.logic.cluster_view import parsed
+from cluster.logic.cluster_view import parsed, table_row
 from cluster.logic.delete_table import delete_table
+from cluster.logic.publish import publish_broker_resource
 from cluster.logic.table_state import set_table_state, table_state
 from cluster.logic.validate_config import parse_table_config
 from engine.clusterstate import split_table_name
@@ -172,3 +173,18 @@ class TableStateView(APIView):
         )
 
     post = put
+
+
+class RebuildBrokerResourceView(APIView):
+    @extend_schema(
+        summary="Rebuild the table's broker resource entry from the brokers' tags",
+        tags=TAG,
+        parameters=[TableTypeParam],
+        request=None,
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def post(self, request, table: str):
+        params = query(request, TableTypeParam)
+        row = table_row(table, params.get("type"))
+        publish_broker_resource(store(), parsed(row))
+        return Response({"status": f"Broker resource of {row.name_with_type} rebuilt"})

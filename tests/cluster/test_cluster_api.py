@@ -61,3 +61,19 @@ def test_sql_without_a_live_broker_is_a_503_in_pinot_shape(api, store, airline_s
     assert body["numServersQueried"] == 0
     assert api.get("/sql?sql=select+1").status_code == 503
     assert api.post("/sql", {}, format="json").status_code == 400
+
+
+def test_audit_history_and_broker_resource_rebuild(api, store, airline_schema,
+                                                   airline_offline_config):  # fmt: skip
+    register_servers(api, 1)
+    api.post("/schemas", airline_schema, format="json")
+    api.post("/tables", airline_offline_config, format="json")
+    events = api.get("/audit").json()
+    assert [e["action"] for e in events[:2]] == ["table.create", "schema.create"]
+    assert api.get("/audit?resourceType=schema").json()[0]["resourceName"] == "airlineStats"
+    api.post("/instances", {"host": "b", "port": 1, "type": "BROKER"}, format="json")
+    store.update_ideal_state("brokerResource", lambda ideal: ideal.segments.clear() or ideal)
+    response = api.post("/tables/airlineStats/rebuildBrokerResourceFromHelixTags")
+    assert response.status_code == 200
+    brokers = store.ideal_state("brokerResource").segments["airlineStats_OFFLINE"]
+    assert brokers == {"Broker_b_1": "ONLINE"}
