@@ -13,6 +13,7 @@ same whatever N is.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 from collections.abc import Iterator
@@ -172,15 +173,20 @@ def ensure_event_segments(
     their directories; later calls reuse them (a ``_SUCCESS`` manifest marks a finished set)."""
     from engine.segment import build_segment
 
-    out = Path(root) / f"events_{rows}_{seed}"
+    suffix = "" if rows_per_segment == ROWS_PER_SEGMENT else f"_{rows_per_segment}"
+    out = Path(root) / f"events_{rows}_{seed}{suffix}"
     manifest = out / "_SUCCESS"
-    if manifest.is_file():
-        return [out / name for name in orjson.loads(manifest.read_bytes())["segments"]]
-    shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
-    schema, config = events_schema(), events_table_config()
-    names = []
-    for seq, batches in segment_batches(rows, seed, rows_per_segment):
-        names.append(build_segment(batches, schema, config, out, sequence_id=seq).name)
-    manifest.write_bytes(orjson.dumps({"rows": rows, "seed": seed, "segments": names}))
-    return [out / name for name in names]
+    Path(root).mkdir(parents=True, exist_ok=True)
+    # Benchmarks may run side by side: one builds, the others wait and reuse.
+    with open(Path(root) / f".{out.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if manifest.is_file():
+            return [out / name for name in orjson.loads(manifest.read_bytes())["segments"]]
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir(parents=True)
+        schema, config = events_schema(), events_table_config()
+        names = []
+        for seq, batches in segment_batches(rows, seed, rows_per_segment):
+            names.append(build_segment(batches, schema, config, out, sequence_id=seq).name)
+        manifest.write_bytes(orjson.dumps({"rows": rows, "seed": seed, "segments": names}))
+        return [out / name for name in names]
