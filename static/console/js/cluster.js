@@ -64,12 +64,12 @@ async function loadInstances() {
       el("div", { class: "card-head" }, el("h2", {}, title), el("span", { class: "muted" }, `${byRole[role].length}`)),
       simpleTable([
         { label: "Name", render: (i) => el("span", { class: "mono" }, i.instanceName) },
-        { label: "Host", render: (i) => i.hostName || "–" },
-        { label: "Ports", render: (i) => ports(i) },
+        { label: "Host", class: "hide-narrow", render: (i) => i.hostName || "–" },
+        { label: "Ports", class: "nowrap", render: (i) => ports(i) },
         { label: "Alive", render: (i) => (i.error ? el("span", { class: "error-text" }, i.error) : badge(i.alive ? "Alive" : "Dead", i.alive ? "alive" : "dead")) },
         { label: "Enabled", render: (i) => badge(i.enabled ? "Enabled" : "Disabled", i.enabled ? "enabled" : "disabled") },
         { label: "Tags", render: (i) => (i.tags || []).map((t) => badge(t, "tag")) },
-        { label: "", class: "nowrap", render: (i) => (i.error || role === "controller" ? "" : [
+        { label: "", class: "row-actions", render: (i) => (i.error || role === "controller" ? "" : [
           el("button", { type: "button", class: "btn btn-small", onclick: () => editTags(i) }, "Edit tags"), " ",
           el("button", { type: "button", class: i.enabled ? "btn btn-small btn-danger" : "btn btn-small", onclick: () => setState(i, !i.enabled) }, i.enabled ? "Disable" : "Enable"),
         ]) },

@@ -227,7 +227,7 @@ async function runQuery({ push = true } = {}) {
       else drawChart();
     }
   } else {
-    grid.setData([], [], []);
+    clear($("#grid"), el("p", { class: "empty" }, "No result table: see the error above."));
   }
   $("#results").hidden = false;
   recordQuery({
