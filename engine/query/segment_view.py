@@ -1,25 +1,49 @@
-"""Per-segment column access for the query operators, with caches that live as long as the
-loaded segment (string dictionaries decoded to numpy once, sorted columns expanded once)."""
+"""Per-segment column access for the query operators. Decoded data (string dictionaries as
+numpy, decompressed forward indexes, expanded sorted columns) goes through the process-wide
+``engine.query.decoded_cache.CACHE``."""
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
+from engine.query.decoded_cache import CACHE
 from engine.query.errors import UnknownColumnError
 
-_CACHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+class _SegmentCache:
+    """dict-like facade of the shared cache for one segment (plus a per-query memo)."""
+
+    def __init__(self, segment):
+        self.segment = segment
+        self.local: dict = {}
+
+    def get(self, key, default=None):
+        value = self.local.get(key)
+        if value is None:
+            value = CACHE.get(self.segment, key)
+            if value is not None:
+                self.local[key] = value
+        return default if value is None else value
+
+    def __contains__(self, key) -> bool:
+        return self.get(key) is not None
+
+    def __getitem__(self, key):
+        value = self.get(key)
+        if value is None:
+            raise KeyError(key)
+        return value
+
+    def __setitem__(self, key, value) -> None:
+        self.local[key] = value
+        CACHE.put(self.segment, key, value)
 
 
 class SegmentView:
     def __init__(self, segment):
         self.segment = segment
         self.n = int(segment.total_docs)
-        try:
-            self._cache = _CACHES.setdefault(segment, {})
-        except TypeError:  # not weak-referenceable: cache per view only
-            self._cache = {}
+        self._cache = _SegmentCache(segment)
 
     @property
     def name(self) -> str:

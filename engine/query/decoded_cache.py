@@ -1,0 +1,74 @@
+"""A process-wide, byte-bounded LRU of decoded column data (forward indexes, raw values,
+string dictionaries as numpy).
+
+Segments keep forward indexes chunk-compressed on disk; decoding a 5M-row column costs far
+more than scanning it, so hot columns stay decoded here, like Pinot's HEAP load mode, but
+within ``SPRIG_QUERY_CACHE_BYTES`` (default 4 GiB). Entries of a segment are dropped when the
+segment object is garbage-collected (unloaded), so a refreshed segment is never served stale.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from collections import OrderedDict
+
+import numpy as np
+
+DEFAULT_BUDGET = 4 << 30
+
+
+def _nbytes(value) -> int:
+    if isinstance(value, np.ndarray):
+        return int(value.nbytes) if value.dtype != object else int(value.size) * 64
+    if isinstance(value, tuple):
+        return sum(_nbytes(v) for v in value if v is not None)
+    return 64
+
+
+class DecodedCache:
+    def __init__(self, budget_bytes: int):
+        self.budget = budget_bytes
+        self.used = 0
+        self._entries: OrderedDict[tuple, tuple[object, int]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._tracked: set[int] = set()
+
+    def get(self, segment, key):
+        with self._lock:
+            entry = self._entries.get((id(segment), key))
+            if entry is None:
+                return None
+            self._entries.move_to_end((id(segment), key))
+            return entry[0]
+
+    def put(self, segment, key, value) -> None:
+        size = _nbytes(value)
+        if size > self.budget:
+            return
+        with self._lock:
+            seg_id = id(segment)
+            if seg_id not in self._tracked:
+                try:
+                    weakref.finalize(segment, self.drop_segment, seg_id)
+                except TypeError:
+                    return  # not weak-referenceable: do not cache (its id could be reused)
+                self._tracked.add(seg_id)
+            old = self._entries.pop((seg_id, key), None)
+            if old is not None:
+                self.used -= old[1]
+            self._entries[(seg_id, key)] = (value, size)
+            self.used += size
+            while self.used > self.budget and self._entries:
+                _, (_, dropped) = self._entries.popitem(last=False)
+                self.used -= dropped
+
+    def drop_segment(self, seg_id: int) -> None:
+        with self._lock:
+            self._tracked.discard(seg_id)
+            for key in [k for k in self._entries if k[0] == seg_id]:
+                self.used -= self._entries.pop(key)[1]
+
+
+CACHE = DecodedCache(int(os.environ.get("SPRIG_QUERY_CACHE_BYTES", DEFAULT_BUDGET)))
