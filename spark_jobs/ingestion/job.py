@@ -161,15 +161,16 @@ def _create(
     output_dir.mkdir(parents=True, exist_ok=True)
     spark = spark or start_spark(master)
     tasks = task_frame(spark, files, spec.segment_creation_job_parallelism)
-    description = f"building {len(files)} segment(s)"
-    with spark_task_progress(spark, progress, description, tasks.rdd.getNumPartitions()):
+    partitions = tasks.rdd.getNumPartitions()
+    description = f"building {len(files)} segment(s) in {partitions} Spark task(s)"
+    with spark_task_progress(spark, progress, description, partitions):
         try:
             rows = create_segments(tasks, context).collect()
         except Exception as exc:  # Py4J and PySpark errors share no base class worth naming
             raise SparkJobError(
                 f"the Spark job building the segments failed: {_first_line(exc)}"
             ) from exc
-    progress.update(tasks.rdd.getNumPartitions())
+    progress.update(partitions)
     return outcomes_from_rows(rows)
 
 

@@ -120,7 +120,7 @@ def test_billing_csv_with_progress_bar(spark, pinot_examples, tmp_path, capsys) 
     )  # fmt: skip
     captured = capsys.readouterr()
     assert code == 0, captured.out
-    assert "building 1 segment(s)" in captured.err
+    assert "building 1 segment(s) in 1 Spark task(s)" in captured.err
     (tar,) = out.rglob("*.tar.gz")
     assert tar.name == "billing_OFFLINE_0.tar.gz"  # simple naming, no time column
     lines = (example / "rawdata/billing_data.csv").read_text().splitlines()
