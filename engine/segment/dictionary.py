@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import decimal
 
 import numpy as np
@@ -75,15 +76,18 @@ class Dictionary:
         return value
 
     def _count_less(self, value: object, inclusive: bool) -> int:
-        """Number of dictionary values < value (or <= when ``inclusive``)."""
+        """Number of dictionary values < value (or <= when ``inclusive``), by binary search."""
         if self._numeric:
             return int(np.searchsorted(self.values, value, side="right" if inclusive else "left"))
-        scalar = pa.scalar(value, type=self.values.type)
-        fn = pc.less_equal if inclusive else pc.less
-        return int(pc.sum(fn(self.values, scalar)).as_py() or 0)
+        # Arrow sorts strings and bytes by their bytes, which for UTF-8 is code point order,
+        # the order Python compares them in, so bisect over the Arrow array agrees with it.
+        search = bisect.bisect_right if inclusive else bisect.bisect_left
+        return search(_ArrowValues(self.values), value)
 
     def index_of(self, value: object) -> int:
         """The id of ``value``, or -1 if it is not in the dictionary."""
+        if value is None:
+            return -1
         try:
             value = self._coerce(value)
         except (ValueError, TypeError, ArithmeticError):
@@ -107,3 +111,16 @@ class Dictionary:
             len(self) if hi is None else self._count_less(self._coerce(hi), inclusive=hi_inclusive)
         )
         return start, max(start, end)
+
+
+class _ArrowValues:
+    """A sequence view of an Arrow array for ``bisect`` (one scalar conversion per probe)."""
+
+    def __init__(self, values: pa.Array):
+        self._values = values
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __getitem__(self, i: int) -> object:
+        return self._values[i].as_py()
