@@ -33,6 +33,8 @@ Public API::
     config.tenants                  # TenantConfig(broker, server, tag_override_config)
     config.task_configs             # task.taskTypeConfigsMap as {type: {key: value}}
     config.stream_configs           # first stream config map (or legacy streamConfigs)
+    config.push_frequency / .push_type   # batchIngestionConfig, else legacy segmentsConfig
+    config.ingestion_config.filter_config  # {"filterFunction": ...} or None
 
     DateTimeFormat.parse("1:DAYS:EPOCH").to_millis(arrow_array)   # int64 epoch ms
 

@@ -242,6 +242,25 @@ class TableConfig:
         return self.segments_config.time_column_name
 
     @property
+    def push_frequency(self) -> str | None:
+        """``batchIngestionConfig.segmentIngestionFrequency``, else the deprecated
+        ``segmentsConfig.segmentPushFrequency`` (HOURLY/DAILY; sets the hybrid time boundary)."""
+        value = (
+            self.ingestion_config.segment_ingestion_frequency
+            or self.segments_config.segment_push_frequency
+        )
+        return str(value).upper() if value else None
+
+    @property
+    def push_type(self) -> str | None:
+        """``batchIngestionConfig.segmentIngestionType``, else ``segmentsConfig.segmentPushType``
+        (APPEND/REFRESH)."""
+        value = (
+            self.ingestion_config.segment_ingestion_type or self.segments_config.segment_push_type
+        )
+        return str(value).upper() if value else None
+
+    @property
     def ignored_keys(self) -> list[str]:
         """JSON paths of keys that are kept but that nothing in Sprig acts on."""
         out = [k for k in self._raw if k not in _ACTED_ON]

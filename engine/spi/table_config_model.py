@@ -266,6 +266,11 @@ class IngestionConfig:
     segment_ingestion_type: str | None = None
     segment_ingestion_frequency: str | None = None
 
+    @property
+    def filter_config(self) -> dict | None:
+        """``filterConfig`` as Pinot writes it, or None."""
+        return {"filterFunction": self.filter_function} if self.filter_function else None
+
     @classmethod
     def from_json(cls, raw: dict, path: str = "ingestionConfig") -> IngestionConfig:
         transforms = []

@@ -76,6 +76,8 @@ def test_typed_accessors_and_round_trip():
     assert tc.task_configs == {"MergeRollupTask": {"1d.bucketTimePeriod": "1d"}}
     assert tc.ingestion_config.filter_function == "city = 'x'"
     assert tc.ingestion_config.continue_on_error
+    assert tc.ingestion_config.filter_config == {"filterFunction": "city = 'x'"}
+    assert tc.push_frequency is None
     assert "tierConfigs" in tc.ignored_keys and "someFutureKey" in tc.ignored_keys
 
 
@@ -214,3 +216,23 @@ def test_invalid_config_names_the_field(raw, field):
     with pytest.raises(ConfigError) as info:
         TableConfig.from_json(raw, SCHEMA)
     assert info.value.field == field, str(info.value)
+
+
+def test_push_frequency_prefers_batch_ingestion_config():
+    raw = config(
+        ingestionConfig={
+            "batchIngestionConfig": {
+                "segmentIngestionType": "REFRESH",
+                "segmentIngestionFrequency": "hourly",
+            }
+        }
+    )
+    raw["segmentsConfig"]["segmentPushFrequency"] = "DAILY"
+    tc = TableConfig.from_json(raw, SCHEMA)
+    assert (tc.push_frequency, tc.push_type) == ("HOURLY", "REFRESH")
+    legacy = config()
+    legacy["segmentsConfig"] |= {"segmentPushFrequency": "daily", "segmentPushType": "APPEND"}
+    assert (
+        TableConfig.from_json(legacy, SCHEMA).push_frequency,
+        TableConfig.from_json(legacy, SCHEMA).push_type,
+    ) == ("DAILY", "APPEND")
