@@ -33,7 +33,9 @@ class RebalanceView(APIView):
         description="Computes the balanced target and, unless dryRun, applies it as a job: "
         "without downtime new replicas are added first and old ones removed only once the "
         "new ones are ONLINE in the external view. Adding replicas never lowers availability, "
-        "so minAvailableReplicas is always met.",
+        "so minAvailableReplicas is always met. includeConsuming=false keeps CONSUMING "
+        "segments in place. reassignInstances, bestEfforts, lowDiskMode and "
+        "minimizeDataMovement are accepted; moves are always minimal.",
         tags=TAG,
         parameters=[RebalanceParams],
         request=None,
@@ -48,6 +50,7 @@ class RebalanceView(APIView):
                 params.get("type"),
                 dry_run=params["dryRun"],
                 downtime=params["downtime"],
+                include_consuming=params["includeConsuming"],
             )
         )
 

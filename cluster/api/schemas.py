@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 from cluster import models
 from cluster.api.common import json_body, query, store
 from cluster.errors import NotFound
+from cluster.logic.reload_segments import reload_schema_tables
 from cluster.logic.save_schema import add_schema, delete_schema, update_schema
 from cluster.logic.validate_config import parse_schema
 
@@ -73,7 +74,8 @@ class SchemaDetailView(APIView):
 
     @extend_schema(
         summary="Update a schema",
-        description="Only backward-compatible changes (new columns) unless force=true.",
+        description="Only backward-compatible changes (new columns) unless force=true; "
+        "reload=true then reloads every segment of the tables that use the schema.",
         tags=TAG,
         request=OpenApiTypes.OBJECT,
         parameters=[UpdateParams],
@@ -81,7 +83,11 @@ class SchemaDetailView(APIView):
     )
     def put(self, request, name: str):
         params = query(request, UpdateParams)
-        return Response(update_schema(store(), name, json_body(request), force=params["force"]))
+        cluster = store()
+        out = update_schema(cluster, name, json_body(request), force=params["force"])
+        if params["reload"]:
+            out["reload"] = reload_schema_tables(cluster, name)
+        return Response(out)
 
     @extend_schema(
         summary="Delete a schema",

@@ -18,7 +18,7 @@ from django.conf import settings
 from cluster.logic.assign_segments import rebalance_target
 from cluster.logic.cluster_view import parsed, replication_of, table_row, table_servers
 from cluster.logic.controller_jobs import REBALANCE, load_job, save_job, table_jobs, update_job
-from engine.clusterstate import SERVING_STATES, ClusterStore, ResourceAssignment
+from engine.clusterstate import SERVING_STATES, ClusterStore, ResourceAssignment, SegmentState
 from engine.clusterstate.records import now_ms
 
 log = logging.getLogger(__name__)
@@ -31,6 +31,7 @@ def rebalance_table(
     *,
     dry_run: bool = False,
     downtime: bool = False,
+    include_consuming: bool = True,
     run_async: bool = True,
 ) -> dict:
     row = table_row(table, table_type)
@@ -39,6 +40,11 @@ def rebalance_table(
     servers = table_servers(store, config)
     ideal = store.ideal_state(resource) or ResourceAssignment(resource)
     target = rebalance_target(ideal, servers, replication_of(config))
+    if not include_consuming:
+        # consuming segments stay where they are; only completed ones move
+        for segment, replicas in ideal.segments.items():
+            if SegmentState.CONSUMING.value in replicas.values():
+                target[segment] = dict(replicas)
     job_id = str(uuid.uuid4())
     result = {
         "jobId": job_id,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 
+from cluster import models
 from cluster.errors import NotFound
 from cluster.logic import audit
 from cluster.logic.controller_jobs import RELOAD, load_job, save_job
@@ -114,3 +115,14 @@ def reset_segments(
         "status": f"Successfully reset {count} replica(s) of table(s) {', '.join(resources)}",
         "numMessagesSent": count,
     }
+
+
+def reload_schema_tables(store: ClusterStore, schema_name: str) -> dict:
+    """Reload every table type whose schema is ``schema_name`` (after a schema change)."""
+    out = {}
+    for row in models.TableConfig.objects.all():
+        if (row.config.get("segmentsConfig") or {}).get(
+            "schemaName", row.table_name
+        ) == schema_name:
+            out.update(reload_segments(store, row.table_name, row.table_type))
+    return out

@@ -130,3 +130,21 @@ def test_rebalance_needs_enough_servers(api, store, loaded_table):
     assert response.status_code == 400
     assert "replication 2" in response.json()["error"]
     assert api.post("/tables/nosuch/rebalance").status_code == 404
+
+
+def test_include_consuming_false_keeps_consuming_segments(api, store, loaded_table):
+    consuming = sorted(store.ideal_state("airlineStats_OFFLINE").segments)[0]
+
+    def mark(ideal):
+        ideal.segments[consuming] = dict.fromkeys(ideal.segments[consuming], "CONSUMING")
+        return ideal
+
+    store.update_ideal_state("airlineStats_OFFLINE", mark)
+    before = store.ideal_state("airlineStats_OFFLINE").segments[consuming]
+    register_servers(api, 3, first_port=8301)
+    keep = api.post("/tables/airlineStats/rebalance?dryRun=true&includeConsuming=false").json()
+    assert keep["segmentAssignment"][consuming] == before
+    moved = api.post("/tables/airlineStats/rebalance?dryRun=true").json()["segmentAssignment"]
+    assert moved[consuming] != before  # it would move, and keeps its state when it does
+    assert set(moved[consuming].values()) == {"CONSUMING"}
+    assert sum(len(r) for r in moved.values()) == 8

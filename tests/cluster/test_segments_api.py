@@ -281,3 +281,15 @@ def test_storage_quota_rejects_uploads_with_403(api, store, airline_schema, airl
     assert "quota.storage" in response.json()["error"]
     assert store.segment_names("airlineStats_OFFLINE") == [airline_segments[0][0]]
     assert deep_files(cluster_settings) == [airline_segments[0][0]]
+
+
+def test_schema_update_with_reload_sends_reload_messages(api, store, table, airline_segments,
+                                                         airline_schema):  # fmt: skip
+    upload(api, airline_segments[0][1])
+    evolved = copy.deepcopy(airline_schema)
+    evolved["dimensionFieldSpecs"].append({"name": "Added", "dataType": "STRING"})
+    body = api.put("/schemas/airlineStats?reload=true", evolved, format="json").json()
+    assert body["reload"]["airlineStats_OFFLINE"]["numMessagesSent"] == "2"
+    replicas = store.ideal_state("airlineStats_OFFLINE").segments[airline_segments[0][0]]
+    for instance in replicas:
+        assert [m.sub_type for m in store.messages(instance)] == ["SEGMENT_RELOAD"]
