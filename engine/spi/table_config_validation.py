@@ -22,13 +22,11 @@ def validate_against_schema(config, schema: Schema) -> None:
                 "segmentsConfig.timeColumnName",
                 f"column {time_col!r} is not a dateTimeFieldSpec/timeFieldSpec",
             )
-    elif (
-        config.table_type == "REALTIME"
-        or config.ingestion_config.segment_ingestion_type == "APPEND"
-    ):
+    elif config.table_type == "REALTIME" or config.push_type == "APPEND":
+        kind = "REALTIME" if config.table_type == "REALTIME" else "APPEND"
         raise ConfigError(
             "segmentsConfig.timeColumnName",
-            f"a {config.table_type} APPEND table needs a time column",
+            f"a {kind} table needs a time column (segmentsConfig.timeColumnName)",
         )
 
     index = config.index_config

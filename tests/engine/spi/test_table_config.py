@@ -125,6 +125,7 @@ def test_realtime_stream_configs_keep_java_class_names():
             "tableIndexConfig.invertedIndexColumns[1]",
         ),
         (config(segmentsConfig={"timeColumnName": "missing"}), "segmentsConfig.timeColumnName"),
+        (config(segmentsConfig={"segmentPushType": "APPEND"}), "segmentsConfig.timeColumnName"),
         (config(segmentsConfig={"timeColumnName": "city"}), "segmentsConfig.timeColumnName"),
         (
             config(segmentsConfig={"timeColumnName": "ts", "replication": "two"}),
