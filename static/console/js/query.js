@@ -259,16 +259,23 @@ function drawChart() {
   chart.draw(dataSchema, rows, plan, kind);
 }
 
+// Today's queries show their time only; older ones their date too.
+function shortTime(ms) {
+  const date = new Date(ms);
+  const today = new Date().toDateString() === date.toDateString();
+  return today ? date.toLocaleTimeString() : date.toLocaleString(undefined, { dateStyle: "short", timeStyle: "short" });
+}
+
 function renderHistory() {
   const entries = loadHistory();
   clear($("#history"), entries.length ? el("div", { class: "table-wrap" }, el("table", { class: "data", "data-testid": "history" },
     el("thead", {}, el("tr", {}, el("th", {}, "When"), el("th", {}, "Status"), el("th", { class: "num" }, "Time (ms)"), el("th", { class: "num" }, "Rows"), el("th", {}, "Query"))),
     el("tbody", {}, entries.map((e) => el("tr", { class: "history-row" },
-      el("td", { class: "nowrap" }, formatTime(e.at)),
+      el("td", { class: "nowrap", title: formatTime(e.at) }, shortTime(e.at)),
       el("td", {}, el("span", { class: `badge badge-${e.status === "ok" ? "good" : "bad"}`, title: e.error || "" }, e.status === "ok" ? "OK" : "Error")),
       el("td", { class: "num" }, e.timeUsedMs ?? "–"),
       el("td", { class: "num" }, e.numRows ?? "–"),
-      el("td", {}, el("button", { type: "button", class: "link mono history-sql", title: "Load into the editor",
+      el("td", { class: "history-query" }, el("button", { type: "button", class: "link mono history-sql", title: "Load into the editor",
         onclick: () => { setSql(e.sql); editor.focus(); } }, e.sql))))))) : el("p", { class: "empty" }, "No queries yet. Queries you run are kept here, in this browser."));
 }
 
