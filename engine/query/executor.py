@@ -11,7 +11,9 @@ from engine.query.expressions import Identifier
 from engine.query.filter import FilterEvaluator
 from engine.query.intermediate import IntermediateResult, empty_stats
 from engine.query.plan import QueryPlan
-from engine.query.projection import Projection
+from engine.query.errors import QueryValidationError
+from engine.query.grouping import encode_values
+from engine.query.projection import Projection, value_positions
 from engine.query.pruning import prune_reason
 from engine.query.segment_view import SegmentView
 
@@ -59,6 +61,14 @@ def execute_segment(plan: QueryPlan, segment) -> IntermediateResult:
             block, _ = projection.block(fn, None)
             result.states.append(fn.aggregate(block, None, 1))
     else:
+        mv_keys = [
+            g
+            for g in plan.group_by
+            if isinstance(g, Identifier) and not view.meta(g.name).single_value
+        ]
+        if mv_keys:
+            # GROUP BY a multi-value column: each doc counts once per value it holds
+            doc_ids, projection = _expand_for_mv_group(view, doc_ids, mv_keys)
         groups, keys = projection.group_by(plan.group_by)
         n_groups = len(keys[0]) if keys else 0
         if n_groups > plan.num_groups_limit:
@@ -78,6 +88,24 @@ def execute_segment(plan: QueryPlan, segment) -> IntermediateResult:
             result.states.append(fn.aggregate(block, expanded, n_groups))
     stats["numEntriesScannedPostFilter"] = matched * len(projection.columns_read)
     return result
+
+
+def _expand_for_mv_group(view: SegmentView, doc_ids, mv_keys):
+    if len(mv_keys) > 1:
+        raise QueryValidationError("GROUP BY supports at most one multi-value column")
+    column = mv_keys[0].name
+    offsets, flat_ids, values = view.mv(column)
+    docs = np.arange(view.n, dtype=np.int64) if doc_ids is None else doc_ids
+    sizes = offsets[docs + 1] - offsets[docs]
+    positions = value_positions(offsets[docs], sizes)
+    expanded = np.repeat(docs, sizes)
+    projection = Projection(view, expanded)
+    projection.columns_read.add(column)
+    if flat_ids is not None:
+        projection.overrides[mv_keys[0]] = (flat_ids[positions], values)
+    else:
+        projection.overrides[mv_keys[0]] = encode_values(values[positions])
+    return expanded, projection
 
 
 def _columns(expr) -> set[str]:

@@ -193,6 +193,11 @@ def build_plan(parsed: ParsedQuery, sql: str, columns: dict[str, ColumnInfo]) ->
     names = [item.alias or str(item.expr) for item in select_items]
     agg_types = {fn.call: fn.result_type for fn in aggregations}
     types = [infer_type(e, columns, agg_types) for e in select]
+    if kind == "group_by":  # a multi-value GROUP BY key yields one group per value
+        types = [
+            t.removesuffix("_ARRAY") if e in group_by else t
+            for e, t in zip(select, types, strict=True)
+        ]
     limit = parsed.limit if parsed.limit is not None else DEFAULT_LIMIT
     return QueryPlan(
         sql=sql, table=parsed.table, raw_table=raw_table, table_type=table_type, kind=kind,

@@ -26,6 +26,8 @@ class Projection:
         self.doc_ids = doc_ids
         self.n = view.n if doc_ids is None else len(doc_ids)
         self.columns_read: set[str] = set()
+        # (codes, distinct) of expressions decided by the caller (a multi-value GROUP BY key)
+        self.overrides: dict[Expression, tuple[np.ndarray, np.ndarray]] = {}
 
     def _ids(self, column: str) -> np.ndarray:
         ids = self.view.dict_ids(column)
@@ -60,6 +62,8 @@ class Projection:
 
     def codes(self, expr: Expression) -> tuple[np.ndarray, np.ndarray]:
         """(code per selected doc, distinct values) for grouping on ``expr``."""
+        if expr in self.overrides:
+            return self.overrides[expr]
         column = self.single_column_dict(expr)
         if column is not None:
             self.columns_read.add(column)
@@ -106,7 +110,7 @@ class Projection:
         else:
             starts, ends = offsets[self.doc_ids], offsets[self.doc_ids + 1]
         sizes = ends - starts
-        positions = _ranges(starts, sizes)
+        positions = value_positions(starts, sizes)
         expanded = np.repeat(groups, sizes) if groups is not None else None
         if flat_ids is not None:
             return ValueBlock(
@@ -121,7 +125,7 @@ class Projection:
             offsets, flat_ids, dictionary = self.view.mv(expr.name)
             docs = np.arange(self.view.n) if self.doc_ids is None else self.doc_ids
             starts, sizes = offsets[docs], offsets[docs + 1] - offsets[docs]
-            positions = _ranges(starts, sizes)
+            positions = value_positions(starts, sizes)
             flat = (
                 dictionary[flat_ids[positions]] if flat_ids is not None else dictionary[positions]
             )
@@ -131,7 +135,7 @@ class Projection:
         return pa.array(self.values(expr))
 
 
-def _ranges(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+def value_positions(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """Concatenated ``arange(start, start + size)`` for each pair, vectorised."""
     total = int(sizes.sum())
     if total == 0:

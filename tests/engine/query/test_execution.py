@@ -164,3 +164,29 @@ def test_trimmed_group_by_stays_exact_when_ordered_by_keys(synth, monkeypatch):
     merged = combine(plan, [execute_segment(plan, s) for s in three])
     assert merged.num_groups == 20
     assert reduce(plan, [merged])["resultTable"] == full["resultTable"]
+
+
+def test_multi_value_aggregations_and_group_by_match_brute_force(synth):
+    rows, schema, _, three = synth
+    site = np.asarray(rows["site"])
+    keep = [i for i in range(len(site)) if site[i] < 20]
+    flat_codes = [c for i in keep for c in rows["codes"][i]]
+    flat_tags = [t for i in keep for t in rows["tags"][i]]
+    response = run_query(
+        "SELECT COUNTMV(tags), SUMMV(codes), MAXMV(codes), MINMV(codes), DISTINCTCOUNTMV(tags), AVGMV(codes) "
+        "FROM synth WHERE site < 20",
+        three, table_schema=schema,
+    )  # fmt: skip
+    assert response["resultTable"]["rows"] == [[
+        len(flat_tags), float(sum(flat_codes)), float(max(flat_codes)), float(min(flat_codes)),
+        len(set(flat_tags)), pytest.approx(sum(flat_codes) / len(flat_codes)),
+    ]]  # fmt: skip
+    grouped = run_query("SELECT tags, COUNT(*), SUM(clicks) FROM synth GROUP BY tags ORDER BY tags", three,
+                        table_schema=schema)  # fmt: skip
+    assert grouped["resultTable"]["dataSchema"]["columnDataTypes"] == ["STRING", "LONG", "DOUBLE"]
+    expected = {}
+    for tags, clicks in zip(rows["tags"], rows["clicks"], strict=True):
+        for tag in tags:
+            count, total = expected.get(tag, (0, 0.0))
+            expected[tag] = (count + 1, total + clicks)
+    assert grouped["resultTable"]["rows"] == [[t, c, s] for t, (c, s) in sorted(expected.items())]
