@@ -7,12 +7,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from engine.query.docset import DocSet
+from engine.query.errors import QueryValidationError
 from engine.query.expressions import Identifier
 from engine.query.filter import FilterEvaluator
+from engine.query.grouping import encode_values
 from engine.query.intermediate import IntermediateResult, empty_stats
 from engine.query.plan import QueryPlan
-from engine.query.errors import QueryValidationError
-from engine.query.grouping import encode_values
 from engine.query.projection import Projection, value_positions
 from engine.query.pruning import prune_reason
 from engine.query.segment_view import SegmentView
