@@ -15,6 +15,7 @@ from cluster.logic.tenants import (
     list_tenants,
     tenant_instances,
     tenant_tables,
+    update_tenant,
 )
 
 TAG = ["Tenant"]
@@ -57,6 +58,19 @@ class TenantListView(APIView):
         body = TenantSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         return Response(create_tenant(store(), dict(body.validated_data)))
+
+    @extend_schema(
+        summary="Update a tenant",
+        description="Grows it from untagged instances or shrinks it (members go back to "
+        "untagged), then retags its members.",
+        tags=TAG,
+        request=TenantSerializer,
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def put(self, request):
+        body = TenantSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        return Response(update_tenant(store(), dict(body.validated_data)))
 
 
 class TenantDetailView(APIView):

@@ -20,60 +20,103 @@ from engine.clusterstate.tags import (
 )
 
 
-def create_tenant(store: ClusterStore, body: dict) -> dict:
-    """``body``: tenantRole SERVER|BROKER, tenantName, numberOfInstances and, for servers,
-    offlineInstances/realtimeInstances (default: all of them carry both tags)."""
+def _spec(body: dict) -> tuple[str, str, int, int, int]:
     role = body["tenantRole"].upper()
-    name = body["tenantName"]
     count = body["numberOfInstances"]
-    kind, untagged = (
-        (InstanceType.SERVER, SERVER_UNTAGGED)
-        if role == "SERVER"
-        else (InstanceType.BROKER, BROKER_UNTAGGED)
-    )
-    if models.Tenant.objects.filter(name=name, role=role).exists() or _tagged(store, name, role):
-        raise Conflict(f"{role.lower()} tenant {name} already exists")
-    free = [
-        c
-        for _, c in sorted(store.instance_configs().items())
-        if c.type is kind and untagged in c.tags
-    ]
-    if len(free) < count:
-        raise BadRequest(
-            f"Failed to create {role.lower()} tenant {name}: it needs {count} untagged "
-            f"instance(s) tagged {untagged} but only {len(free)} exist"
-        )
     default = count if role == "SERVER" else 0
     offline = body["offlineInstances"] if body.get("offlineInstances") is not None else default
     realtime = body["realtimeInstances"] if body.get("realtimeInstances") is not None else default
     if role == "SERVER" and (offline > count or realtime > count):
         raise BadRequest("offlineInstances and realtimeInstances cannot exceed numberOfInstances")
+    return role, body["tenantName"], count, offline, realtime
+
+
+def _free(store: ClusterStore, role: str) -> list:
+    kind, untagged = (
+        (InstanceType.SERVER, SERVER_UNTAGGED)
+        if role == "SERVER"
+        else (InstanceType.BROKER, BROKER_UNTAGGED)
+    )
+    return [
+        c
+        for _, c in sorted(store.instance_configs().items())
+        if c.type is kind and untagged in c.tags
+    ]
+
+
+def _retag(store: ClusterStore, name: str, role: str, members: list, offline: int, realtime: int):
+    count = len(members)
+    for i, config in enumerate(members):
+        if role == "BROKER":
+            tags = [broker_tag(name)]
+        else:
+            # the first `offline` get the OFFLINE tag, the last `realtime` the REALTIME tag;
+            # with offline + realtime > count some instances carry both
+            tags = [offline_tag(name)] if i < offline else []
+            if i >= count - realtime:
+                tags.append(realtime_tag(name))
+        others = [t for t in config.tags if not _belongs(t, name, role) and t not in _UNTAGGED]
+        config.tags = others + tags
+        store.put_instance_config(config)
+    if role == "BROKER":
+        refresh_broker_resource(store)
+
+
+_UNTAGGED = (SERVER_UNTAGGED, BROKER_UNTAGGED)
+
+
+def create_tenant(store: ClusterStore, body: dict) -> dict:
+    """``body``: tenantRole SERVER|BROKER, tenantName, numberOfInstances and, for servers,
+    offlineInstances/realtimeInstances (default: all of them carry both tags)."""
+    role, name, count, offline, realtime = _spec(body)
+    if models.Tenant.objects.filter(name=name, role=role).exists() or _tagged(store, name, role):
+        raise Conflict(f"{role.lower()} tenant {name} already exists")
+    free = _free(store, role)
+    if len(free) < count:
+        raise BadRequest(
+            f"Failed to create {role.lower()} tenant {name}: it needs {count} untagged "
+            f"instance(s) but only {len(free)} exist"
+        )
     chosen = free[:count]
     with transaction.atomic():
-        models.Tenant.objects.create(
-            name=name,
-            role=role,
-            number_of_instances=count,
-            offline_instances=offline,
-            realtime_instances=realtime,
-        )
-        audit.record(
-            "tenant.create", "tenant", name, role=role, instances=[c.instance_id for c in chosen]
-        )
-        for i, config in enumerate(chosen):
-            if role == "BROKER":
-                tags = [broker_tag(name)]
-            else:
-                # the first `offline` get the OFFLINE tag, the last `realtime` the REALTIME
-                # tag; with offline + realtime > count some instances carry both
-                tags = [offline_tag(name)] if i < offline else []
-                if i >= count - realtime:
-                    tags.append(realtime_tag(name))
-            config.tags = tags
-            store.put_instance_config(config)
-        if role == "BROKER":
-            refresh_broker_resource(store)
+        models.Tenant.objects.create(name=name, role=role, number_of_instances=count,
+                                     offline_instances=offline, realtime_instances=realtime)  # fmt: skip
+        audit.record("tenant.create", "tenant", name, role=role,
+                     instances=[c.instance_id for c in chosen])  # fmt: skip
+        _retag(store, name, role, chosen, offline, realtime)
     return {"status": "Successfully created tenant"}
+
+
+def update_tenant(store: ClusterStore, body: dict) -> dict:
+    """``PUT /tenants``: grow the tenant from untagged instances or shrink it (the last
+    members go back to untagged), then retag its members."""
+    role, name, count, offline, realtime = _spec(body)
+    members = [store.instance_config(i) for i in _tagged(store, name, role)]
+    if not members and not models.Tenant.objects.filter(name=name, role=role).exists():
+        raise NotFound(f"{role.lower()} tenant {name} not found")
+    if count > len(members):
+        free = _free(store, role)
+        if len(free) < count - len(members):
+            raise BadRequest(
+                f"Failed to update {role.lower()} tenant {name}: it needs "
+                f"{count - len(members)} more untagged instance(s) but only {len(free)} exist"
+            )
+        members += free[: count - len(members)]
+    released = members[count:]
+    members = members[:count]
+    untagged = BROKER_UNTAGGED if role == "BROKER" else SERVER_UNTAGGED
+    with transaction.atomic():
+        models.Tenant.objects.update_or_create(
+            name=name, role=role,
+            defaults={"number_of_instances": count, "offline_instances": offline,
+                      "realtime_instances": realtime},
+        )  # fmt: skip
+        audit.record("tenant.update", "tenant", name, role=role, instances=len(members))
+        for config in released:
+            config.tags = [t for t in config.tags if not _belongs(t, name, role)] or [untagged]
+            store.put_instance_config(config)
+        _retag(store, name, role, members, offline, realtime)
+    return {"status": "Successfully updated tenant"}
 
 
 def _tagged(store: ClusterStore, name: str, role: str) -> list[str]:

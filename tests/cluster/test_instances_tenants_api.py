@@ -83,3 +83,17 @@ def test_tenant_create_retags_untagged_instances(api, store):
     assert api.get("/tenants").json()["SERVER_TENANTS"] == ["ops"]
     missing = api.post("/tenants", {"tenantRole": "SERVER", "tenantName": "x"}, format="json")
     assert missing.status_code == 400 and missing.json()["field"] == "numberOfInstances"
+
+
+def test_tenant_update_grows_and_shrinks(api, store):
+    ids = register_servers(api, 3, tags=["server_untagged"])
+    body = {"tenantRole": "SERVER", "tenantName": "t", "numberOfInstances": 1}
+    assert api.post("/tenants", body, format="json").status_code == 200
+    assert api.put("/tenants", {**body, "numberOfInstances": 3}, format="json").status_code == 200
+    assert all(store.instance_config(i).tags == ["t_OFFLINE", "t_REALTIME"] for i in ids)
+    assert api.put("/tenants", {**body, "numberOfInstances": 4}, format="json").status_code == 400
+    assert api.put("/tenants", body, format="json").status_code == 200
+    assert [store.instance_config(i).tags for i in ids] == [
+        ["t_OFFLINE", "t_REALTIME"], ["server_untagged"], ["server_untagged"]]  # fmt: skip
+    missing = api.put("/tenants", {**body, "tenantName": "nope"}, format="json")
+    assert missing.status_code == 404
