@@ -75,11 +75,8 @@ def table_row(raw_or_typed: str, table_type: str | None) -> models.TableConfig:
     raw_name, suffix_type = split_table_name(raw_or_typed)
     types = table_types(raw_or_typed, table_type)
     if not types:
-        shown = (
-            f"{raw_name}_{(table_type or suffix_type).upper()}"
-            if (table_type or suffix_type)
-            else raw_name
-        )
+        kind = table_type or suffix_type
+        shown = f"{raw_name}_{kind.upper()}" if kind else raw_name
         raise NotFound(f"Table {shown} does not exist")
     if len(types) > 1:
         raise BadRequest(
