@@ -61,8 +61,18 @@ class Leaf:
         return "RANGE" if self.op in _RANGE_OPS else _OP_LABEL.get(self.op, self.op.upper())
 
 
+def fold_constant(expr: Expression) -> Expression:
+    """A column-free call such as ``AGO('P1D')`` or ``NOW() - 3600000`` evaluated to a
+    literal, so the predicate around it can use an index. Done per execution, never cached,
+    because NOW() moves."""
+    if not isinstance(expr, Function) or columns_of(expr):
+        return expr
+    value = evaluate(expr, lambda e: None, 1)[0]
+    return Literal(value.item() if hasattr(value, "item") else value)
+
+
 def to_leaf(expr: Function) -> Leaf:
-    op, args = expr.name, list(expr.args)
+    op, args = expr.name, [fold_constant(a) for a in expr.args]
     if op in COMPARISONS and isinstance(args[0], Literal) and not isinstance(args[1], Literal):
         op, args = _FLIP[op], [args[1], args[0]]
     lhs, rest = args[0], args[1:]

@@ -65,6 +65,8 @@ def java_to_strftime(pattern: str) -> str:
 
 def format_millis(millis, pattern: str):
     """Format epoch millis (UTC) with a Java pattern -> numpy object array of strings."""
+    if np.ndim(millis) == 0:
+        return format_millis(np.atleast_1d(millis), pattern)[0]
     fmt = java_to_strftime(pattern)
     values = np.asarray(millis, dtype=np.int64)
     # whole seconds: strftime's %S would otherwise print the milliseconds too
@@ -82,6 +84,8 @@ def format_millis(millis, pattern: str):
 
 def parse_to_millis(strings, pattern: str):
     """Parse strings with a Java pattern (UTC) -> int64 epoch millis."""
+    if np.ndim(strings) == 0:
+        return int(parse_to_millis(np.atleast_1d(np.asarray(strings, dtype=object)), pattern)[0])
     fmt = java_to_strftime(pattern).replace("\x00MS\x00", "")
     arr = pa.array(np.asarray(strings, dtype=object), type=pa.string())
     try:

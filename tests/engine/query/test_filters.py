@@ -124,6 +124,9 @@ CASES = [
     ("site BETWEEN 30 AND 10", lambda r: np.zeros(len(r["site"]), dtype=bool), None),
     ("country = 'NOWHERE'", lambda r: np.zeros(len(r["site"]), dtype=bool), None),
     ("5 < site", lambda r: r["site"] > 5, "FILTER_INVERTED_INDEX"),
+    # column-free calls are folded to literals per execution, so indexes still apply
+    ("ts >= FromEpochDays(19690) AND ts < NOW()", lambda r: r["ts"] >= 19690 * 86_400_000, None),
+    ("site < 3 + 4", lambda r: r["site"] < 7, "FILTER_INVERTED_INDEX"),
 ]
 
 
