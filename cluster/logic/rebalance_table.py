@@ -18,8 +18,15 @@ from django.conf import settings
 from cluster.logic.assign_segments import rebalance_target
 from cluster.logic.cluster_view import parsed, replication_of, table_row, table_servers
 from cluster.logic.controller_jobs import REBALANCE, load_job, save_job, table_jobs, update_job
-from engine.clusterstate import SERVING_STATES, ClusterStore, ResourceAssignment, SegmentState
+from engine.clusterstate import (
+    SERVING_STATES,
+    ClusterStore,
+    ResourceAssignment,
+    SegmentState,
+    ZooKeeperUnavailableError,
+)
 from engine.clusterstate.records import now_ms
+from engine.clusterstate.tags import InstanceType, instance_id
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +76,11 @@ def rebalance_table(
         "initialSegmentAssignment": ideal.segments,
         "targetSegmentAssignment": target,
     }
+    runner = instance_id(
+        InstanceType.CONTROLLER, settings.CONTROLLER_HOST, settings.CONTROLLER_PORT
+    )
     save_job(store, REBALANCE, job_id, resource, {"jobId": job_id, "tableNameWithType": resource,
+                                                  "controller": runner,
                                                   "tableRebalanceProgressStats": stats})  # fmt: skip
     if run_async:
         threading.Thread(
@@ -107,7 +118,10 @@ def run_rebalance(
         _finish(store, job_id, "DONE", "Success", started)
     except Exception as exc:  # the job record is the only place a background failure shows
         log.exception("rebalance %s of %s failed", job_id, resource)
-        _finish(store, job_id, "FAILED", f"{type(exc).__name__}: {exc}", started)
+        try:
+            _finish(store, job_id, "FAILED", f"{type(exc).__name__}: {exc}", started)
+        except ZooKeeperUnavailableError:
+            log.warning("rebalance %s: cannot record the failure, ZooKeeper is unreachable", job_id)
 
 
 def _apply(store: ClusterStore, resource: str, target: dict, *, keep_old: bool) -> None:
@@ -126,10 +140,8 @@ def _apply(store: ClusterStore, resource: str, target: dict, *, keep_old: bool) 
 def _wait_online(store, job_id: str, resource: str, target: dict, started: float) -> bool:
     deadline = started + settings.REBALANCE_STABILIZATION_TIMEOUT_S
     while True:
-        if (
-            load_job(store, REBALANCE, job_id)["tableRebalanceProgressStats"]["status"]
-            == "CANCELLED"
-        ):
+        status = load_job(store, REBALANCE, job_id)["tableRebalanceProgressStats"]["status"]
+        if status != "IN_PROGRESS":  # cancelled, or failed by the reconcile task
             return False
         store.refresh_external_views([resource])
         view = store.external_view(resource)
@@ -194,3 +206,30 @@ def cancel_rebalance(store: ClusterStore, table_with_type: str) -> list[str]:
 
         update_job(store, REBALANCE, job_id, change)
     return cancelled
+
+
+def fail_orphaned_rebalances(store: ClusterStore) -> list[str]:
+    """Mark FAILED the IN_PROGRESS rebalance jobs whose controller is no longer live (it was
+    stopped mid-job); their tables can be rebalanced again. Returns the job ids."""
+    live = set(store.live_instances())
+    base = store.paths.controller_jobs(REBALANCE)
+    failed = []
+    for job_id in store.children(base):
+        body = load_job(store, REBALANCE, job_id)
+        stats = body["tableRebalanceProgressStats"]
+        if stats["status"] != "IN_PROGRESS" or body.get("controller") in live:
+            continue
+
+        message = (
+            f"controller {body.get('controller')} stopped during the rebalance; start it again"
+        )
+
+        def change(current: dict, message: str = message) -> dict:
+            current["tableRebalanceProgressStats"].update(
+                status="FAILED", completionStatusMsg=message
+            )
+            return current
+
+        update_job(store, REBALANCE, job_id, change)
+        failed.append(job_id)
+    return failed

@@ -8,6 +8,7 @@ import logging
 from cluster import models
 from cluster.logic.cluster_view import parsed
 from cluster.logic.publish import publish_schema, publish_table
+from cluster.logic.rebalance_table import fail_orphaned_rebalances
 from engine.clusterstate import ClusterStore
 from engine.clusterstate.records import table_config_from_record, table_config_to_record
 
@@ -15,9 +16,10 @@ log = logging.getLogger(__name__)
 
 
 def reconcile_state(store: ClusterStore) -> dict:
-    """Returns ``{"drift": [...], "unmanaged": [...]}``: each drift item names the znode that
-    was missing or differed and has been re-published; unmanaged znodes (in ZooKeeper but
-    not in the controller's records) are reported only, never deleted."""
+    """Returns ``{"drift": [...], "unmanaged": [...], "failedOrphanedRebalanceJobs": [...]}``:
+    each drift item names the znode that was missing or differed and has been re-published;
+    unmanaged znodes (in ZooKeeper but not in the controller's records) are reported only,
+    never deleted; rebalance jobs left IN_PROGRESS by a stopped controller are marked FAILED."""
     drift, unmanaged = [], []
     schema_names = set()
     for row in models.Schema.objects.all():
@@ -45,6 +47,7 @@ def reconcile_state(store: ClusterStore) -> dict:
     for name in store.table_names_with_type():
         if name not in table_names:
             unmanaged.append(store.paths.table_config(name))
+    orphaned = fail_orphaned_rebalances(store)
     for item in drift:
         log.warning("cluster state drift: %s %s (re-published)", item["path"], item["problem"])
-    return {"drift": drift, "unmanaged": unmanaged}
+    return {"drift": drift, "unmanaged": unmanaged, "failedOrphanedRebalanceJobs": orphaned}

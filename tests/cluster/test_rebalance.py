@@ -115,6 +115,13 @@ def test_rebalance_waits_for_new_replicas_and_can_be_cancelled(api, store, loade
     for segment, replicas in before.items():
         assert set(replicas) <= set(during[segment])  # old replicas still there
     assert idle in _load(during)
+    # the job runs in this (test) process, whose controller id is not live: the reconcile
+    # task marks such jobs FAILED, as after a controller restart
+    body = api.get("/periodictask/run?taskname=ClusterStateReconciler").json()["taskReport"]
+    assert body["failedOrphanedRebalanceJobs"] == [started["jobId"]]
+    status = api.get(f"/rebalanceStatus/{started['jobId']}").json()
+    assert status["tableRebalanceProgressStats"]["status"] == "FAILED"
+    started = api.post("/tables/airlineStats/rebalance?type=OFFLINE").json()
     cancelled = api.delete("/tables/airlineStats/rebalance?type=OFFLINE").json()
     assert cancelled == [started["jobId"]]
     time.sleep(0.5)
