@@ -123,19 +123,19 @@ def _write_raw(spec, meta, flat, offsets, writer, prefix, num_docs) -> EncodedCo
     else:
         writer.put_arrow(f"{prefix}.raw.arrow", flat, compressed=True)
         meta.forward_format = "raw-arrow"
-    if len(flat):
-        if spec.data_type in (DataType.BYTES,):
-            sorted_flat = flat.take(pc.sort_indices(flat))
-            lo, hi = sorted_flat[0].as_py(), sorted_flat[-1].as_py()
-        else:
-            mm = pc.min_max(flat)
-            lo, hi = mm["min"].as_py(), mm["max"].as_py()
-        meta.min_value = _json_value(spec.data_type, lo)
-        meta.max_value = _json_value(spec.data_type, hi)
-        if spec.single_value and spec.data_type.is_fixed_width:
-            arr = flat.to_numpy(zero_copy_only=False)
-            meta.is_sorted = bool(num_docs < 2 or np.all(arr[1:] >= arr[:-1]))
-    meta.cardinality = int(pc.count_distinct(flat).as_py()) if len(flat) else 0
+    if len(flat) and spec.data_type.is_fixed_width:
+        # Sorting a copy gives min, max and an exact distinct count far faster than hashing.
+        ordered = np.sort(array)
+        meta.min_value = _json_value(spec.data_type, ordered[0].item())
+        meta.max_value = _json_value(spec.data_type, ordered[-1].item())
+        meta.cardinality = int(np.count_nonzero(ordered[1:] != ordered[:-1])) + 1
+        if spec.single_value:
+            meta.is_sorted = bool(num_docs < 2 or np.all(array[1:] >= array[:-1]))
+    elif len(flat):
+        ordered = flat.take(pc.sort_indices(flat))
+        meta.min_value = _json_value(spec.data_type, ordered[0].as_py())
+        meta.max_value = _json_value(spec.data_type, ordered[-1].as_py())
+        meta.cardinality = int(pc.count_distinct(flat).as_py())
     return EncodedColumn(spec, meta, None, None, offsets, flat)
 
 

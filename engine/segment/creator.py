@@ -15,6 +15,7 @@ import zlib
 from collections.abc import Iterable
 from pathlib import Path
 
+import numpy as np
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -24,6 +25,7 @@ from engine.common.types import DataType
 from engine.ingest.coercion import NULL_COLUMN_PREFIX
 from engine.ingest.pipeline import prepare_rows
 from engine.segment.column_writer import EncodedColumn, write_column, write_null_vector
+from engine.segment.dictionary import encode
 from engine.segment.files import (
     CREATION_META_FILE,
     METADATA_FILE,
@@ -121,7 +123,10 @@ def build_segment(
     table = prepared.table
     sorted_col = table_config.sorted_column
     if sorted_col and table.num_rows > 1:
-        table = table.take(pc.sort_indices(table.column(sorted_col)))
+        # Sort on dictionary ids (small ints, radix-sorted) rather than on the values.
+        _, ids = encode(table.column(sorted_col).combine_chunks())
+        if np.any(ids[1:] < ids[:-1]):
+            table = table.take(pa.array(np.argsort(ids, kind="stable")))
 
     time_column = table_config.time_column_name
     name_min, name_max = _naming_time(table, time_column)
