@@ -98,7 +98,7 @@ def execute_server(
     if len(segments) > 1 and QUERY_THREADS > 1:
         if _POOL is None:
             _POOL = ThreadPoolExecutor(QUERY_THREADS, thread_name_prefix="sprig-query")
-        futures = [_POOL.submit(execute_segment, plan, s) for s in segments]
+        futures = [_POOL.submit(_execute_segment_safely, plan, s) for s in segments]
         results = []
         for future in futures:
             remaining = deadline - time.monotonic()
@@ -113,7 +113,7 @@ def execute_server(
     else:
         results = []
         for segment in segments:
-            results.append(execute_segment(plan, segment))
+            results.append(_execute_segment_safely(plan, segment))
             if time.monotonic() > deadline:
                 raise QueryTimeoutError(
                     f"Query timed out: not finished within timeoutMs={plan.timeout_ms}"
@@ -121,6 +121,26 @@ def execute_server(
     if time.monotonic() > deadline:
         raise QueryTimeoutError(f"Query timed out: not finished within timeoutMs={plan.timeout_ms}")
     return combine(plan, results)
+
+
+def _execute_segment_safely(plan: QueryPlan, segment) -> IntermediateResult:
+    """One segment's result; a broken segment (unreadable file, engine bug) becomes an
+    exception entry (code 200) so the other segments still answer (``partialResult``).
+    Query-level errors (bad SQL semantics, timeouts) propagate."""
+    try:
+        return execute_segment(plan, segment)
+    except QueryError:
+        raise
+    except Exception as err:
+        name = getattr(segment, "name", "?")
+        failed = IntermediateResult(plan.kind)
+        failed.stats["numSegmentsQueried"] = 1
+        failed.exceptions.append(
+            QueryExecutionError(
+                f"QueryExecutionError: segment {name}: {type(err).__name__}: {err}"
+            ).to_exception()
+        )
+        return failed
 
 
 def run_query(

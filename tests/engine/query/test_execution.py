@@ -190,3 +190,25 @@ def test_multi_value_aggregations_and_group_by_match_brute_force(synth):
             count, total = expected.get(tag, (0, 0.0))
             expected[tag] = (count + 1, total + clicks)
     assert grouped["resultTable"]["rows"] == [[t, c, s] for t, (c, s) in sorted(expected.items())]
+
+
+def test_a_broken_segment_gives_a_partial_result(synth):
+    rows, schema, _, three = synth
+
+    class BrokenSegment:
+        name = "synth_broken"
+        table_name = "synth_OFFLINE"
+        total_docs = 10
+        column_names = three[0].column_names
+        star_trees = []
+
+        def column(self, name):
+            raise OSError(f"cannot read column {name}: file truncated")
+
+    response = run_query("SELECT COUNT(*), SUM(clicks) FROM synth WHERE site > 3", [*three, BrokenSegment()],
+                         table_schema=schema)  # fmt: skip
+    assert response["partialResult"] is True
+    assert response["exceptions"][0]["errorCode"] == 200
+    assert "synth_broken" in response["exceptions"][0]["message"]
+    site = np.asarray(rows["site"])
+    assert response["resultTable"]["rows"][0][0] == int((site > 3).sum())
