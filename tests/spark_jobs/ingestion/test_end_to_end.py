@@ -22,6 +22,7 @@ inputDirURI: '${input}'
 includeFileNamePattern: 'glob:**/*.avro'
 outputDirURI: '${output}'
 overwriteOutput: true
+cleanUpOutputDir: ${cleanUp}
 recordReaderSpec:
   dataFormat: 'avro'
   className: 'org.apache.pinot.plugin.inputformat.avro.AvroRecordReader'
@@ -52,7 +53,7 @@ def airline_days(pinot_examples: Path, days: list[str], into: Path) -> Path:
 def run_spec(tmp_path: Path, **values: str) -> int:
     spec = tmp_path / "job.yaml"
     spec.write_text(SPEC)
-    pairs = [f"{key}={value}" for key, value in values.items()]
+    pairs = [f"{key}={value}" for key, value in {"cleanUp": "false", **values}.items()]
     return main(["--no-progress", "--spec", str(spec), "--values", *pairs])
 
 
@@ -143,7 +144,7 @@ def test_unknown_schema_stops_before_building(spark, controller, pinot_examples,
             "--no-progress", "--spec", str(spec),
             "--schema", f"{controller}/schemas/noSuchSchema",
             "--values", "jobType=SegmentCreation", f"input={inputs}", f"output={tmp_path / 'out'}",
-            "table=airlineStats", "postfix=x", f"controller={controller}",
+            "table=airlineStats", "postfix=x", f"controller={controller}", "cleanUp=false",
         ]
     )  # fmt: skip
     err = capsys.readouterr().err
@@ -165,3 +166,18 @@ def test_nothing_is_pushed_when_a_file_fails(spark, controller, pinot_examples, 
     assert "built 2 of 3 segment(s)" in report
     assert "nothing was pushed because 1 of 3 file(s) failed to build" in report
     assert listed_segments(controller, "airlineHalf") == []
+
+
+def test_clean_up_output_dir_after_a_push(spark, controller, pinot_examples, tmp_path, capsys):
+    create_table(controller, pinot_examples, "airlineCleanUp")
+    inputs = airline_days(pinot_examples, ["09"], tmp_path / "in")
+    out = tmp_path / "out"
+    code = run_spec(
+        tmp_path, jobType="SegmentCreationAndTarPush", input=str(inputs), output=str(out),
+        table="airlineCleanUp", postfix="x", controller=controller, cleanUp="true",
+    )  # fmt: skip
+    assert code == 0, capsys.readouterr().out
+    assert listed_segments(controller, "airlineCleanUp") == [
+        "airlineCleanUp_OFFLINE_16079_16079_x_0"
+    ]
+    assert not list(out.rglob("*.tar.gz"))
