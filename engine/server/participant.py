@@ -54,6 +54,7 @@ class Participant:
         self.changed = threading.Event()  # set on every connection-state change
         self.registered_session: str | None = None
         self._zk_address = zk_address
+        self._stopping = False
 
     @property
     def instance_id(self) -> str:
@@ -77,6 +78,7 @@ class Participant:
 
     def stop(self) -> None:
         """Close the session: the live-instance node disappears at once."""
+        self._stopping = True
         try:
             self.client.stop()
             self.client.close()
@@ -117,7 +119,9 @@ class Participant:
 
     def _on_state(self, state: str) -> None:
         # runs on kazoo's event thread: never block here
-        if state == KazooState.LOST:
+        if self._stopping:
+            pass
+        elif state == KazooState.LOST:
             log.warning("ZooKeeper session lost; reconnecting")
             self.registered_session = None
         elif state == KazooState.SUSPENDED:
