@@ -124,6 +124,11 @@ def test_zookeeper_browser_walks_to_a_znode_and_shows_its_json_and_stat(page, co
     # a Helix ZNRecord, pretty-printed
     expect(page.get_by_test_id("zk-data")).to_contain_text('"id": "airlineStats"')
     expect(page.get_by_test_id("zk-data")).to_contain_text('"schemaJSON":')
+    # the schema inside the record, decoded
+    page.get_by_test_id("zk-expand").check()
+    expect(page.get_by_test_id("zk-data")).to_contain_text('"schemaJSON": {')
+    page.get_by_test_id("zk-expand").uncheck()
+    expect(page.get_by_test_id("zk-data")).to_contain_text('"schemaJSON": "{')
     stat = page.get_by_test_id("zk-stat")
     expect(stat).to_contain_text("numChildren")
     expect(stat).to_contain_text("dataLength")

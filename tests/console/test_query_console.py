@@ -179,7 +179,9 @@ def test_the_query_lives_in_the_url_for_back_forward_and_links(page, console_clu
     second = "select Carrier from airlineStats limit 2"
     page.goto("/console/query")
     run(page, first)
+    page.locator("#timeout").fill("4000")
     run(page, second)
+    assert "timeout=4000" in page.url
     editor = page.locator("#editor .cm-content")
     page.go_back()
     expect(editor).to_have_text(first)
@@ -194,6 +196,7 @@ def test_the_query_lives_in_the_url_for_back_forward_and_links(page, console_clu
     other.goto(shared)
     expect(other.locator("#editor .cm-content")).to_have_text(second)
     expect(other.get_by_test_id("result-grid").locator("tbody tr")).to_have_count(2)
+    expect(other.locator("#timeout")).to_have_value("4000")
 
 
 def test_editor_completes_table_and_column_names(page, console_cluster):

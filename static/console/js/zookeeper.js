@@ -7,6 +7,31 @@ import { jsonEditor } from "./jsonedit.js";
 
 const nodes = new Map(); // path -> {li, childList, loaded, toggle, name}
 let dataView = null;
+let rawData = "";
+
+// Helix records keep documents as JSON text inside fields (e.g. simpleFields.schemaJSON);
+// with "Expand embedded JSON" those strings are shown as the objects they encode.
+function expandEmbedded(value) {
+  if (typeof value === "string" && /^\s*[\[{]/.test(value)) {
+    try {
+      return expandEmbedded(JSON.parse(value));
+    } catch {
+      return value;
+    }
+  }
+  if (Array.isArray(value)) return value.map(expandEmbedded);
+  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expandEmbedded(v)]));
+  return value;
+}
+
+function showData() {
+  if ($("#zk-expand").checked && rawData) {
+    const expanded = expandEmbedded(rawData);
+    dataView.set(typeof expanded === "string" ? expanded : JSON.stringify(expanded, null, 2));
+  } else {
+    dataView.set(rawData);
+  }
+}
 
 function join(parent, child) {
   return parent === "/" ? `/${child}` : `${parent}/${child}`;
@@ -63,9 +88,11 @@ async function select(path, push) {
     renderStat(stat);
     const text = typeof data === "string" ? data : JSON.stringify(data);
     $("#zk-data-note").textContent = text ? `${stat.dataLength ?? text.length} bytes` : "This znode holds no data.";
-    dataView.set(text);
+    rawData = text;
+    showData();
   } catch (err) {
     clear($("#zk-stat"), el("p", { class: "error-text" }, errorText(err)));
+    rawData = "";
     dataView.set("");
   }
 }
@@ -99,5 +126,6 @@ async function init() {
   else await select("/", false);
 }
 
+$("#zk-expand").addEventListener("change", showData);
 window.addEventListener("popstate", () => reveal(new URLSearchParams(location.search).get("path") || "/"));
 init();
