@@ -8,21 +8,30 @@ import re
 from engine.query.aggregation.base import AggregationFunction, ValueBlock
 from engine.query.aggregation.basic import Avg, Count, Max, Min, MinMaxRange, Sum
 from engine.query.aggregation.histograms import DistinctCount, Mode, Percentile
-from engine.query.aggregation.sketches import DistinctCountHLL, PercentileEst, PercentileTDigest
+from engine.query.aggregation.sketches import (
+    DistinctCountHLL,
+    PercentileEst,
+    PercentileKLL,
+    PercentileTDigest,
+)
 from engine.query.errors import QueryValidationError
 from engine.query.expressions import STAR, Function, Literal
 
 _CLASSES: dict[str, type[AggregationFunction]] = {
     cls.name: cls
     for cls in (Count, Sum, Min, Max, Avg, MinMaxRange, DistinctCount, Percentile, Mode,
-                DistinctCountHLL, PercentileEst, PercentileTDigest)
+                DistinctCountHLL, PercentileEst, PercentileTDigest, PercentileKLL)
 }  # fmt: skip
-_PERCENTILE_SUFFIX = re.compile(r"^(percentile|percentileest|percentiletdigest)(\d+(?:\.\d+)?)$")
+_PERCENTILE_SUFFIX = re.compile(
+    r"^(percentile|percentileest|percentiletdigest|percentilekll)(\d+(?:\.\d+)?)$"
+)
+# Pinot names with the same semantics here: DISTINCTCOUNTBITMAP is exact like DISTINCTCOUNT.
+_ALIASES = {"distinctcountbitmap": "distinctcount"}
 
 
 def _split(name: str) -> tuple[str, bool]:
     key = name.lower().replace("_", "")
-    if key.endswith("mv") and key[:-2] in _CLASSES:
+    if key.endswith("mv") and (key[:-2] in _CLASSES or key[:-2] in _ALIASES):
         return key[:-2], True
     match = _PERCENTILE_SUFFIX.match(key[:-2] if key.endswith("mv") else key)
     if match:
@@ -33,7 +42,7 @@ def _split(name: str) -> tuple[str, bool]:
 def is_aggregation(name: str) -> bool:
     key, _ = _split(name)
     key = key[:-2] if key.endswith("mv") else key
-    return key in _CLASSES or bool(_PERCENTILE_SUFFIX.match(key))
+    return key in _CLASSES or key in _ALIASES or bool(_PERCENTILE_SUFFIX.match(key))
 
 
 def create_aggregation(call: Function) -> AggregationFunction:
@@ -45,6 +54,7 @@ def create_aggregation(call: Function) -> AggregationFunction:
     match = _PERCENTILE_SUFFIX.match(base)
     if match:
         base, params = match.group(1), [float(match.group(2))]
+    base = _ALIASES.get(base, base)
     if base not in _CLASSES:
         raise QueryValidationError(f"Unsupported aggregation function: {call.name.upper()}")
     cls = _CLASSES[base]
@@ -57,7 +67,7 @@ def create_aggregation(call: Function) -> AggregationFunction:
                 f"{call.name.upper()}: extra arguments must be literals, got {value}"
             )
         params.append(value.value)
-    if base in {"percentile", "percentileest", "percentiletdigest"}:
+    if base in {"percentile", "percentileest", "percentiletdigest", "percentilekll"}:
         if not params:
             raise QueryValidationError(
                 f"{call.name.upper()} needs a percentile, e.g. {call.name.upper()}(col, 90)"

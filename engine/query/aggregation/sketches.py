@@ -154,3 +154,14 @@ class PercentileTDigest(_SketchAggregation):
     def finalize(self, state):
         q = float(self.params[0]) / 100.0
         return np.array([s.get_quantile(q) if not s.is_empty() else np.nan for s in state[0]])
+
+
+class PercentileKLL(PercentileEst):
+    """PERCENTILEKLL: the same KLL sketch, returning DOUBLE as Pinot does."""
+
+    name = "percentilekll"
+    result_type = "DOUBLE"
+
+    def finalize(self, state):
+        q = float(self.params[0]) / 100.0
+        return np.array([s.get_quantile(q) if not s.is_empty() else np.nan for s in state[0]])
