@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import io
 
 import pytest
 
@@ -87,3 +88,17 @@ def test_add_without_override_conflicts(api, airline_schema):
     assert api.post("/schemas", airline_schema, format="json").status_code == 200
     response = api.post("/schemas?override=false", airline_schema, format="json")
     assert response.status_code == 409
+
+
+def test_schema_as_multipart_file(api, store, airline_dir):
+    # curl -F schemaName=@airlineStats_schema.json localhost:9000/schemas
+    with (airline_dir / "airlineStats_schema.json").open("rb") as handle:
+        response = api.post("/schemas", {"schemaName": handle}, format="multipart")
+    assert response.status_code == 200, response.content
+    assert store.schema("airlineStats")["schemaName"] == "airlineStats"
+    broken = io.BytesIO(b"{broken")
+    broken.name = "broken.json"
+    response = api.post("/schemas", {"schemaName": broken}, format="multipart")
+    assert (
+        response.status_code == 400 and "broken.json is not valid JSON" in response.json()["error"]
+    )
