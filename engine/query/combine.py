@@ -91,7 +91,7 @@ def finalize_lookup(plan: QueryPlan, keys: list[np.ndarray], states: list[tuple]
 
 
 def group_order(plan: QueryPlan, keys, states, mask: np.ndarray | None = None) -> np.ndarray:
-    """Row order of groups by the ORDER BY (stable; ascending nulls... none in Pinot)."""
+    """Indices of the groups in ORDER BY order (stable, so ties keep key order)."""
     n = len(keys[0]) if keys else 1
     lookup = finalize_lookup(plan, keys, states)
     columns = [evaluate(o.expr, lookup, n) for o in plan.order_by]

@@ -41,7 +41,6 @@ class IntermediateResult:
     states: list[tuple] | None = None
     # Arrow columns of states not yet decoded (after from_bytes); decoded with the plan.
     encoded_states: list[list[pa.Array]] | None = None
-    trace: list[str] = field(default_factory=list)
 
     @property
     def num_groups(self) -> int:

@@ -142,5 +142,4 @@ def execute_star_tree(
             np.asarray(tree.metric(pair, comp))[records] for comp in _STATE_COMPONENTS[fn.name]
         )
         result.states.append(fn.merge(state, groups, n_groups))
-    result.trace.append(f"star-tree {tree.dimensions_split_order}")
     return result
