@@ -73,19 +73,18 @@ def prepare_rows(
         if n == 0:
             continue
         try:
-            batch, keep = transformer.transform(batch)
+            transformed = transformer.transform(batch)
         except IngestError as exc:
-            raise IngestError(
-                exc.message,
-                row=exc.row if exc.row is None else int(positions[exc.row]),
-                source=source,
-            ) from exc
-        if keep is not None:
-            num_filtered += int(n - keep.sum())
-            positions = positions[keep]
-        result = coerce_table(batch, schema, track_nulls=track_nulls)
-        for pos, message in result.bad_rows.items():
-            error = IngestError(message, row=int(positions[pos]), source=source)
+            row = None if exc.row is None else int(positions[exc.row])
+            raise IngestError(exc.message, row=row, source=source) from exc
+        failed = {int(positions[pos]): message for pos, message in transformed.bad_rows.items()}
+        num_filtered += transformed.num_filtered
+        if transformed.keep is not None:
+            positions = positions[transformed.keep]
+        result = coerce_table(transformed.table, schema, track_nulls=track_nulls)
+        failed |= {int(positions[pos]): message for pos, message in result.bad_rows.items()}
+        for row in sorted(failed):
+            error = IngestError(failed[row], row=row, source=source)
             if not continue_on_error:
                 raise error
             errors.append(error)

@@ -4,6 +4,8 @@ in Pinot, a transform does not overwrite a value the input already has (it fills
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -44,33 +46,19 @@ class RecordTransformer:
                     )
                 )
 
-    def transform(self, batch: pa.RecordBatch | pa.Table) -> tuple[pa.Table, np.ndarray | None]:
-        """The batch with transformed columns, and a keep-mask (None = keep every row)."""
+    def transform(self, batch: pa.RecordBatch | pa.Table) -> TransformResult:
+        """Apply the transforms, then the filter. Rows whose transform or filter fails are
+        removed and reported by position in ``batch``; rows the filter matches are dropped."""
         table = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
-        if not self.transforms and self.filter is None:
-            return table, None
         n = table.num_rows
-
-        def column(name: str):
-            if name in table.column_names:
-                return table.column(name).combine_chunks()
-            return pa.nulls(n)
-
+        if not self.transforms and self.filter is None:
+            return TransformResult(table, None, {}, 0)
+        rows = np.arange(n)  # position in ``batch`` of each row still in ``table``
+        bad: dict[int, str] = {}
         for dest, expr in self.transforms:
-            try:
-                value = expr.evaluate(column, n)
-            except (
-                pa.ArrowInvalid,
-                pa.ArrowNotImplementedError,
-                pa.ArrowTypeError,
-                ValueError,
-                TypeError,
-            ) as exc:
-                raise IngestError(
-                    f"transform of column {dest!r} ({expr.text}) failed: {exc}"
-                ) from exc
-            if isinstance(value, pa.ChunkedArray):
-                value = value.combine_chunks()
+            value, table, rows = self._evaluate(
+                expr, table, rows, bad, f"transform of column {dest!r}"
+            )
             if dest in table.column_names:
                 existing = table.column(dest).combine_chunks()
                 if existing.null_count == 0:
@@ -84,27 +72,104 @@ class RecordTransformer:
                 table = table.set_column(table.column_names.index(dest), dest, value)
             else:
                 table = table.append_column(dest, value)
-        keep = None
+        num_filtered = 0
         if self.filter is not None:
-            try:
-                drop = self.filter.evaluate(column, n)
-            except (
-                pa.ArrowInvalid,
-                pa.ArrowNotImplementedError,
-                pa.ArrowTypeError,
-                ValueError,
-                TypeError,
-            ) as exc:
-                raise IngestError(f"filter ({self.filter.text}) failed: {exc}") from exc
+            drop, table, rows = self._evaluate(self.filter, table, rows, bad, "filter")
             # Pinot drops the rows for which the filter is true; null counts as false.
-            keep = ~np.asarray(
+            keep_rows = ~np.asarray(
                 pc.fill_null(pc.cast(drop, pa.bool_()), False).to_numpy(zero_copy_only=False),
                 dtype=bool,
             )
-            if isinstance(keep, np.ndarray) and keep.ndim == 0:
-                keep = np.full(n, bool(keep))
-            table = table.filter(pa.array(keep))
-        return table, keep
+            num_filtered = int(len(keep_rows) - keep_rows.sum())
+            table, rows = table.filter(pa.array(keep_rows)), rows[keep_rows]
+        keep = np.zeros(n, dtype=bool)
+        keep[rows] = True
+        return TransformResult(table, keep, bad, num_filtered)
+
+    @staticmethod
+    def _evaluate(
+        expr: Expression, table: pa.Table, rows: np.ndarray, bad: dict[int, str], what: str
+    ):
+        """Evaluate over ``table``; rows on which it fails are found by bisection, recorded in
+        ``bad`` and removed. Returns (values, table, rows) for the remaining rows."""
+        try:
+            return _combined(expr.evaluate(_columns(table), table.num_rows)), table, rows
+        except _EVAL_ERRORS:
+            pass
+        failing: dict[int, str] = {}
+        try:
+            _find_failing(expr, table, 0, failing)
+        except _TooManyFailures:
+            first = min(failing)
+            raise IngestError(
+                f"{what} ({expr.text}) fails on most rows, e.g.: {failing[first]}",
+                row=int(rows[first]),
+            ) from None
+        for pos, message in failing.items():
+            bad[int(rows[pos])] = f"{what} ({expr.text}) failed: {message}"
+        mask = np.ones(table.num_rows, dtype=bool)
+        mask[list(failing)] = False
+        table, rows = table.filter(pa.array(mask)), rows[mask]
+        return _combined(expr.evaluate(_columns(table), table.num_rows)), table, rows
+
+
+_EVAL_ERRORS = (
+    pa.ArrowInvalid,
+    pa.ArrowNotImplementedError,
+    pa.ArrowTypeError,
+    ValueError,
+    TypeError,
+    ArithmeticError,
+)
+
+
+@dataclasses.dataclass
+class TransformResult:
+    """``table``: the transformed rows that remain; ``keep``: per input row, whether it is in
+    ``table`` (None = all are); ``bad_rows``: input position -> why its transform failed;
+    ``num_filtered``: rows dropped by the filter."""
+
+    table: pa.Table
+    keep: np.ndarray | None
+    bad_rows: dict[int, str]
+    num_filtered: int
+
+
+def _columns(table: pa.Table):
+    n = table.num_rows
+
+    def column(name: str) -> pa.Array:
+        if name in table.column_names:
+            return table.column(name).combine_chunks()
+        return pa.nulls(n)
+
+    return column
+
+
+def _combined(value):
+    return value.combine_chunks() if isinstance(value, pa.ChunkedArray) else value
+
+
+class _TooManyFailures(Exception):
+    pass
+
+
+MAX_FAILING_ROWS = 1000  # beyond this the expression, not the data, is almost surely wrong
+
+
+def _find_failing(expr: Expression, table: pa.Table, offset: int, out: dict[int, str]) -> None:
+    try:
+        expr.evaluate(_columns(table), table.num_rows)
+        return
+    except _EVAL_ERRORS as exc:
+        if table.num_rows == 1:
+            out[offset] = str(exc)
+            if len(out) > MAX_FAILING_ROWS:
+                raise _TooManyFailures from None
+            return
+    mid = table.num_rows // 2
+    _find_failing(expr, table.slice(0, mid), offset, out)
+    _find_failing(expr, table.slice(mid), offset + mid, out)
 
 
 def _parse(text: str, field: str) -> Expression:

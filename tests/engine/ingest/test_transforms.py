@@ -62,8 +62,9 @@ def test_example_config_functions():
             "payload": [{"ref": "main", "n": 1}, {"ref": "dev", "n": 2}],
         }
     )
-    out, keep = t.transform(batch)
-    assert keep is None
+    result = t.transform(batch)
+    out = result.table
+    assert result.keep.all() and result.bad_rows == {}
     assert out.column("ts").to_pylist() == [1388534400000, 1388620800000]
     assert out.column("created_ms").to_pylist() == [1626847200000, 1626911999000]
     assert out.column("day").to_pylist() == [18829, 18829]
@@ -72,16 +73,20 @@ def test_example_config_functions():
 
 
 def test_existing_values_are_not_overwritten():
-    out, _ = transformer([("city", "upper(ref)")]).transform(
-        pa.table({"city": ["kept", None], "ref": ["a", "b"]})
+    out = (
+        transformer([("city", "upper(ref)")])
+        .transform(pa.table({"city": ["kept", None], "ref": ["a", "b"]}))
+        .table
     )
     assert out.column("city").to_pylist() == ["kept", "B"]
 
 
 def test_filter_drops_rows_where_true():
     t = transformer([], filter_function="city = 'drop' OR day > 10")
-    out, keep = t.transform(pa.table({"city": ["a", "drop", "b", None], "day": [1, 2, 11, None]}))
-    assert keep.tolist() == [True, False, False, True]
+    result = t.transform(pa.table({"city": ["a", "drop", "b", None], "day": [1, 2, 11, None]}))
+    out = result.table
+    assert result.keep.tolist() == [True, False, False, True]
+    assert result.num_filtered == 2
     assert out.column("city").to_pylist() == ["a", None]
 
 
@@ -106,3 +111,42 @@ def test_bad_expressions_name_the_field(transforms, filter_function, field):
     with pytest.raises(ConfigError) as info:
         transformer(transforms, filter_function)
     assert info.value.field == field
+
+
+def test_rows_whose_transform_fails_are_reported_not_fatal(tmp_path):
+    from engine.common.errors import IngestError
+    from engine.segment import build_segment
+
+    config = make_table_config(
+        SCHEMA,
+        ingestionConfig={
+            "transformConfigs": [
+                {
+                    "columnName": "created_ms",
+                    "transformFunction": "fromDateTime(created_at, 'yyyy-MM-dd')",
+                }
+            ],
+            "filterConfig": {"filterFunction": "city = 'drop'"},
+        },
+    )
+    data = pa.table(
+        {
+            "created_at": ["2021-01-02", "garbage", "2021-01-03", "2021-01-04", "also bad"],
+            "city": ["a", "b", "drop", "c", "d"],
+        }
+    )
+    with pytest.raises(IngestError) as info:
+        build_segment(data, SCHEMA, config, tmp_path / "fail")
+    assert info.value.row == 1 and "garbage" in str(info.value)
+    result = build_segment(data, SCHEMA, config, tmp_path / "ok", continue_on_error=True)
+    assert [e.row for e in result.errors] == [1, 4]
+    assert (result.num_rows, result.num_rows_filtered) == (2, 1)
+
+
+def test_a_transform_failing_everywhere_stops_early():
+    from engine.common.errors import IngestError
+
+    t = transformer([("created_ms", "fromDateTime(created_at, 'yyyy-MM-dd')")])
+    with pytest.raises(IngestError, match="fails on most rows") as info:
+        t.transform(pa.table({"created_at": ["x"] * 5000}))
+    assert info.value.row == 0
