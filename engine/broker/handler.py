@@ -167,7 +167,7 @@ class QueryRunner:
                 body = orjson.dumps({
                     "requestId": request_id, "sql": query.sql, "tableNameWithType": resource,
                     "segments": segments,
-                    "queryOptions": {**query.options, "timeoutMs": str(remaining_ms)},
+                    "queryOptions": query.options, "timeoutMs": remaining_ms,
                     "timeBoundary": clause,
                 })  # fmt: skip
                 requests.append((snapshot.servers[instance_id], body))

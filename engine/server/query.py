@@ -4,7 +4,7 @@ with the mergeable intermediate result (Arrow IPC, see ``engine.query.intermedia
 The broker sends JSON::
 
     {"requestId": 7, "sql": "...", "tableNameWithType": "t_OFFLINE", "segments": [...],
-     "queryOptions": {"timeoutMs": "9500"},
+     "queryOptions": {...}, "timeoutMs": 9500,      # the client's options; the time left
      "timeBoundary": {"column": "ts", "op": "<=", "value": 18000}}   # hybrid tables only
 
 A segment the server does not serve (not loaded, in ERROR, moved away) is reported as an
@@ -44,6 +44,7 @@ class ServerQueryRequest:
     segments: list[str]
     options: dict[str, str]
     time_boundary: dict | None
+    budget_ms: float | None = None
 
     @classmethod
     def from_bytes(cls, body: bytes) -> ServerQueryRequest:
@@ -71,8 +72,11 @@ class ServerQueryRequest:
             or "value" not in boundary
         ):
             raise BadQueryRequest("'timeBoundary' must be {column, op ('<=' or '>'), value}")
+        budget = data.get("timeoutMs")
+        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int | float)):
+            raise BadQueryRequest("'timeoutMs' must be a number of milliseconds")
         return cls(int(data.get("requestId") or 0), sql, table, segments,
-                   {str(k): str(v) for k, v in options.items()}, boundary)  # fmt: skip
+                   {str(k): str(v) for k, v in options.items()}, boundary, budget)  # fmt: skip
 
 
 def with_time_boundary(plan: QueryPlan, boundary: dict | None) -> QueryPlan:
@@ -125,7 +129,10 @@ class QueryExecutor:
             schema = columns_from_segments(found)
         plan = compile_query(query.sql, schema, options=query.options)
         plan = with_time_boundary(plan, query.time_boundary)
-        deadline = started + plan.timeout_ms / 1000.0
+        budget_ms = plan.timeout_ms
+        if query.budget_ms is not None:  # what is left of the broker's budget
+            budget_ms = min(budget_ms, query.budget_ms)
+        deadline = started + budget_ms / 1000.0
         try:
             result = execute_server(plan, found, deadline=deadline)
             if plan.kind == "aggregation" and result.decoded_states(plan) is None:

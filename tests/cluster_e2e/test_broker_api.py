@@ -128,3 +128,17 @@ def test_airline_conformance_through_the_broker(cluster, pinot_examples):
     assert not failed, f"{len(failed)} of 200 differ:\n" + "\n".join(
         f"{c.sql}\n  -> {c.message}" for c in failed[:10]
     )
+
+
+def test_a_query_over_its_timeout_returns_an_error_not_a_hang(cluster):
+    import time
+
+    started = time.monotonic()
+    response = cluster.query(f"SELECT Carrier, COUNT(*) FROM {TABLE} GROUP BY Carrier",
+                             timeoutMs=1)  # fmt: skip
+    assert time.monotonic() - started < 5
+    assert response["exceptions"], response
+    assert response["partialResult"] is True
+    assert {e["errorCode"] for e in response["exceptions"]} <= {250, 427}
+    # the servers are healthy again right after: the next query is complete
+    assert not cluster.wait_broker_sees(cluster.total_rows)["exceptions"]
