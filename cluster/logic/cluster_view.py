@@ -27,7 +27,15 @@ def table_broker_tag(config: TableConfig) -> str:
     return broker_tag(config.tenants.broker)
 
 
-def replication_of(config: TableConfig) -> int:
+def is_dim_table(config: TableConfig) -> bool:
+    return bool(config.to_json().get("isDimTable"))
+
+
+def replication_of(config: TableConfig, servers: list[str] | None = None) -> int:
+    """Copies of each segment: ``replication`` (``replicasPerPartition`` for REALTIME); a
+    dimension table (``isDimTable``) is on every one of ``servers``."""
+    if servers is not None and is_dim_table(config):
+        return max(1, len(servers))
     segments = config.segments_config
     if config.table_type == "REALTIME" and segments.replicas_per_partition:
         return segments.replicas_per_partition
@@ -46,7 +54,7 @@ def table_servers(store: ClusterStore, config: TableConfig) -> list[str]:
 def check_replication(store: ClusterStore, config: TableConfig) -> list[str]:
     """The table's servers; BadRequest if there are fewer than its replication."""
     servers = table_servers(store, config)
-    replication = replication_of(config)
+    replication = replication_of(config, servers)
     if replication > len(servers):
         err = BadRequest(
             f"replication {replication} of {config.table_name_with_type} is higher than the "

@@ -46,7 +46,7 @@ def rebalance_table(
     resource = row.name_with_type
     servers = table_servers(store, config)
     ideal = store.ideal_state(resource) or ResourceAssignment(resource)
-    target = rebalance_target(ideal, servers, replication_of(config))
+    target = rebalance_target(ideal, servers, replication_of(config, servers))
     if not include_consuming:
         # consuming segments stay where they are; only completed ones move
         for segment, replicas in ideal.segments.items():

@@ -164,7 +164,9 @@ def _store(store, row, metadata: SegmentMetadata, tar_path, size: int, upload: U
     servers = table_servers(store, config)
     ideal = store.ideal_state(resource) or ResourceAssignment(resource)
     if existing is None:
-        assign_segment(ideal, servers, replication_of(config))  # 400 before anything is stored
+        assign_segment(
+            ideal, servers, replication_of(config, servers)
+        )  # 400 before anything is stored
     deep_store = get_deep_store()
     stored_url = None
     if tar_path is not None:
@@ -194,7 +196,7 @@ def _store(store, row, metadata: SegmentMetadata, tar_path, size: int, upload: U
     try:
         store.put_segment_metadata(zk_metadata)
         if existing is None:
-            instances = _assign(store, resource, segment, servers, replication_of(config))
+            instances = _assign(store, resource, segment, servers, replication_of(config, servers))
         else:
             instances = _notify_refresh(store, resource, segment)
     except ZooKeeperUnavailableError:

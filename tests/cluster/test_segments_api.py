@@ -293,3 +293,18 @@ def test_schema_update_with_reload_sends_reload_messages(api, store, table, airl
     replicas = store.ideal_state("airlineStats_OFFLINE").segments[airline_segments[0][0]]
     for instance in replicas:
         assert [m.sub_type for m in store.messages(instance)] == ["SEGMENT_RELOAD"]
+
+
+def test_dimension_table_segments_go_to_every_server(api, store, airline_schema,
+                                                     airline_offline_config, airline_segments):  # fmt: skip
+    servers = register_servers(api, 3)
+    config = copy.deepcopy(airline_offline_config)
+    config["isDimTable"] = True
+    api.post("/schemas", airline_schema, format="json")
+    assert api.post("/tables", config, format="json").status_code == 200
+    upload(api, airline_segments[0][1])
+    replicas = store.ideal_state("airlineStats_OFFLINE").segments[airline_segments[0][0]]
+    assert sorted(replicas) == servers
+    (extra,) = register_servers(api, 1, first_port=8401)
+    dry = api.post("/tables/airlineStats/rebalance?dryRun=true").json()
+    assert sorted(dry["segmentAssignment"][airline_segments[0][0]]) == sorted([*servers, extra])
