@@ -55,6 +55,8 @@ def test_table_page_shows_good_segments_and_deleting_one_updates_the_count(page,
         expect(row).to_contain_text("GOOD")
         expect(row).to_contain_text("ONLINE")
     expect(page.get_by_test_id("table-status")).to_have_text("GOOD")
+    expect(page.get_by_test_id("server-count")).to_have_text("2")
+    expect(page.get_by_test_id("broker-count")).to_have_text("1")
     screenshot(page, "table")
 
     victim = segments[0]

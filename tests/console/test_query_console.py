@@ -40,6 +40,14 @@ def test_sidebar_table_fills_the_editor_and_shows_its_schema(page, console_clust
     schema = page.get_by_test_id("sidebar-schema")
     expect(schema).to_contain_text("DaysSinceEpoch")
     expect(schema).to_contain_text("Carrier")
+    # a column name goes into the query at the cursor
+    page.locator("#editor .cm-content").click()
+    page.keyboard.press("Control+End")
+    page.keyboard.insert_text(" -- ")
+    schema.get_by_role("button", name="Carrier", exact=True).click()
+    expect(page.locator("#editor .cm-content")).to_have_text(
+        "select * from airlineStats limit 10 -- Carrier"
+    )
     page.keyboard.press("Control+Enter")
     expect(page.get_by_test_id("result-grid").locator("tbody tr")).to_have_count(10)
     screenshot(page, "query")
@@ -122,6 +130,14 @@ def test_results_grid_sorts_searches_pages_and_downloads_csv(page, console_clust
     page.get_by_role("searchbox", name="Search results").fill(carrier)
     matching = [r for r in expected if carrier.lower() in f"{r[0]} {r[1]}".lower()]
     expect(page.get_by_test_id("grid-count")).to_have_text(f"{len(matching)} of 60 rows")
+
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.get_by_test_id("grid-copy").click()
+    expect(page.get_by_test_id("grid-copy")).to_have_text("Copied")
+    copied = page.evaluate("navigator.clipboard.readText()")
+    lines = copied.strip().splitlines()
+    assert lines[0] == "Carrier\tFlightNum"
+    assert len(lines) == len(matching) + 1
 
     with page.expect_download() as download_info:
         page.get_by_test_id("grid-csv").click()

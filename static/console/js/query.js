@@ -98,7 +98,8 @@ function showSchema(table, schema) {
     el("table", { class: "data compact", "data-testid": "sidebar-schema" },
       el("thead", {}, el("tr", {}, el("th", {}, "Column"), el("th", {}, "Type"), el("th", {}, "Field"))),
       el("tbody", {}, cols.map((c) => el("tr", {},
-        el("td", { class: "mono" }, c.name),
+        el("td", { class: "mono" }, el("button", { type: "button", class: "link mono column-name", title: "Insert into the query",
+          onclick: () => { editor.dispatch(editor.state.replaceSelection(c.name)); editor.focus(); } }, c.name)),
         el("td", {}, c.dataType + (c.singleValueField === false ? "[]" : "")),
         el("td", { class: "muted", title: c.kind }, { DIMENSION: "dim", METRIC: "metric", DATE_TIME: "time", TIME: "time" }[c.kind]))))));
 }

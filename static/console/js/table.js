@@ -62,11 +62,12 @@ async function loadState() {
 }
 
 async function loadSegments() {
-  const [ideal, view, size] = await Promise.all([
+  const [ideal, view, size, instances] = await Promise.all([
     api.get(`${PATH}/idealstate`), api.get(`${PATH}/externalview`), api.get(`${PATH}/size`).catch(() => null),
+    api.get(`${PATH}/instances`).catch(() => null),
   ]).catch((err) => {
     clear($("#segments"), el("p", { class: "error-text" }, errorText(err)));
-    return [null, null, null];
+    return [null, null, null, null];
   });
   if (!ideal) return;
   rows = segmentRows(ideal, view);
@@ -81,8 +82,16 @@ async function loadSegments() {
     tile("Good / updating / bad", `${count("GOOD")} / ${count("UPDATING")} / ${count("BAD")}`),
     tile("Reported size", formatBytes(size && size.reportedSizeInBytes)),
     tile("Estimated size", formatBytes(size && size.estimatedSizeInBytes)),
+    tile("Servers", String(instanceCount(instances, "server")), "server-count"),
+    tile("Brokers", String(instanceCount(instances, "brokers")), "broker-count"),
     tile("Types", types().map((t) => badge(t, "tag"))));
   renderSegments();
+}
+
+// GET /tables/{t}/instances lists instances per table type; count each instance once.
+function instanceCount(instances, key) {
+  if (!instances || !Array.isArray(instances[key])) return "–";
+  return new Set(instances[key].flatMap((part) => part.instances || [])).size;
 }
 
 function tile(label, value, testid) {
