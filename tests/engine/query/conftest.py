@@ -104,15 +104,22 @@ def synth_rows(n: int, seed: int) -> dict:
     }
 
 
-def build_synth(rows: dict, out: Path, parts: int):
-    """``parts`` segments of consecutive rows; returns (schema, segments)."""
+def build_synth(rows: dict, out: Path, parts: int, sizes: list[int] | None = None):
+    """``parts`` segments of consecutive rows (``sizes`` rows each, default equal);
+    returns (schema, segments)."""
     import numpy as np
 
     schema = Schema.from_json(SYNTH_SCHEMA)
     config = TableConfig.from_json(SYNTH_TABLE)
     n = len(rows["site"])
+    bounds = np.cumsum([0, *sizes]) if sizes else None
+    chunks = (
+        [np.arange(bounds[i], bounds[i + 1]) for i in range(parts)]
+        if sizes
+        else np.array_split(np.arange(n), parts)
+    )
     segments = []
-    for i, chunk in enumerate(np.array_split(np.arange(n), parts)):
+    for i, chunk in enumerate(chunks):
         lo, hi = int(chunk[0]), int(chunk[-1]) + 1
         table = pa.table({k: v[lo:hi] for k, v in rows.items()})
         built = build_segment(table, schema, config, out, segment_name=f"synth_{parts}_{i}")

@@ -193,3 +193,25 @@ def test_explain_lists_operators_with_parents(synth):
         text,
     )
     assert "FILTER_RANGE_INDEX(indexLookUp:range_index,operator:RANGE,predicate:clicks > 3)" in text
+
+
+def test_partition_and_bloom_pruning(tmp_path):
+    from tests.engine.query.conftest import build_synth, synth_rows
+
+    rows = synth_rows(800, seed=5)
+    order = np.argsort(np.asarray(rows["site"]) % 4, kind="stable")  # segment k holds site % 4 == k
+    rows = {k: [v[i] for i in order] for k, v in rows.items()}
+    rows["user"] = [1_000_000 + 2 * (i % 300) for i in range(800)]  # even users only
+    sizes = np.bincount(np.asarray(rows["site"]) % 4, minlength=4).tolist()
+    schema, segments = build_synth(rows, tmp_path, 4, sizes)
+    assert [s.column("site").metadata.partitions for s in segments] == [[0], [1], [2], [3]]
+    by_partition = run_query(
+        "SELECT COUNT(*) FROM synth WHERE site = 5", segments, table_schema=schema
+    )
+    assert by_partition["numSegmentsProcessed"] == 1
+    assert by_partition["resultTable"]["rows"] == [[int((np.asarray(rows["site"]) == 5).sum())]]
+    by_bloom = run_query(
+        "SELECT COUNT(*) FROM synth WHERE user = 1000301", segments, table_schema=schema
+    )
+    assert by_bloom["numSegmentsProcessed"] == 0  # odd user inside every segment's min/max
+    assert by_bloom["resultTable"]["rows"] == [[0]]
