@@ -200,6 +200,11 @@ def parse_java_datetime(values: pa.Array, pattern: str) -> pa.Array:
 
 def format_java_datetime(millis: pa.Array, pattern: str) -> pa.Array:
     """Format int64 epoch ms as strings with a Java date pattern (UTC)."""
-    fmt = java_pattern_to_strptime(pattern).replace("%f", "%S")
+    fmt = java_pattern_to_strptime(pattern)
     ts = pc.cast(pc.cast(millis, pa.int64()), pa.timestamp("ms", tz="UTC"))
+    if "%f" in fmt:
+        # Arrow's %S on a millisecond timestamp prints "SS.fff": it stands for "ss.SSS".
+        fmt = fmt.replace("%S.%f", "%S").replace("%f", "")
+    else:
+        ts = pc.cast(ts, pa.timestamp("s", tz="UTC"), safe=False)
     return pc.strftime(ts, format=fmt.replace("%z", "+0000"))
