@@ -14,11 +14,10 @@ from cluster.api.common import TableTypeParam, query, store
 from cluster.errors import NotFound
 from cluster.logic.cluster_view import table_row
 from cluster.logic.deep_store import get_deep_store
-from cluster.logic.delete_segments import delete_segments, keep_deleted
+from cluster.logic.delete_segments import delete_all_segments, delete_segments, keep_deleted
 from cluster.logic.reload_segments import reload_segments, reload_status, reset_segments
 from cluster.logic.segment_metadata import segment_metadata
-from cluster.logic.table_views import existing_types, segment_servers, segments_by_type
-from engine.clusterstate import split_table_name, table_name_with_type
+from cluster.logic.table_views import segment_servers, segments_by_type
 
 TAG = ["Segment"]
 
@@ -63,13 +62,8 @@ class SegmentListView(APIView):
     )
     def delete(self, request, table: str):
         params = query(request, DeleteParams)
-        raw = split_table_name(table)[0]
         keep = keep_deleted(params.get("retention"))
-        done = []
-        for kind in existing_types(table, params.get("type")):
-            resource = table_name_with_type(raw, kind)
-            delete_segments(store(), resource, None, keep=keep)
-            done.append(resource)
+        done = delete_all_segments(store(), table, params.get("type"), keep=keep)
         return Response({"status": f"All segments of table {', '.join(done)} deleted"})
 
 

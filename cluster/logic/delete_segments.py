@@ -6,8 +6,14 @@ from __future__ import annotations
 from cluster.errors import BadRequest, NotFound
 from cluster.logic import audit
 from cluster.logic.deep_store import get_deep_store
+from cluster.logic.table_views import existing_types
 from cluster.periods import period_ms
-from engine.clusterstate import ClusterStore, ResourceAssignment, split_table_name
+from engine.clusterstate import (
+    ClusterStore,
+    ResourceAssignment,
+    split_table_name,
+    table_name_with_type,
+)
 
 
 def keep_deleted(retention: str | None) -> bool:
@@ -56,3 +62,17 @@ def delete_segments(
         deep_store.remove(raw, segment, keep=keep)
     audit.record("segment.delete", "segment", table_with_type, segments=targets, kept=keep)
     return targets
+
+
+def delete_all_segments(
+    store: ClusterStore, table: str, table_type: str | None, *, keep: bool = True
+) -> list[str]:
+    """Delete every segment of the table's types (``DELETE /segments/{t}``); returns the
+    resources emptied."""
+    raw = split_table_name(table)[0]
+    done = []
+    for kind in existing_types(table, table_type):
+        resource = table_name_with_type(raw, kind)
+        delete_segments(store, resource, None, keep=keep)
+        done.append(resource)
+    return done

@@ -308,3 +308,14 @@ def test_dimension_table_segments_go_to_every_server(api, store, airline_schema,
     (extra,) = register_servers(api, 1, first_port=8401)
     dry = api.post("/tables/airlineStats/rebalance?dryRun=true").json()
     assert sorted(dry["segmentAssignment"][airline_segments[0][0]]) == sorted([*servers, extra])
+
+
+def test_delete_all_segments_of_a_table(api, store, table, airline_segments, cluster_settings):
+    for _, tar in airline_segments[:2]:
+        upload(api, tar)
+    response = api.delete("/segments/airlineStats?type=OFFLINE&retention=0d")
+    assert response.json() == {"status": "All segments of table airlineStats_OFFLINE deleted"}
+    assert store.ideal_state("airlineStats_OFFLINE").segments == {}
+    assert store.segment_names("airlineStats_OFFLINE") == []
+    assert deep_files(cluster_settings) == []
+    assert api.delete("/segments/airlineStats?retention=soon").status_code == 400
