@@ -13,7 +13,7 @@ from engine.query.filter import FilterEvaluator
 from engine.query.grouping import encode_values
 from engine.query.intermediate import IntermediateResult, empty_stats
 from engine.query.plan import QueryPlan
-from engine.query.projection import Projection, value_positions
+from engine.query.projection import Projection, doc_array, value_positions
 from engine.query.pruning import prune_reason
 from engine.query.segment_view import SegmentView
 
@@ -52,7 +52,9 @@ def execute_segment(plan: QueryPlan, segment) -> IntermediateResult:
         stats["numSegmentsMatched"] = 1
     if plan.kind == "selection":
         return _select(plan, view, docs, result)
-    doc_ids = None if docs.kind == "all" else docs.ids()
+    doc_ids = {"all": None, "range": slice(docs.start, docs.end)}.get(docs.kind)
+    if doc_ids is None and docs.kind != "all":
+        doc_ids = docs.ids()
     stats["numDocsScanned"] = matched
     projection = Projection(view, doc_ids)
     if plan.kind == "aggregation":
@@ -75,7 +77,7 @@ def execute_segment(plan: QueryPlan, segment) -> IntermediateResult:
             # Pinot keeps the first numGroupsLimit groups and drops rows of any other group.
             result.num_groups_limit_reached = True
             keep_rows = groups < plan.num_groups_limit
-            doc_ids = (np.arange(view.n) if doc_ids is None else doc_ids)[keep_rows]
+            doc_ids = doc_array(doc_ids, view.n)[keep_rows]
             groups = groups[keep_rows]
             keys = [k[: plan.num_groups_limit] for k in keys]
             n_groups = plan.num_groups_limit
@@ -95,7 +97,7 @@ def _expand_for_mv_group(view: SegmentView, doc_ids, mv_keys):
         raise QueryValidationError("GROUP BY supports at most one multi-value column")
     column = mv_keys[0].name
     offsets, flat_ids, values = view.mv(column)
-    docs = np.arange(view.n, dtype=np.int64) if doc_ids is None else doc_ids
+    docs = doc_array(doc_ids, view.n)
     sizes = offsets[docs + 1] - offsets[docs]
     positions = value_positions(offsets[docs], sizes)
     expanded = np.repeat(docs, sizes)

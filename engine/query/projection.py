@@ -18,13 +18,28 @@ from engine.query.grouping import combine_codes, decode_key, encode_values
 from engine.query.segment_view import SegmentView
 
 
-class Projection:
-    """Values of the docs ``doc_ids`` (sorted int64, or None for every doc) of one segment."""
+def doc_array(doc_ids: np.ndarray | slice | None, n: int) -> np.ndarray:
+    """Doc ids as an int64 array: ``None`` means all ``n`` docs, a slice a doc range."""
+    if doc_ids is None:
+        return np.arange(n, dtype=np.int64)
+    if isinstance(doc_ids, slice):
+        return np.arange(doc_ids.start, doc_ids.stop, dtype=np.int64)
+    return doc_ids
 
-    def __init__(self, view: SegmentView, doc_ids: np.ndarray | None):
+
+class Projection:
+    """Values of the docs ``doc_ids`` of one segment: sorted int64 ids, a ``slice`` for a doc
+    range (a sorted-index match: read as views, no gather), or None for every doc."""
+
+    def __init__(self, view: SegmentView, doc_ids: np.ndarray | slice | None):
         self.view = view
         self.doc_ids = doc_ids
-        self.n = view.n if doc_ids is None else len(doc_ids)
+        if doc_ids is None:
+            self.n = view.n
+        elif isinstance(doc_ids, slice):
+            self.n = doc_ids.stop - doc_ids.start
+        else:
+            self.n = len(doc_ids)
         self.columns_read: set[str] = set()
         # (codes, distinct) of expressions decided by the caller (a multi-value GROUP BY key)
         self.overrides: dict[Expression, tuple[np.ndarray, np.ndarray]] = {}
@@ -108,7 +123,8 @@ class Projection:
         if self.doc_ids is None:
             starts, ends = offsets[:-1], offsets[1:]
         else:
-            starts, ends = offsets[self.doc_ids], offsets[self.doc_ids + 1]
+            docs = doc_array(self.doc_ids, self.view.n)
+            starts, ends = offsets[docs], offsets[docs + 1]
         sizes = ends - starts
         positions = value_positions(starts, sizes)
         expanded = np.repeat(groups, sizes) if groups is not None else None
@@ -123,7 +139,7 @@ class Projection:
         if isinstance(expr, Identifier) and not self.view.meta(expr.name).single_value:
             self.columns_read.add(expr.name)
             offsets, flat_ids, dictionary = self.view.mv(expr.name)
-            docs = np.arange(self.view.n) if self.doc_ids is None else self.doc_ids
+            docs = doc_array(self.doc_ids, self.view.n)
             starts, sizes = offsets[docs], offsets[docs + 1] - offsets[docs]
             positions = value_positions(starts, sizes)
             flat = (
