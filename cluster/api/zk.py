@@ -6,7 +6,7 @@ from django.conf import settings
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
-from kazoo.exceptions import BadVersionError
+from kazoo.exceptions import BadVersionError, NoNodeError
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -120,6 +120,8 @@ class ZkPutView(APIView):
             store().put_raw(path, payload, version=params["expectedVersion"])
         except BadVersionError as exc:
             raise Conflict(f"znode {path} is not at version {params['expectedVersion']}") from exc
+        except NoNodeError as exc:
+            raise NotFound(f"znode {path} does not exist (expectedVersion needs one)") from exc
         audit.record("zk.put", "znode", path)
         return Response({"status": f"Successfully updated path: {path}"})
 
@@ -130,6 +132,8 @@ class ZkDeleteView(APIView):
     def delete(self, request):
         path = query(request, PathParam)["path"]
         _writable(path)
+        if path == f"/{settings.CLUSTER_NAME}":
+            raise BadRequest("refusing to delete the whole cluster")
         if not store().delete(path, recursive=True):
             raise NotFound(f"znode {path} does not exist")
         audit.record("zk.delete", "znode", path)

@@ -42,6 +42,8 @@ def test_zookeeper_browser_api(api, store, cluster_settings):
     conflict = api.put(f"/zk/put?path={root}/scratch&data=x&expectedVersion=7")
     assert conflict.status_code == 409
     assert api.put("/zk/put?path=/zookeeper/quota&data=x").status_code == 400
+    assert api.put(f"/zk/put?path={root}/absent&data=x&expectedVersion=0").status_code == 404
+    assert api.delete(f"/zk/delete?path={root}").status_code == 400
     assert api.delete(f"/zk/delete?path={root}/scratch").status_code == 200
     assert store.stat(f"{root}/scratch") is None
 
