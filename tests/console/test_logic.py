@@ -60,7 +60,7 @@ def test_table_status_is_the_worst_segment_status(page):
             ["Carrier", "sum(ArrDelay)", "count(*)"],
             ["STRING", "DOUBLE", "LONG"],
             {"x": 0, "series": [1, 2], "kind": "bar"},
-        ),  # fmt: skip
+        ),
         (["count(*)", "Origin"], ["LONG", "STRING"], {"x": 1, "series": [0], "kind": "bar"}),
         (["Carrier", "Origin"], ["STRING", "STRING"], None),
         (["count(*)"], ["LONG"], None),
