@@ -66,3 +66,42 @@ def test_split_table_name():
     assert split_table_name("t_REALTIME") == ("t", "REALTIME")
     assert split_table_name("t") == ("t", None)
     assert split_table_name("_OFFLINE") == ("_OFFLINE", None)
+
+
+@pytest.mark.integration
+def test_concurrent_updates_are_not_lost(store):
+    import threading
+
+    path = f"{store.paths.root}/counter"
+
+    def bump(record):
+        record = record or ZNRecord("counter", {"n": "0"})
+        record.simple_fields["n"] = str(int(record.simple_fields["n"]) + 1)
+        return record
+
+    def worker():
+        for _ in range(20):
+            store.update(path, bump)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert store.get_record(path)[0].simple_fields["n"] == "80"
+
+
+@pytest.mark.integration
+def test_live_instance_is_ephemeral(store, zookeeper):
+    from kazoo.client import KazooClient
+
+    from engine.clusterstate import ClusterStore
+
+    client = KazooClient(hosts=zookeeper.address)
+    client.start(timeout=10)
+    other = ClusterStore(client, store.paths.cluster_name)
+    live = other.register_live_instance("Server_h_1")
+    assert store.live_instances()["Server_h_1"].session_id == live.session_id
+    client.stop()
+    client.close()
+    assert "Server_h_1" not in store.live_instances()
