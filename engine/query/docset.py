@@ -96,10 +96,13 @@ class DocSet:
     def as_bitmap(self) -> BitMap:
         if self.kind == "bitmap":
             return self.bitmap
-        if self.kind == "range":
-            return BitMap(range(self.start, self.end))
-        if self.kind == "all":
-            return BitMap(range(self.n))
+        if self.kind in ("range", "all"):
+            bitmap = BitMap()
+            bitmap.add_range(
+                self.start if self.kind == "range" else 0,
+                self.end if self.kind == "range" else self.n,
+            )
+            return bitmap
         if self.kind == "empty":
             return BitMap()
         return BitMap(self.ids().astype(np.uint32))
@@ -133,8 +136,8 @@ def union(a: DocSet, b: DocSet) -> DocSet:
         return b
     if a.kind == "range" and b.kind == "range" and a.start <= b.end and b.start <= a.end:
         return DocSet.range(a.n, min(a.start, b.start), max(a.end, b.end))
-    if "mask" in (a.kind, b.kind):
-        return DocSet.of_mask(a.as_mask() | b.as_mask())
+    if "mask" in (a.kind, b.kind) or (a.kind == "range" and b.kind == "range"):
+        return DocSet.of_mask(a.as_mask() | b.as_mask())  # disjoint ranges: a mask is a memset
     return DocSet.of_bitmap(a.n, a.as_bitmap() | b.as_bitmap())
 
 
