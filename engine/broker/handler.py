@@ -176,7 +176,8 @@ class QueryRunner:
         exceptions += [r.exception for r in responses if r.exception is not None]
         response = reduce(
             plan, results, time_used_ms=_ms_since(started),
-            num_servers_queried=len(requests), num_servers_responded=len(results),
+            num_servers_queried=len(requests),
+            num_servers_responded=sum(r.responded for r in responses),
         )  # fmt: skip
         response["exceptions"] = response["exceptions"] + exceptions
         response["partialResult"] = bool(response["exceptions"])

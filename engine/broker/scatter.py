@@ -29,10 +29,11 @@ class ServerResponse:
     result: IntermediateResult | None = None
     exception: dict | None = None
     elapsed_ms: int = 0
+    answered: bool = False  # the server sent an answer (a result or its own error)
 
     @property
     def responded(self) -> bool:
-        return self.result is not None
+        return self.answered
 
 
 class ScatterGather:
@@ -86,7 +87,7 @@ class ScatterGather:
         if response.status == 200:
             try:
                 return ServerResponse(server, IntermediateResult.from_bytes(response.data),
-                                      None, elapsed)  # fmt: skip
+                                      None, elapsed, answered=True)  # fmt: skip
             except QueryError as exc:
                 return _failure(server, f"sent an unreadable result: {exc}", started)
         try:
@@ -97,7 +98,7 @@ class ScatterGather:
             code, message = 200, response.data[:300].decode(errors="replace")
         return ServerResponse(
             server, None, {"errorCode": code, "message": f"{server.instance_id}: {message}"},
-            elapsed,
+            elapsed, answered=True,
         )  # fmt: skip
 
 

@@ -32,7 +32,6 @@ from sprig.stack.cluster import (
     server_process,
 )
 from sprig.stack.process import choose_port
-from sprig.stack.stack import ALL_SERVICES
 
 DEFAULT_CONTROLLER_PORT = 9000
 DEFAULT_BROKER_PORT = 8099
@@ -110,8 +109,8 @@ def run(args: argparse.Namespace) -> int:
 
     data_dir = (args.data_dir or Path(tempfile.mkdtemp(prefix="sprig-quickstart-"))).resolve()
     workdir = data_dir / "processes"
-    services = tuple(s for s in ALL_SERVICES if not (args.external and s == "zookeeper"))
-    stack = LocalStack(data_dir / "stack", services, honour_external=True)
+    # with --external, SPRIG_ZK is set (checked above), so ZooKeeper is not started
+    stack = LocalStack(data_dir / "stack", honour_external=True)
     children: list[ServiceProcess] = []
     try:
         port = _controller_port(args.port)

@@ -1,0 +1,137 @@
+"""`sprig quickstart` as a person runs it: a batch cluster with Pinot's example tables loaded
+through the Spark ingestion job, the example queries answered by the broker, and Ctrl-C
+stopping every process. `--external` uses a given ZooKeeper and deep store."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+import requests
+from kazoo.client import KazooClient
+
+from sprig.commands.quickstart import EXAMPLE_QUERIES
+from sprig.stack.process import free_port
+
+REPO = Path(__file__).resolve().parents[2]
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+
+def _start(tmp_path: Path, *args: str, env_extra: dict | None = None):
+    env = {**os.environ, "SPRIG_RUN_DIR": str(tmp_path / "run"), "PYTHONUNBUFFERED": "1",
+           **(env_extra or {})}  # fmt: skip
+    for var in ("SPRIG_ZK", "SPRIG_REDIS_URL", "SPRIG_KAFKA_BROKERS", "SPRIG_DEEP_STORE_URI"):
+        if var not in (env_extra or {}):
+            env.pop(var, None)
+    log = tmp_path / "quickstart.out"
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "sprig", "quickstart", "--port", str(free_port()),
+             "--data-dir", str(tmp_path / "data"), *args],
+            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    return proc, log
+
+
+def _wait_ready(proc, log: Path, timeout_s: float) -> str:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        text = log.read_text()
+        if "Press Ctrl-C" in text:
+            return text
+        if proc.poll() is not None:
+            pytest.fail(f"quickstart exited with {proc.returncode}:\n{text}")
+        time.sleep(1)
+    pytest.fail(f"quickstart not ready in {timeout_s} s:\n{log.read_text()}")
+
+
+def _stop(proc, log: Path, pids: list[int]) -> None:
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(90) == 0, log.read_text()[-3000:]
+    assert "Everything is stopped." in log.read_text()
+    deadline = time.monotonic() + 20
+    alive = pids
+    while alive and time.monotonic() < deadline:
+        alive = [p for p in pids if _alive(p)]
+        time.sleep(0.3)
+    assert not alive, f"still running: {alive}"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().split()[2] != "Z"
+
+
+def _pids(text: str) -> list[int]:
+    return [int(p) for p in re.findall(r"^  \S+\s+.+?\s(\d+)\s+/\S+\.log$", text, re.M)]
+
+
+def test_quickstart_loads_the_examples_and_answers_the_example_queries(tmp_path):
+    proc, log = _start(tmp_path)
+    try:
+        text = _wait_ready(proc, log, 600)
+        assert "airlineStats: 9746 rows in 31 segments" in text
+        assert "billing: 694 rows in 1 segments" in text
+        pids = _pids(text)
+        assert len(pids) == 8, (
+            text
+        )  # zookeeper, redis, kafka, controller, broker, 2 servers, minion
+        broker = re.search(r"Broker: (http://localhost:\d+)/query/sql", text).group(1)
+        for sql in EXAMPLE_QUERIES:
+            assert sql in text
+            response = requests.post(f"{broker}/query/sql", json={"sql": sql}, timeout=30).json()
+            assert response["exceptions"] == [], sql
+            assert response["resultTable"]["rows"], sql
+        _stop(proc, log, pids)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def test_external_needs_zookeeper_and_deep_store(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "sprig", "quickstart", "--external"], cwd=REPO,
+        env={k: v for k, v in os.environ.items() if k not in ("SPRIG_ZK", "SPRIG_DEEP_STORE_URI")}
+        | {"SPRIG_RUN_DIR": str(tmp_path)}, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "--external needs SPRIG_ZK and SPRIG_DEEP_STORE_URI" in result.stderr
+
+
+def test_external_runs_on_the_given_zookeeper_and_deep_store(tmp_path, zookeeper):
+    cluster = f"qs_{uuid.uuid4().hex[:8]}"
+    deep_store = tmp_path / "shared-deepstore"
+    proc, log = _start(tmp_path, "--external", "--no-data", env_extra={
+        "SPRIG_ZK": zookeeper.address, "SPRIG_DEEP_STORE_URI": str(deep_store),
+        "SPRIG_CLUSTER_NAME": cluster,
+    })  # fmt: skip
+    try:
+        text = _wait_ready(proc, log, 300)
+        assert f"{zookeeper.address} (external)" in text
+        pids = _pids(text)
+        assert len(pids) == 7, text  # redis, kafka + the five Sprig processes
+        client = KazooClient(hosts=zookeeper.address)
+        client.start(timeout=10)
+        try:
+            live = client.get_children(f"/{cluster}/LIVEINSTANCES")
+        finally:
+            client.stop()
+            client.close()
+        assert sum(i.startswith("Server_") for i in live) == 2
+        assert sum(i.startswith("Broker_") for i in live) == 1
+        _stop(proc, log, pids)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
