@@ -85,6 +85,21 @@ def to_leaf(expr: Function) -> Leaf:
     )
 
 
+def _typed_literals(leaf: Leaf, meta) -> Leaf:
+    """String literals compared with a numeric column converted to its stored form, e.g.
+    ``ts > '2014-01-01 00:00:00'`` on a TIMESTAMP column becomes epoch millis."""
+    if not any(isinstance(v, str) for v in leaf.operands):
+        return leaf
+    try:
+        values = [meta.data_type.to_stored(v) if isinstance(v, str) else v for v in leaf.operands]
+    except (ValueError, TypeError, ArithmeticError) as err:
+        raise QueryExecutionError(
+            f"Cannot compare column '{leaf.column}' with {leaf.operands}: {err}"
+        ) from err
+    args = (leaf.lhs, *(Literal(v) for v in values))
+    return Leaf(Function(leaf.op, args), leaf.op, leaf.lhs, tuple(values), leaf.column)
+
+
 class FilterEvaluator:
     """Evaluates one filter tree on one segment and counts the entries it scanned."""
 
@@ -317,6 +332,8 @@ class FilterEvaluator:
     def _scan_values(self, leaf: Leaf, candidates: DocSet | None, meta) -> DocSet:
         docs = self._restrict(candidates)
         columns = columns_of(leaf.expr)
+        if meta is not None and isinstance(leaf.lhs, Identifier) and meta.data_type.is_numeric:
+            leaf = _typed_literals(leaf, meta)
         if meta is not None and not meta.single_value:
             offsets, _, flat = self.view.mv(leaf.column)
             op = _EXCLUSIVE.get(leaf.op, leaf.op)
