@@ -130,6 +130,16 @@ def test_two_controllers_failover_restart_and_sql(zookeeper, tmp_path, airline_s
         info = requests.get(f"{url_a}/cluster/info", timeout=5).json()
         assert info["leaderController"] == f"Controller_127.0.0.1_{port_b}"
         assert wait_for(lambda: count(url_a) == 90)
+
+        # a URI push through gunicorn: Pinot's DOWNLOAD_URI header (with an underscore) arrives
+        name, tar = airline_segments[3]
+        response = requests.post(f"{url_a}/v2/segments",
+                                 params={"tableName": "airlineStats", "tableType": "OFFLINE",
+                                         "uploadType": "URI"},
+                                 headers={"DOWNLOAD_URI": tar.as_uri(), "UPLOAD_TYPE": "URI"},
+                                 timeout=30)  # fmt: skip
+        assert response.ok, response.text
+        assert wait_for(lambda: count(url_a) == 120)
     finally:
         for process in reversed(processes):
             process.stop()
