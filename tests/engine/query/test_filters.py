@@ -215,3 +215,38 @@ def test_partition_and_bloom_pruning(tmp_path):
     )
     assert by_bloom["numSegmentsProcessed"] == 0  # odd user inside every segment's min/max
     assert by_bloom["resultTable"]["rows"] == [[0]]
+
+
+def test_timestamp_literals_and_output(tmp_path):
+    import pyarrow as pa
+
+    from engine.segment import build_segment, load_segment
+    from engine.spi.schema import Schema
+    from engine.spi.table_config import TableConfig
+
+    schema = Schema.from_json({
+        "schemaName": "t",
+        "dimensionFieldSpecs": [{"name": "d", "dataType": "INT"}],
+        "dateTimeFieldSpecs": [{"name": "ts", "dataType": "TIMESTAMP", "format": "1:MILLISECONDS:EPOCH",
+                                "granularity": "1:MILLISECONDS"}],
+    })  # fmt: skip
+    day = 86_400_000
+    rows = pa.table({"d": [1, 2, 3], "ts": [1388534400000 + i * day for i in range(3)]})
+    for raw in (True, False):
+        config = TableConfig.from_json({"tableName": "t", "tableType": "OFFLINE",
+                                        "tableIndexConfig": {"noDictionaryColumns": ["ts"] if raw else []}})  # fmt: skip
+        segment = load_segment(build_segment(rows, schema, config, tmp_path / str(raw)).path)
+        counted = run_query(
+            "SELECT COUNT(*) FROM t WHERE ts >= '2014-01-02 00:00:00'",
+            [segment],
+            table_schema=schema,
+        )
+        assert counted["resultTable"]["rows"] == [[2]]
+        selected = run_query(
+            "SELECT * FROM t WHERE ts < '2014-01-02' ORDER BY d", [segment], table_schema=schema
+        )
+        assert selected["resultTable"]["dataSchema"] == {
+            "columnNames": ["d", "ts"],
+            "columnDataTypes": ["INT", "TIMESTAMP"],
+        }
+        assert selected["resultTable"]["rows"] == [[1, "2014-01-01 00:00:00.0"]]
