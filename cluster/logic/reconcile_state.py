@@ -7,7 +7,7 @@ import logging
 
 from cluster import models
 from cluster.logic.cluster_view import parsed
-from cluster.logic.publish import publish_schema, publish_table
+from cluster.logic.publish import publish_broker_resource, publish_schema, publish_table
 from cluster.logic.rebalance_table import fail_orphaned_rebalances
 from engine.clusterstate import ClusterStore
 from engine.clusterstate.records import table_config_from_record, table_config_to_record
@@ -35,12 +35,16 @@ def reconcile_state(store: ClusterStore) -> dict:
         table_names.add(resource)
         published = store.table_config(resource)
         expected = table_config_from_record(table_config_to_record(row.config))
+        missing_ideal = store.ideal_state(resource) is None
         if published != expected:
             drift.append({"path": store.paths.table_config(resource),
                           "problem": "missing" if published is None else "differs"})  # fmt: skip
-        if store.ideal_state(resource) is None:
+        if missing_ideal:
             drift.append({"path": store.paths.ideal_state(resource), "problem": "missing"})
-        publish_table(store, parsed(row))
+        if published != expected or missing_ideal:
+            publish_table(store, parsed(row))
+        else:  # unchanged znodes are not rewritten; the broker entry follows broker tags
+            publish_broker_resource(store, parsed(row))
     for name in store.schema_names():
         if name not in schema_names:
             unmanaged.append(store.paths.schema(name))

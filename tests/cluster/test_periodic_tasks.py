@@ -131,5 +131,7 @@ def test_reconcile_republishes_and_reports_drift(api, store, table):
     assert body["unmanaged"] == [store.paths.schema("strayOne")]
     assert store.schema("airlineStats")["schemaName"] == "airlineStats"
     assert store.table_config("airlineStats_OFFLINE")["tableName"] == "airlineStats_OFFLINE"
+    version = store.stat(store.paths.table_config("airlineStats_OFFLINE")).version
     again = api.get("/periodictask/run?taskname=ClusterStateReconciler").json()["taskReport"]
     assert again["drift"] == []
+    assert store.stat(store.paths.table_config("airlineStats_OFFLINE")).version == version
