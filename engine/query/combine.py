@@ -40,7 +40,9 @@ def combine(plan: QueryPlan, results: list[IntermediateResult]) -> IntermediateR
         return out
     with_states = [r for r in results if r.decoded_states(plan) is not None]
     if plan.kind == "aggregation":
-        if with_states:
+        if not with_states:  # every segment pruned: the identity of the merge
+            out.states = [fn.empty_state(1) for fn in plan.aggregations]
+        else:
             out.states = [
                 fn.merge(fn.concat_states([r.states[i] for r in with_states]),
                          np.zeros(len(with_states), dtype=np.int64), 1)

@@ -212,3 +212,13 @@ def test_a_broken_segment_gives_a_partial_result(synth):
     assert "synth_broken" in response["exceptions"][0]["message"]
     site = np.asarray(rows["site"])
     assert response["resultTable"]["rows"][0][0] == int((site > 3).sum())
+
+
+def test_all_segments_pruned_still_serializes(synth):
+    _, schema, _, three = synth
+    sql = "SELECT COUNT(*), SUM(clicks), DISTINCTCOUNTHLL(user), PERCENTILETDIGEST(latency, 50) FROM synth WHERE user = 5"
+    plan = compile_query(sql, schema)
+    server = combine(plan, [execute_segment(plan, s) for s in three])
+    assert server.stats["numSegmentsProcessed"] == 0
+    response = reduce(plan, [IntermediateResult.from_bytes(server.to_bytes(plan))])
+    assert response["resultTable"]["rows"] == [[0, 0.0, 0, "NaN"]]
