@@ -211,6 +211,7 @@ class TableResetView(APIView):
 class SegmentResetView(APIView):
     @extend_schema(
         summary="Reset one segment (ERROR -> OFFLINE -> ONLINE)",
+        operation_id="resetSegment",
         tags=TAG,
         parameters=[ResetParams],
         request=None,
