@@ -15,18 +15,34 @@ _INDEX_LOOKUP = {"FILTER_SORTED_INDEX": "sorted_index", "FILTER_INVERTED_INDEX":
                  "FILTER_RANGE_INDEX": "range_index"}  # fmt: skip
 
 
-def explain(plan: QueryPlan, segments: list) -> dict:
-    segment_plans: dict[tuple, int] = {}
+def segment_plans(plan: QueryPlan, segments: list) -> list[dict]:
+    """Server side: the distinct per-segment operator lists with how many segments use each,
+    as JSON-ready ``[{"operators": [[depth, text], ...], "numSegments": n}, ...]``."""
+    counts: dict[tuple, int] = {}
     for segment in segments:
         lines = tuple(_segment_plan(plan, SegmentView(segment)))
-        segment_plans[lines] = segment_plans.get(lines, 0) + 1
+        counts[lines] = counts.get(lines, 0) + 1
+    return [
+        {"operators": [list(line) for line in lines], "numSegments": n}
+        for lines, n in counts.items()
+    ]
+
+
+def explain_response(plan: QueryPlan, server_plans: list[list[dict]]) -> dict:
+    """Broker side: merge the servers' ``segment_plans`` into Pinot's EXPLAIN result table
+    (Operator, Operator_Id, Parent_Id)."""
+    merged: dict[tuple, int] = {}
+    for plans in server_plans:
+        for entry in plans:
+            key = tuple((int(d), str(t)) for d, t in entry["operators"])
+            merged[key] = merged.get(key, 0) + int(entry["numSegments"])
     rows: list[list] = []
     combine_name = {"selection": "COMBINE_SELECT" if not plan.order_by else "COMBINE_SELECT_ORDERBY",
                     "aggregation": "COMBINE_AGGREGATE", "group_by": "COMBINE_GROUP_BY"}[plan.kind]  # fmt: skip
     rows.append([f"BROKER_REDUCE(limit:{plan.limit})", 0, -1])
     rows.append([combine_name, 1, 0])
     next_id = 2
-    for lines, count in segment_plans.items():
+    for lines, count in merged.items():
         rows.append([f"PLAN_START(numSegmentsForThisPlan:{count})", -1, -1])
         stack: list[tuple[int, int]] = [(-1, 1)]  # (depth, operator id); depth -1 = combine
         for depth, text in lines:
@@ -36,6 +52,11 @@ def explain(plan: QueryPlan, segments: list) -> dict:
             stack.append((depth, next_id))
             next_id += 1
     return broker_response(["Operator", "Operator_Id", "Parent_Id"], ["STRING", "INT", "INT"], rows)
+
+
+def explain(plan: QueryPlan, segments: list) -> dict:
+    """In-process EXPLAIN PLAN FOR over local segments."""
+    return explain_response(plan, [segment_plans(plan, segments)])
 
 
 def _segment_plan(plan: QueryPlan, view: SegmentView) -> list[tuple[int, str]]:

@@ -250,3 +250,21 @@ def test_timestamp_literals_and_output(tmp_path):
             "columnDataTypes": ["INT", "TIMESTAMP"],
         }
         assert selected["resultTable"]["rows"] == [[1, "2014-01-01 00:00:00.0"]]
+
+
+def test_explain_split_between_servers_and_broker(synth):
+    import orjson
+
+    from engine.query import compile_query
+    from engine.query.explain import explain_response, segment_plans
+
+    _, schema, _, three = synth
+    plan = compile_query("EXPLAIN PLAN FOR SELECT COUNT(*) FROM synth WHERE site = 3", schema)
+    shipped = [
+        orjson.loads(orjson.dumps(segment_plans(plan, group))) for group in (three[:1], three[1:])
+    ]
+    merged = explain_response(plan, shipped)
+    assert ["PLAN_START(numSegmentsForThisPlan:3)", -1, -1] in merged["resultTable"]["rows"]
+    assert merged == run_query(
+        "EXPLAIN PLAN FOR SELECT COUNT(*) FROM synth WHERE site = 3", three, table_schema=schema
+    )
