@@ -92,6 +92,7 @@ def spark_task_progress(
     finally:
         done.set()
         poller.join()
+        sink.update(min(total, _completed_tasks(context.statusTracker(), group)))
         context.setLocalProperty("spark.jobGroup.id", None)
 
 

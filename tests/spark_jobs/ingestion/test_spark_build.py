@@ -207,8 +207,8 @@ def test_progress_follows_spark_tasks(spark) -> None:
             pass
 
     recorder = Recorder()
-    with spark_task_progress(spark, recorder, "sleeping", 4):
-        spark.sparkContext.parallelize(range(4), 4).map(lambda x: time.sleep(1.0) or x).collect()
-    assert recorder.total == 4
+    with spark_task_progress(spark, recorder, "sleeping", 8):
+        spark.sparkContext.parallelize(range(8), 8).map(lambda x: time.sleep(0.8) or x).collect()
+    assert recorder.total == 8
     assert recorder.updates and max(recorder.updates) >= 1  # read from Spark's status tracker
     assert recorder.updates == sorted(recorder.updates)
