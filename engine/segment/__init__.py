@@ -43,6 +43,7 @@ Public API::
     col.null_bitmap                    # docs whose input was null (nullHandlingEnabled) or None
     All index accessors return None when the index was not built.
     seg.star_trees                     # [StarTree] (see engine.segment.startree)
+    seg.size_bytes() / seg.close()     # bytes on disk / drop the mapping before deleting it
 
     pack_segment(seg_dir, tar_gz_path)       # -> tar_gz_path
     unpack_segment(tar_gz_path, dest_dir, verify_crc=True)  # -> segment dir; SegmentError if

@@ -126,6 +126,10 @@ class BufferReader:
     def has(self, key: str) -> bool:
         return key in self._index
 
+    def close(self) -> None:
+        """Forget the mapping; the next access maps the file again."""
+        self.__dict__.pop("_data", None)
+
     def _entry(self, key: str) -> dict:
         try:
             return self._index[key]

@@ -64,6 +64,13 @@ class ImmutableSegment:
             for i, entry in enumerate(self.metadata.star_trees)
         ]
 
+    def close(self) -> None:
+        """Drop this object's references to the mapped data file (before the segment is
+        deleted or replaced). Arrays already handed out stay valid until garbage-collected."""
+        self._columns.clear()
+        self.__dict__.pop("star_trees", None)
+        self._store.close()
+
     def size_bytes(self) -> int:
         """Bytes on disk of all the segment's files."""
         return sum(p.stat().st_size for p in self.path.rglob("*") if p.is_file())

@@ -242,3 +242,13 @@ def test_float_dictionary_lookups_use_32_bit_values(tmp_path):
     assert dictionary.index_of(0.1) == 0 and dictionary.index_of(0.3) == 2
     assert dictionary.index_of(0.25) == -1
     assert dictionary.id_range(0.1, 0.3, False, False) == (1, 2)
+
+
+def test_close_then_reopen(tmp_path):
+    schema = make_schema(dimensions=[{"name": "k", "dataType": "INT"}])
+    result = build_segment(pa.table({"k": [3, 1, 2]}), schema, make_table_config(schema), tmp_path)
+    segment = load_segment(result.path)
+    assert list(segment.column("k").values()) == [3, 1, 2]
+    assert segment.size_bytes() == sum(p.stat().st_size for p in result.path.iterdir())
+    segment.close()
+    assert list(segment.column("k").values()) == [3, 1, 2]  # maps the file again
