@@ -60,3 +60,10 @@ def test_bad_values_are_reported_per_row_and_column():
     assert "'b'" in result.bad_rows[2]
     assert "'i'" in result.bad_rows[3]
     assert result.table.num_rows == 1
+
+
+def test_bytes_from_hex_text():
+    schema = make_schema(dimensions=[{"name": "b", "dataType": "BYTES"}])
+    result = coerce_table(pa.table({"b": ["00ff", None, "AbCd", "xyz", "abc"]}), schema)
+    assert sorted(result.bad_rows) == [3, 4]
+    assert result.table.column("b").to_pylist() == [b"\x00\xff", b"", b"\xab\xcd"]
