@@ -4,6 +4,8 @@ given), PERCENTILEEST (KLL doubles sketch, k 200, result LONG) and PERCENTILETDI
 
 from __future__ import annotations
 
+from collections import deque
+
 import datasketches as ds
 import numpy as np
 import pyarrow as pa
@@ -94,8 +96,7 @@ class DistinctCountHLL(_SketchAggregation):
         sketches = []
         for g in range(n_groups):
             sketch = ds.hll_sketch(self.lg_k())
-            for value in values[hist.offsets[g] : hist.offsets[g + 1]]:
-                sketch.update(value)
+            deque(map(sketch.update, values[hist.offsets[g] : hist.offsets[g + 1]]), maxlen=0)
             union = _HllUnion(self.lg_k())
             union.add(sketch)
             sketches.append(union)
