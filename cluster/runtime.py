@@ -6,10 +6,10 @@ config/gunicorn.py) and `stop()` when it exits. A ControllerRuntime:
 - registers the controller (``CONFIGS/PARTICIPANT/Controller_<host>_<port>`` and its
   ephemeral ``LIVEINSTANCES`` entry, written again after a ZooKeeper session is lost);
 - takes part in the leader election (kazoo Election under ``CONTROLLER/LEADER``);
-- runs an APScheduler BackgroundScheduler: the external-view aggregation every
-  EXTERNAL_VIEW_INTERVAL_S and each registered periodic task at its frequency. Every job
-  does its work only while this controller is the leader, so a second controller serves the
-  API and takes over when the leader goes away.
+- aggregates the external views from the instances' current states every
+  EXTERNAL_VIEW_INTERVAL_S, and runs each registered periodic task at its frequency on an
+  APScheduler BackgroundScheduler. Both work only while this controller is the leader, so a
+  second controller serves the API and takes over when the leader goes away.
 """
 
 from __future__ import annotations
@@ -129,6 +129,7 @@ class ControllerRuntime:
         self._scheduler = self._make_scheduler()
         self._scheduler.start()
         self._spawn(self._election_loop, "controller-election")
+        self._spawn(self._external_view_loop, "controller-external-view")
         self._started.set()
         log.info("controller %s started", self.instance_id)
 
@@ -199,15 +200,6 @@ class ControllerRuntime:
     def _make_scheduler(self) -> BackgroundScheduler:
         scheduler = BackgroundScheduler(daemon=True, timezone=dt.UTC)
         now = dt.datetime.now(dt.UTC)
-        scheduler.add_job(
-            self._aggregate_external_views,
-            "interval",
-            seconds=self.external_view_interval_s,
-            id="ExternalViewAggregator",
-            max_instances=1,
-            coalesce=True,
-            next_run_time=now,
-        )
         for name, seconds in self.task_frequencies_s.items():
             scheduler.add_job(
                 self._run_periodic,
@@ -221,13 +213,16 @@ class ControllerRuntime:
             )
         return scheduler
 
-    def _aggregate_external_views(self) -> None:
-        if not self.is_leader:
-            return
-        try:
-            self.store.refresh_external_views()
-        except (ZooKeeperUnavailableError, KazooException) as exc:
-            log.debug("external view aggregation skipped: %s", exc)
+    def _external_view_loop(self) -> None:
+        """A loop of its own rather than a scheduler job: a slow pass delays the next one
+        instead of piling up."""
+        while not self._stopping.wait(self.external_view_interval_s):
+            if not self.is_leader:
+                continue
+            try:
+                self.store.refresh_external_views()
+            except (ZooKeeperUnavailableError, KazooException) as exc:
+                log.debug("external view aggregation skipped: %s", exc)
 
     def _run_periodic(self, name: str) -> None:
         if not self.is_leader or self.run_task is None:
