@@ -51,7 +51,7 @@ def star_tree_for(plan: QueryPlan, view: SegmentView):
     """(tree, allowed dict ids per dimension) when a star-tree can answer ``plan``."""
     if plan.kind == "selection" or not plan.use_star_tree:
         return None
-    trees = view.segment.star_trees
+    trees = getattr(view.segment, "star_trees", None)  # consuming segments have none
     if not trees:
         return None
     if any(not isinstance(g, Identifier) for g in plan.group_by):
