@@ -15,6 +15,7 @@ import uuid
 
 from django.conf import settings
 
+from cluster.errors import Conflict
 from cluster.logic.assign_segments import rebalance_target
 from cluster.logic.cluster_view import parsed, replication_of, table_row, table_servers
 from cluster.logic.controller_jobs import REBALANCE, load_job, save_job, table_jobs, update_job
@@ -67,6 +68,12 @@ def rebalance_table(
     if dry_run:
         result.update(status="DONE", description="Dry-run mode")
         return result
+    running = _running_jobs(store, resource)
+    if running:
+        raise Conflict(
+            f"a rebalance of {resource} is already in progress (job {running[0]}); wait for it "
+            f"or cancel it with DELETE /tables/{row.table_name}/rebalance"
+        )
     stats = {
         "status": "IN_PROGRESS",
         "startTimeMs": now_ms(),
@@ -90,6 +97,15 @@ def rebalance_table(
     else:
         run_rebalance(store, job_id, resource, target, downtime)
     return result
+
+
+def _running_jobs(store: ClusterStore, resource: str) -> list[str]:
+    return [
+        job_id
+        for job_id in table_jobs(store, resource, [REBALANCE])
+        if load_job(store, REBALANCE, job_id)["tableRebalanceProgressStats"]["status"]
+        == "IN_PROGRESS"
+    ]
 
 
 def _summary(current: dict, target: dict) -> dict:

@@ -115,6 +115,8 @@ def test_rebalance_waits_for_new_replicas_and_can_be_cancelled(api, store, loade
     for segment, replicas in before.items():
         assert set(replicas) <= set(during[segment])  # old replicas still there
     assert idle in _load(during)
+    again = api.post("/tables/airlineStats/rebalance?type=OFFLINE")
+    assert again.status_code == 409 and started["jobId"] in again.json()["error"]
     # the job runs in this (test) process, whose controller id is not live: the reconcile
     # task marks such jobs FAILED, as after a controller restart
     body = api.get("/periodictask/run?taskname=ClusterStateReconciler").json()["taskReport"]
