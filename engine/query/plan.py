@@ -119,9 +119,24 @@ def build_plan(parsed: ParsedQuery, sql: str, columns: dict[str, ColumnInfo]) ->
         return replace(expr, mapping) if mapping else expr
 
     select = [item.expr for item in select_items]
-    group_by = [resolve_alias(g) for g in parsed.group_by]
+
+    def resolve_ordinal(expr: Expression, clause: str) -> Expression:
+        # GROUP BY 1 / ORDER BY 2 DESC name the SELECT item at that 1-based position
+        if (
+            isinstance(expr, Literal)
+            and isinstance(expr.value, int)
+            and not isinstance(expr.value, bool)
+        ):
+            if not 1 <= expr.value <= len(select_items):
+                raise QueryValidationError(
+                    f"{clause} position {expr.value} is not in the SELECT list (1 to {len(select_items)})"
+                )
+            return select_items[expr.value - 1].expr
+        return resolve_alias(expr)
+
+    group_by = [resolve_ordinal(g, "GROUP BY") for g in parsed.group_by]
     having = resolve_alias(parsed.having) if parsed.having is not None else None
-    order_by = [OrderItem(resolve_alias(o.expr), o.desc) for o in parsed.order_by]
+    order_by = [OrderItem(resolve_ordinal(o.expr, "ORDER BY"), o.desc) for o in parsed.order_by]
     where = parsed.where
 
     if where is not None:

@@ -138,3 +138,11 @@ def test_error_codes():
 def test_split_table_name():
     assert split_table_name("airlineStats_REALTIME") == ("airlineStats", "REALTIME")
     assert split_table_name("my_table") == ("my_table", None)
+
+
+def test_ordinals_in_group_by_and_order_by():
+    plan = compile_query("SELECT s, SUM(a) FROM t GROUP BY 1 ORDER BY 2 DESC", COLUMNS)
+    assert plan.group_by == [Identifier("s")]
+    assert plan.order_by[0].expr == Function("sum", (Identifier("a"),)) and plan.order_by[0].desc
+    with pytest.raises(QueryValidationError, match="position 3"):
+        compile_query("SELECT s, SUM(a) FROM t GROUP BY s ORDER BY 3", COLUMNS)
