@@ -113,11 +113,18 @@ _HEX[np.frombuffer(b"ABCDEF", np.uint8)] = np.arange(10, 16)
 
 def _hex_decode(text: pa.Array) -> pa.Array:
     """Hex strings to binary, vectorised over the string buffer; raises on bad hex."""
-    text = pa.concat_arrays([text])  # offset 0, so the buffers line up with the rows
-    offsets = np.frombuffer(text.buffers()[1], dtype=np.int32)[: len(text) + 1]
+    valid = text.is_valid()
+    # Null slots may still hold bytes in the buffer; fill_null rewrites them as empty.
+    text = pc.fill_null(text, "")
+    if isinstance(text, pa.ChunkedArray):
+        text = text.combine_chunks()
+    offsets = np.frombuffer(text.buffers()[1], dtype=np.int32)[
+        text.offset : text.offset + len(text) + 1
+    ]
+    data_buffer = text.buffers()[2]
     chars = (
-        np.frombuffer(text.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]]
-        if len(text)
+        np.frombuffer(data_buffer, dtype=np.uint8)[offsets[0] : offsets[-1]]
+        if len(text) and data_buffer is not None
         else np.zeros(0, np.uint8)
     )
     if np.any(np.diff(offsets) % 2):
@@ -127,12 +134,10 @@ def _hex_decode(text: pa.Array) -> pa.Array:
         raise ValueError("not hex text")
     data = (nibbles[0::2] << 4) | nibbles[1::2]
     new_offsets = ((offsets - offsets[0]) // 2).astype(np.int32)
-    return pa.Array.from_buffers(
-        pa.binary(),
-        len(text),
-        [text.buffers()[0], pa.py_buffer(new_offsets), pa.py_buffer(data.tobytes())],
-        text.null_count,
+    decoded = pa.Array.from_buffers(
+        pa.binary(), len(text), [None, pa.py_buffer(new_offsets), pa.py_buffer(data.tobytes())]
     )
+    return pc.if_else(valid, decoded, pa.scalar(None, pa.binary()))
 
 
 def convert(arr: pa.Array, data_type: DataType) -> pa.Array:
