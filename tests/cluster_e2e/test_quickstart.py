@@ -28,6 +28,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 def _start(tmp_path: Path, *args: str, env_extra: dict | None = None):
     env = {**os.environ, "SPRIG_RUN_DIR": str(tmp_path / "run"), "PYTHONUNBUFFERED": "1",
            **(env_extra or {})}  # fmt: skip
+    # as a person runs it: pytest-django's test settings (in-memory database) must not leak in
+    env.pop("DJANGO_SETTINGS_MODULE", None)
     for var in ("SPRIG_ZK", "SPRIG_REDIS_URL", "SPRIG_KAFKA_BROKERS", "SPRIG_DEEP_STORE_URI"):
         if var not in (env_extra or {}):
             env.pop(var, None)
