@@ -8,6 +8,8 @@ Public API::
         # csv | json (lines or one array) | avro | parquet; format from the extension if None.
         # options: delimiter, header, multiValueDelimiter, batchSize. IngestError(.row, .source)
         # for a missing or malformed file.
+    records_to_batch(records, columns=None) -> pa.RecordBatch
+        # dict records (decoded JSON/Avro messages) to Arrow; mixed-type keys become JSON text
     prepare_rows(data, schema, table_config, *, continue_on_error=False, source="input")
         -> PreparedRows(table, errors, num_read, num_filtered)
         # transforms -> filter -> coercion, as Pinot's record transformer chain; the coerced
@@ -24,7 +26,7 @@ and/or/not, IN, BETWEEN, IS NULL, CAST. Groovy is rejected (disabled by default 
 
 from engine.ingest.coercion import CoercionResult, coerce_table
 from engine.ingest.pipeline import PreparedRows, prepare_rows
-from engine.ingest.readers import read_records
+from engine.ingest.readers import read_records, records_to_batch
 from engine.ingest.transforms import RecordTransformer
 
 __all__ = [
@@ -34,4 +36,5 @@ __all__ = [
     "coerce_table",
     "prepare_rows",
     "read_records",
+    "records_to_batch",
 ]

@@ -112,36 +112,39 @@ def _read_csv(
                 yield batch.slice(start, batch_rows)
 
 
-def _rows_to_batches(
-    rows: list[dict], batch_rows: int, schema: Schema | None, source: str, first_row: int
-) -> Iterator[pa.RecordBatch]:
-    for start in range(0, len(rows), batch_rows):
-        chunk = rows[start : start + batch_rows]
-        try:
-            yield pa.RecordBatch.from_pylist(chunk)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            # Values of one key with mixed types: keep schema columns, nested ones as JSON text.
-            yield _project_rows(chunk, schema)
-
-
-def _project_rows(rows: list[dict], schema: Schema | None) -> pa.RecordBatch:
+def records_to_batch(records: list[dict], columns: list[str] | None = None) -> pa.RecordBatch:
+    """Python dict records (decoded JSON or Avro, e.g. stream messages) as one record batch,
+    keeping every key (transforms may read keys the schema does not have) or only ``columns``.
+    A key whose values mix types across records becomes JSON text instead of failing."""
+    # Not RecordBatch.from_pylist: it takes the keys of the first record only.
     names = (
-        schema.columns if schema is not None else list(dict.fromkeys(k for r in rows for k in r))
+        list(columns) if columns is not None else list(dict.fromkeys(k for r in records for k in r))
     )
-    columns = {}
+    arrays = {}
     for name in names:
-        values = [r.get(name) for r in rows]
+        values = [r.get(name) for r in records]
         try:
-            columns[name] = pa.array(values)
+            arrays[name] = pa.array(values)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
-            columns[name] = pa.array(
+            arrays[name] = pa.array(
                 [
-                    None if v is None else v if isinstance(v, str) else orjson.dumps(v).decode()
+                    None
+                    if v is None
+                    else v
+                    if isinstance(v, str)
+                    else orjson.dumps(v, default=str).decode()
                     for v in values
                 ],
                 pa.string(),
             )
-    return pa.RecordBatch.from_pydict(columns)
+    return pa.RecordBatch.from_pydict(arrays)
+
+
+def _rows_to_batches(
+    rows: list[dict], batch_rows: int, schema: Schema | None
+) -> Iterator[pa.RecordBatch]:
+    for start in range(0, len(rows), batch_rows):
+        yield records_to_batch(rows[start : start + batch_rows])
 
 
 def _read_json(
@@ -157,7 +160,7 @@ def _read_json(
         bad = next((i for i, r in enumerate(rows) if not isinstance(r, dict)), None)
         if bad is not None:
             raise IngestError("a JSON record must be an object", row=bad, source=str(path))
-        yield from _rows_to_batches(rows, batch_rows, schema, str(path), 0)
+        yield from _rows_to_batches(rows, batch_rows, schema)
         return
     # JSON lines. orjson per line keeps memory bounded and gives the failing line's position.
     rows: list[dict] = []
@@ -172,15 +175,13 @@ def _read_json(
                 raise IngestError(f"invalid JSON: {exc}", row=row, source=str(path)) from exc
             if not isinstance(record, dict):
                 raise IngestError("a JSON record must be an object", row=row, source=str(path))
-            if schema is not None:
-                record = {k: record.get(k) for k in schema.columns if k in record}
             rows.append(record)
             row += 1
             if len(rows) >= batch_rows:
-                yield from _rows_to_batches(rows, batch_rows, schema, str(path), row - len(rows))
+                yield from _rows_to_batches(rows, batch_rows, schema)
                 rows = []
     if rows:
-        yield from _rows_to_batches(rows, batch_rows, schema, str(path), row - len(rows))
+        yield from _rows_to_batches(rows, batch_rows, schema)
 
 
 def _read_avro(
@@ -200,14 +201,12 @@ def _read_avro(
                 rows.append(record)
                 row += 1
                 if len(rows) >= batch_rows:
-                    yield from _rows_to_batches(
-                        rows, batch_rows, schema, str(path), row - len(rows)
-                    )
+                    yield from _rows_to_batches(rows, batch_rows, schema)
                     rows = []
         except (ValueError, EOFError, StopIteration) as exc:
             raise IngestError(f"corrupt Avro data: {exc}", row=row, source=str(path)) from exc
         if rows:
-            yield from _rows_to_batches(rows, batch_rows, schema, str(path), row - len(rows))
+            yield from _rows_to_batches(rows, batch_rows, schema)
 
 
 def _read_parquet(

@@ -49,9 +49,17 @@ def test_json_lines_and_array(tmp_path):
 
 def test_json_mixed_nested_types_are_kept_as_text(tmp_path):
     path = tmp_path / "a.json"
-    path.write_text('{"code": {"a": 1}, "n": 1}\n{"code": [1, 2], "n": 2}\n')
+    path.write_text('{"code": {"a": 1}, "n": 1, "extra": 1}\n{"code": [1, 2], "n": 2}\n')
     out = rows(path, schema=SCHEMA)
     assert out[0]["code"] == '{"a":1}' and out[1]["code"] == "[1,2]"
+    assert out[0]["extra"] == 1  # keys outside the schema stay: transforms may read them
+
+
+def test_records_to_batch():
+    from engine.ingest import records_to_batch
+
+    batch = records_to_batch([{"a": 1, "b": "x"}, {"a": 2, "c": {"k": 1}}], columns=["a", "c"])
+    assert batch.to_pylist() == [{"a": 1, "c": None}, {"a": 2, "c": {"k": 1}}]
 
 
 def test_bad_json_line_reports_its_position(tmp_path):
