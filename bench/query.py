@@ -11,7 +11,8 @@ Our time is the whole in-process path: SQL text -> BrokerResponse JSON bytes.
 from __future__ import annotations
 
 import argparse
-import os
+import datetime
+import math
 import statistics
 import time
 from dataclasses import dataclass
@@ -120,7 +121,6 @@ def load_duckdb(rows: int) -> duckdb.DuckDBPyConnection:
 
 
 def run(rows: int, root: Path, repeat: int) -> list[tuple]:
-    os.environ.setdefault("SPRIG_QUERY_THREADS", str(THREADS))
     print(f"building/loading {rows:,} rows of segments under {root} ...", flush=True)
     segments = [load_segment(d) for d in ensure_event_segments(root, rows)]
     schema = events_schema()
@@ -134,35 +134,59 @@ def run(rows: int, root: Path, repeat: int) -> list[tuple]:
             lambda c=case: orjson.dumps(run_query(c.ours, segments, table_schema=schema)), repeat
         )
         duck = _p50(lambda c=case: con.execute(c.duck_sql()).fetchall(), repeat)
-        results.append((case.group, case.name, ours, duck))
+        same = _same_answer(
+            case, response["resultTable"]["rows"], con.execute(case.duck_sql()).fetchall()
+        )
+        results.append((case.group, case.name, ours, duck, same))
     return results
+
+
+def _same_answer(case: Case, ours: list, theirs: list) -> str:
+    """ "ok" when both engines return the same rows (approximate functions within 2%)."""
+    tolerance = 0.02 if any(f in case.ours for f in ("HLL", "TDIGEST")) else 1e-6
+
+    def number(value):
+        if hasattr(value, "timestamp"):  # DuckDB TIMESTAMP vs our epoch millis
+            return round(value.replace(tzinfo=datetime.UTC).timestamp() * 1000)
+        return value
+
+    if len(ours) != len(theirs):
+        return "DIFF"
+    for mine, other in zip(ours, theirs, strict=True):
+        for a, b in zip(mine, (number(v) for v in other), strict=True):
+            if isinstance(a, int | float) and isinstance(b, int | float):
+                if not math.isclose(a, b, rel_tol=tolerance, abs_tol=1e-9):
+                    return "DIFF"
+            elif a != b:
+                return "DIFF"
+    return "ok"
 
 
 def print_table(rows: int, results: list[tuple]) -> None:
     print(
         f"\nquery benchmark, {rows:,} rows, {THREADS} threads each; p50 in ms; ratio = ours / DuckDB"
     )
-    print(f"{'group':<11} {'query':<52} {'ours':>9} {'duckdb':>9} {'ratio':>8}")
-    for group, name, ours, duck in results:
-        print(f"{group:<11} {name:<52} {ours:>9.2f} {duck:>9.2f} {ours / duck:>8.3f}")
-    scans = [o / d for g, _, o, d in results if g == "group-by"]
+    print(f"{'group':<11} {'query':<52} {'ours':>9} {'duckdb':>9} {'ratio':>8} {'same':>5}")
+    for group, name, ours, duck, same in results:
+        print(f"{group:<11} {name:<52} {ours:>9.2f} {duck:>9.2f} {ours / duck:>8.3f} {same:>5}")
+    scans = [o / d for g, _, o, d, _ in results if g == "group-by"]
     if scans:
         print(
             f"target group-by (full scans) geometric mean ratio <= 2: {float(np.exp(np.mean(np.log(scans)))):.3f}"
         )
     selective = [
         d / o
-        for g, name, o, d in results
+        for g, name, o, d, _ in results
         if g == "filter" and _selectivity(name) <= 0.1 and "scan" not in name
     ]
     if selective:
         print(
             f"target selective indexed filters (<= 0.1%) >= 5x faster: slowest is {min(selective):.1f}x"
         )
-    star = [d / o for g, _, o, d in results if g == "star-tree"]
+    star = [d / o for g, _, o, d, _ in results if g == "star-tree"]
     if star:
         print(f"target star-tree queries >= 50x faster: slowest is {min(star):.1f}x")
-    trivial = [o for g, _, o, _ in results if g == "trivial"]
+    trivial = [o for g, _, o, _, _ in results if g == "trivial"]
     if trivial:
         print(f"target fixed cost of a trivial query <= 2 ms: {trivial[0]:.2f} ms")
 

@@ -154,7 +154,23 @@ class PercentileTDigest(_SketchAggregation):
 
     def finalize(self, state):
         q = float(self.params[0]) / 100.0
-        return np.array([s.get_quantile(q) if not s.is_empty() else np.nan for s in state[0]])
+        return np.array([_tdigest_quantile(s, q) if not s.is_empty() else np.nan for s in state[0]])
+
+
+def _tdigest_quantile(sketch, q: float) -> float:
+    """The value whose rank is ``q``, found by bisecting ``get_rank``: datasketches 5.2's
+    t-digest ranks accurately but its ``get_quantile`` interpolates poorly (the median of
+    uniform [0, 1) came out as 0.536), so the quantile is taken from the rank function."""
+    low, high = sketch.get_min_value(), sketch.get_max_value()
+    for _ in range(64):
+        middle = (low + high) / 2
+        if middle in (low, high):
+            break
+        if sketch.get_rank(middle) < q:
+            low = middle
+        else:
+            high = middle
+    return high
 
 
 class PercentileKLL(PercentileEst):

@@ -135,3 +135,11 @@ def test_take_keeps_the_chosen_groups():
         state = fn.aggregate(ValueBlock(N, raw=VALUES), GROUP_OF, GROUPS)
         pick = np.array([3, 0, 20])
         np.testing.assert_allclose(fn.finalize(fn.take(state, pick)), fn.finalize(state)[pick])
+
+
+@pytest.mark.parametrize("p", [1, 50, 95, 99])
+def test_tdigest_percentiles_are_accurate_on_uniform_data(p):
+    values = RNG.random(300_000)
+    fn = make("percentiletdigest", p)
+    got = fn.finalize(fn.aggregate(ValueBlock(len(values), raw=values), None, 1))[0]
+    assert abs(got - np.percentile(values, p)) < 0.005
