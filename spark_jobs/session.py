@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 
 def spark_session(master: str | None = None, app_name: str = "sprig", **conf: str):
@@ -12,6 +13,10 @@ def spark_session(master: str | None = None, app_name: str = "sprig", **conf: st
     """
     from pyspark.sql import SparkSession
 
+    # Spark starts its Python workers with `python3` from PATH unless told otherwise, and that
+    # interpreter may lack pyarrow and the engine; use the one running this process.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = (
         SparkSession.builder.master(master or os.environ.get("SPRIG_SPARK_MASTER", "local[*]"))
         .appName(app_name)
