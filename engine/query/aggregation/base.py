@@ -108,12 +108,15 @@ class Histogram:
         return np.diff(self.offsets)
 
 
-def histogram(groups: np.ndarray, codes: np.ndarray, distinct: np.ndarray, n_groups: int,
+def histogram(groups: np.ndarray | None, codes: np.ndarray, distinct: np.ndarray, n_groups: int,
               weights: np.ndarray | None = None) -> Histogram:  # fmt: skip
-    """Count each (group, value) pair. ``codes`` index ``distinct``; ``weights`` (optional)
-    add that much per row instead of 1."""
+    """Count each (group, value) pair. ``codes`` index ``distinct``; ``groups`` None means
+    one group; ``weights`` (optional) add that much per row instead of 1."""
     card = max(len(distinct), 1)
-    key = groups.astype(np.int64) * card + codes
+    if groups is None:
+        key = codes.astype(np.intp, copy=False)
+    else:
+        key = groups.astype(np.int64) * card + codes
     space = n_groups * card
     if space <= 4 * len(key) + 65_536:
         counts = np.bincount(key, weights=weights, minlength=space)
@@ -130,7 +133,7 @@ def histogram(groups: np.ndarray, codes: np.ndarray, distinct: np.ndarray, n_gro
 
 def histogram_from_block(block: ValueBlock, groups: np.ndarray | None, n_groups: int) -> Histogram:
     codes, distinct = block.codes()
-    return histogram(group_index(groups, len(codes)), codes, distinct, n_groups)
+    return histogram(groups, codes, distinct, n_groups)
 
 
 def merge_histograms(hist: Histogram, groups: np.ndarray, n_groups: int) -> Histogram:
