@@ -15,6 +15,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from engine.common.errors import IngestError
 from engine.common.types import DataType
 from engine.spi.schema import FieldSpec, Schema
 
@@ -153,8 +154,10 @@ def convert(arr: pa.Array, data_type: DataType) -> pa.Array:
         return _to_timestamp(arr)
     if data_type is DataType.BIG_DECIMAL:
         return _to_big_decimal(arr)
-    if data_type is DataType.JSON:
-        return _to_json_text(arr)
+    if data_type is DataType.JSON or (
+        data_type is DataType.STRING and pa.types.is_nested(arr.type)
+    ):
+        return _to_json_text(arr)  # nested values in a STRING column become JSON text too
     if data_type is DataType.BYTES:
         return _to_bytes(arr)
     target = data_type.arrow_type
@@ -178,18 +181,33 @@ def convert(arr: pa.Array, data_type: DataType) -> pa.Array:
     return pc.cast(arr, target)
 
 
-def _bad_positions(arr: pa.Array, data_type: DataType, offset: int = 0) -> list[int]:
-    """Positions in ``arr`` whose value cannot be converted (bisection over casts)."""
+MAX_BAD_VALUES = 1000  # beyond this per column and batch, the schema is wrong, not a few rows
+
+
+def _bad_positions(
+    arr: pa.Array, data_type: DataType, found: list[int] | None = None, offset: int = 0
+) -> list[int]:
+    """Positions in ``arr`` whose value cannot be converted (bisection over casts). Raises
+    _TooManyBadValues past MAX_BAD_VALUES."""
+    found = [] if found is None else found
     try:
         convert(arr, data_type)
-        return []
+        return found
     except _CAST_ERRORS:
-        if len(arr) <= 1:
-            return [offset] if len(arr) == 1 else []
+        if len(arr) == 1:
+            found.append(offset)
+            if len(found) > MAX_BAD_VALUES:
+                raise _TooManyBadValues(found) from None
+            return found
     mid = len(arr) // 2
-    return _bad_positions(arr.slice(0, mid), data_type, offset) + _bad_positions(
-        arr.slice(mid), data_type, offset + mid
-    )
+    _bad_positions(arr.slice(0, mid), data_type, found, offset)
+    _bad_positions(arr.slice(mid), data_type, found, offset + mid)
+    return found
+
+
+class _TooManyBadValues(Exception):
+    def __init__(self, positions: list[int]):
+        self.positions = positions
 
 
 def _convert_reporting(
@@ -199,7 +217,15 @@ def _convert_reporting(
     try:
         out = convert(arr, spec.data_type)
     except _CAST_ERRORS:
-        failing = _bad_positions(arr, spec.data_type)
+        try:
+            failing = _bad_positions(arr, spec.data_type)
+        except _TooManyBadValues as exc:
+            first = exc.positions[0]
+            raise IngestError(
+                f"column {spec.name!r}: more than {MAX_BAD_VALUES} values in a batch cannot be "
+                f"converted to {spec.data_type}, e.g. {arr[first].as_py()!r}",
+                row=int(positions[first]) if positions is not None else first,
+            ) from None
         for pos in failing:
             row = int(positions[pos]) if positions is not None else pos
             bad.setdefault(

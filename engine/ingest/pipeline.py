@@ -81,7 +81,11 @@ def prepare_rows(
         num_filtered += transformed.num_filtered
         if transformed.keep is not None:
             positions = positions[transformed.keep]
-        result = coerce_table(transformed.table, schema, track_nulls=track_nulls)
+        try:
+            result = coerce_table(transformed.table, schema, track_nulls=track_nulls)
+        except IngestError as exc:
+            row = None if exc.row is None else int(positions[exc.row])
+            raise IngestError(exc.message, row=row, source=source) from exc
         failed |= {int(positions[pos]): message for pos, message in result.bad_rows.items()}
         for row in sorted(failed):
             error = IngestError(failed[row], row=row, source=source)

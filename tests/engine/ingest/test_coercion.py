@@ -67,3 +67,30 @@ def test_bytes_from_hex_text():
     result = coerce_table(pa.table({"b": ["00ff", None, "AbCd", "xyz", "abc"]}), schema)
     assert sorted(result.bad_rows) == [3, 4]
     assert result.table.column("b").to_pylist() == [b"\x00\xff", b"", b"\xab\xcd"]
+
+
+def test_nested_values_in_string_columns_become_json_text():
+    schema = make_schema(dimensions=[{"name": "s", "dataType": "STRING"}])
+    result = coerce_table(pa.table({"s": [{"a": 1}, None]}), schema)
+    assert result.table.column("s").to_pylist() == ['{"a":1}', "null"]
+
+
+def test_a_column_that_never_converts_fails_fast(tmp_path):
+    import pytest
+
+    from engine.common.errors import IngestError
+    from engine.segment import build_segment
+    from tests.engine.conftest import make_table_config
+
+    schema = make_schema(dimensions=[{"name": "i", "dataType": "INT"}])
+    data = pa.table({"i": ["x"] * 5000})
+    with pytest.raises(IngestError, match="more than 1000 values") as info:
+        build_segment(
+            data,
+            schema,
+            make_table_config(schema),
+            tmp_path,
+            continue_on_error=True,
+            source="f.csv",
+        )
+    assert (info.value.row, info.value.source) == (0, "f.csv")
