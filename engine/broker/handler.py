@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
 import time
 from collections import OrderedDict
 
@@ -21,11 +22,12 @@ from engine.broker.scatter import ScatterGather
 from engine.broker.selection import BalancedSelector
 from engine.broker.time_boundary import TimeBoundary, compute_time_boundary
 from engine.clusterstate import OFFLINE, REALTIME, split_table_name
-from engine.query import QueryError, compile_query, reduce
+from engine.query import QueryError, reduce
 from engine.query.errors import QueryExecutionError, TableNotFoundError
 from engine.query.parser import parse_sql
 from engine.query.response import error_response
 from engine.server.metrics import BrokerMetrics
+from engine.server.plans import PlanCache
 from engine.server.query import with_time_boundary
 from engine.server.schemas import SchemaCache
 
@@ -97,6 +99,8 @@ class QueryRunner:
         self.scatter = scatter
         self.metrics = metrics
         self._tables: OrderedDict[str, str] = OrderedDict()
+        self.plans = PlanCache()
+        self._lock = threading.Lock()
 
     def run(self, query: BrokerQuery) -> dict:
         started = time.monotonic()
@@ -124,12 +128,14 @@ class QueryRunner:
         return response
 
     def _table_of(self, sql: str) -> str:
-        table = self._tables.get(sql)
+        with self._lock:
+            table = self._tables.get(sql)
         if table is None:
             table = parse_sql(sql).table
-            self._tables[sql] = table
-            if len(self._tables) > _TABLE_CACHE_SIZE:
-                self._tables.popitem(last=False)
+            with self._lock:
+                self._tables[sql] = table
+                if len(self._tables) > _TABLE_CACHE_SIZE:
+                    self._tables.popitem(last=False)
         return table
 
     def _run(self, query: BrokerQuery, table: str, request_id: int, started: float) -> dict:
@@ -138,7 +144,7 @@ class QueryRunner:
         tables = [table] if table_type else snapshot.tables_of(raw)
         if not tables or any(t not in snapshot.routes for t in tables):
             raise TableNotFoundError(f"TableDoesNotExistError: table '{table}' does not exist")
-        plan = compile_query(query.sql, self.schemas.get(raw), options=query.options)
+        plan = self.plans.compile(query.sql, self.schemas.get(raw), query.options)
         if plan.explain:
             raise QueryExecutionError(
                 "EXPLAIN PLAN is not answered by the broker yet; run it in-process"

@@ -68,10 +68,10 @@ class BrokerInstance:
         self.routing = RoutingManager(
             self.participant, self.schemas, resync_interval_s=config.resync_interval_s
         )
-        self.http = urllib3.PoolManager(num_pools=64, maxsize=64, block=False)
+        self.http = urllib3.PoolManager(num_pools=16, maxsize=4)  # health probes only
         self.health = ServerHealth(self.http, config.health_probe_interval_s)
         self.selector = BalancedSelector(self.health)
-        self.scatter = ScatterGather(self.http, self.health)
+        self.scatter = ScatterGather(self.health)
         self.runner = QueryRunner(
             self.routing, self.schemas, self.selector, self.scatter, self.metrics
         )

@@ -3,22 +3,23 @@
 Every server request carries the remaining time budget; one that fails (refused, reset,
 timed out) yields an exception naming the server and marks the server unhealthy, and the
 others are still reduced: a partial result, never a hang. Connections are pooled and kept
-alive per server (urllib3).
+alive per thread and server (``transport``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import http.client
 import time
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 
 import orjson
-import urllib3
 
 from engine.broker.errors import SERVER_NOT_RESPONDING_ERROR_CODE
 from engine.broker.routing import ServerAddress
 from engine.broker.selection import ServerHealth
+from engine.broker.transport import ServerConnections
 from engine.query import IntermediateResult
 from engine.query.errors import QueryError
 
@@ -37,8 +38,8 @@ class ServerResponse:
 
 
 class ScatterGather:
-    def __init__(self, http: urllib3.PoolManager, health: ServerHealth, *, workers: int = 64):
-        self.http = http
+    def __init__(self, health: ServerHealth, *, workers: int = 64):
+        self.connections = ServerConnections()
         self.health = health
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="scatter")
 
@@ -71,40 +72,30 @@ class ScatterGather:
         if remaining <= 0:
             return _failure(server, "not asked: the query had already timed out")
         try:
-            response = self.http.request(
-                "POST",
-                server.query_url,
-                body=body,
-                headers={"Content-Type": "application/json"},
-                timeout=urllib3.Timeout(connect=min(remaining, 2.0), read=remaining),
-                retries=False,
+            status, data = self.connections.post(
+                server.host, server.port, "/query", body, remaining
             )
-        except urllib3.exceptions.HTTPError as exc:
+        except (OSError, http.client.HTTPException) as exc:
             self.health.mark_failed(server.instance_id, server.health_url)
-            what = "timed out" if isinstance(exc, urllib3.exceptions.TimeoutError) else "failed"
-            return _failure(server, f"{what}: {_reason(exc)}", started)
+            what = "timed out" if isinstance(exc, TimeoutError) else "failed"
+            return _failure(server, f"{what}: {type(exc).__name__}: {exc}", started)
         elapsed = int((time.monotonic() - started) * 1000)
-        if response.status == 200:
+        if status == 200:
             try:
-                return ServerResponse(server, IntermediateResult.from_bytes(response.data),
+                return ServerResponse(server, IntermediateResult.from_bytes(data),
                                       None, elapsed, answered=True)  # fmt: skip
             except QueryError as exc:
                 return _failure(server, f"sent an unreadable result: {exc}", started)
         try:
-            error = orjson.loads(response.data)
+            error = orjson.loads(data)
             code = int(error.get("errorCode", 200))
-            message = str(error.get("message") or error.get("error") or response.data[:300])
+            message = str(error.get("message") or error.get("error") or data[:300])
         except (orjson.JSONDecodeError, AttributeError, TypeError, ValueError):
-            code, message = 200, response.data[:300].decode(errors="replace")
+            code, message = 200, data[:300].decode(errors="replace")
         return ServerResponse(
             server, None, {"errorCode": code, "message": f"{server.instance_id}: {message}"},
             elapsed, answered=True,
         )  # fmt: skip
-
-
-def _reason(exc: Exception) -> str:
-    reason = getattr(exc, "reason", None)
-    return str(reason or exc)
 
 
 def _failure(server: ServerAddress, what: str, started: float | None = None) -> ServerResponse:

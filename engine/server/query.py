@@ -20,7 +20,7 @@ import time
 import orjson
 
 from engine.clusterstate import split_table_name
-from engine.query import QueryError, compile_query, execute_server
+from engine.query import QueryError, execute_server
 from engine.query.errors import QueryExecutionError
 from engine.query.expressions import Function, Identifier, Literal
 from engine.query.plan import QueryPlan
@@ -28,6 +28,7 @@ from engine.query.runner import columns_from_segments
 from engine.server.errors import BadQueryRequest
 from engine.server.http import Request, Response
 from engine.server.metrics import ServerMetrics
+from engine.server.plans import PlanCache
 from engine.server.schemas import SchemaCache
 from engine.server.segments import SegmentDataManager
 
@@ -104,6 +105,7 @@ class QueryExecutor:
         self.segments = segments
         self.schemas = schemas
         self.metrics = metrics
+        self.plans = PlanCache()
 
     def handle(self, request: Request) -> Response:
         started = time.monotonic()
@@ -127,7 +129,7 @@ class QueryExecutor:
         schema = self.schemas.get(split_table_name(query.table)[0])
         if schema is None and found:
             schema = columns_from_segments(found)
-        plan = compile_query(query.sql, schema, options=query.options)
+        plan = self.plans.compile(query.sql, schema, query.options)
         plan = with_time_boundary(plan, query.time_boundary)
         budget_ms = plan.timeout_ms
         if query.budget_ms is not None:  # what is left of the broker's budget
