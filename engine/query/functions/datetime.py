@@ -182,7 +182,9 @@ def date_trunc(unit, value, input_unit="MILLISECONDS", timezone="UTC", output_un
         raise QueryValidationError(f"DATETRUNC: only UTC is supported, got time zone '{timezone}'")
     in_ms = unit_ms(input_unit)
     out_ms = unit_ms(output_unit or input_unit)
-    millis = np.asarray(value, dtype=np.int64) * in_ms
+    millis = np.asarray(value, dtype=np.int64)
+    if in_ms != 1:
+        millis = millis * in_ms
     key = str(unit).upper()
     fixed = {
         "MILLISECOND": 1,
@@ -193,7 +195,7 @@ def date_trunc(unit, value, input_unit="MILLISECONDS", timezone="UTC", output_un
     }
     if key in fixed:  # fixed-length units: integer arithmetic, no calendar
         step = fixed[key]
-        truncated = np.floor_divide(millis, step) * step
+        truncated = millis - np.remainder(millis, step)  # remainder follows the divisor's sign
     elif key == "WEEK":
         days = np.floor_divide(millis, 86_400_000)
         truncated = (np.floor_divide(days + 3, 7) * 7 - 3) * 86_400_000  # 1970-01-01 is a Thursday
@@ -212,7 +214,7 @@ def date_trunc(unit, value, input_unit="MILLISECONDS", timezone="UTC", output_un
         )
     else:
         raise QueryValidationError(f"DATETRUNC: unknown unit '{unit}'")
-    return np.floor_divide(truncated, out_ms)
+    return truncated if out_ms == 1 else np.floor_divide(truncated, out_ms)
 
 
 class DateTimeFormat:
