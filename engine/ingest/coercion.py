@@ -2,7 +2,8 @@
 
 Coercion is vectorised per column. When a column's cast fails, the failing rows are found by
 bisection (a cast of each half, recursively), so the cost is O(bad rows * log n) casts rather
-than one Python call per row.
+than one Python call per row. More than MAX_BAD_VALUES failures in one column of one batch
+means the schema does not fit the input, and stops the build instead.
 """
 
 from __future__ import annotations
