@@ -11,6 +11,7 @@ Public API::
                                     #   granularity, max_length, transform_function)
     schema.time_column_name         # legacy TIME column, else first DATE_TIME column, else None
     schema.to_json()                # the original document
+    schema.ignored_keys             # kept but not acted on, e.g. ["complexFieldSpecs"]
 
     config = TableConfig.from_json(dict_or_json_text, schema=None)  # validates vs schema if given
     config.table_name / .table_type ("OFFLINE"|"REALTIME") / .table_name_with_type

@@ -174,6 +174,19 @@ class Schema:
         return copy.deepcopy(self._raw)
 
     @property
+    def ignored_keys(self) -> list[str]:
+        """Top-level keys that are kept but that nothing in Sprig acts on (e.g.
+        ``complexFieldSpecs``)."""
+        known = {
+            "schemaName",
+            "primaryKeyColumns",
+            "enableColumnBasedNullHandling",
+            "timeFieldSpec",
+        }
+        known |= {key for key, _ in _SECTIONS}
+        return [k for k in self._raw if k not in known]
+
+    @property
     def columns(self) -> list[str]:
         return list(self._fields)
 

@@ -116,3 +116,15 @@ def test_invalid_schema_names_the_field(raw, field):
 def test_invalid_json_text():
     with pytest.raises(ConfigError, match="not valid JSON"):
         Schema.from_json("{not json")
+
+
+def test_unknown_keys_are_kept_and_reported():
+    raw = {
+        "schemaName": "s",
+        "dimensionFieldSpecs": [{"name": "a", "dataType": "STRING"}],
+        "complexFieldSpecs": [{"name": "m", "dataType": "MAP"}],
+        "enableColumnBasedNullHandling": True,
+    }
+    schema = Schema.from_json(raw)
+    assert schema.ignored_keys == ["complexFieldSpecs"]
+    assert schema.to_json() == raw
