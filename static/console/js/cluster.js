@@ -1,7 +1,7 @@
 // The cluster manager: controllers, brokers, servers and minions (host, ports, alive, enabled,
 // tags; enable/disable and edit tags) and tenants with their server, broker and table counts.
 import { api, instanceRole } from "./api.js";
-import { el, clear, $, badge, notify, errorText, simpleTable, showDialog } from "./ui.js";
+import { el, clear, $, badge, notify, errorText, simpleTable, showDialog, pageReady } from "./ui.js";
 
 const ROLES = [["controller", "Controllers"], ["broker", "Brokers"], ["server", "Servers"], ["minion", "Minions"]];
 
@@ -118,3 +118,4 @@ async function loadInfo() {
 loadInfo();
 loadInstances();
 loadTenants();
+pageReady();

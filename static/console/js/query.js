@@ -2,7 +2,7 @@
 // Queries go to the controller's POST /sql, which forwards them to a broker of the table.
 import { EditorView, EditorState, basicSetup, sql, StandardSQL, keymap, Prec, Compartment, placeholder } from "../vendor/codemirror.js";
 import { api, ApiError } from "./api.js";
-import { el, clear, $, notify, errorText, tabs, formatTime } from "./ui.js";
+import { el, clear, $, notify, errorText, tabs, formatTime, pageReady } from "./ui.js";
 import { ResultGrid } from "./grid.js";
 import { ResultChart, chartPlan } from "./resultchart.js";
 import { loadHistory, recordQuery, clearHistory } from "./history.js";
@@ -300,3 +300,4 @@ $("#history-clear").addEventListener("click", () => {
 window.addEventListener("popstate", applyUrl);
 loadTables();
 applyUrl();
+pageReady();

@@ -1,7 +1,7 @@
 // One table: summary, segments (status from ideal state vs external view, per-replica state,
 // metadata, reload, delete), config and schema editors, rebalance, enable/disable, delete.
 import { api } from "./api.js";
-import { el, clear, $, formatBytes, badge, notify, errorText, confirmDialog, showDialog, tabs } from "./ui.js";
+import { el, clear, $, formatBytes, badge, notify, errorText, confirmDialog, showDialog, tabs, pageReady } from "./ui.js";
 import { segmentRows, tableStatus } from "./tablestate.js";
 import { jsonEditor } from "./jsonedit.js";
 
@@ -359,3 +359,4 @@ $("#config-save").addEventListener("click", saveConfig);
 $("#schema-validate").addEventListener("click", () => validateDoc(schemaEditor, "/schemas/validate", $("#schema-feedback")));
 $("#schema-save").addEventListener("click", saveSchema);
 loadAll();
+pageReady();

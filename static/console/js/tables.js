@@ -1,7 +1,7 @@
 // The tables list: every table with its types, sizes, segment count and status, and the
 // schemas; plus the Add Schema / Add Offline Table / Add Realtime Table forms.
 import { api } from "./api.js";
-import { el, clear, $, formatBytes, badge, errorText, simpleTable, showDialog } from "./ui.js";
+import { el, clear, $, formatBytes, badge, errorText, simpleTable, showDialog, pageReady } from "./ui.js";
 import { jsonEditor } from "./jsonedit.js";
 import { tableSummary } from "./tablestate.js";
 import { openAddDialog } from "./forms.js";
@@ -58,3 +58,4 @@ $("#add-schema").addEventListener("click", () => openAddDialog("schema", reload)
 $("#add-offline").addEventListener("click", () => openAddDialog("OFFLINE", reload));
 $("#add-realtime").addEventListener("click", () => openAddDialog("REALTIME", reload));
 reload();
+pageReady();

@@ -2,7 +2,7 @@
 // tables or one (GET /periodictask/run, as Pinot), and the last run started from this browser
 // with its report. The REST API has no endpoint for runs started elsewhere.
 import { api } from "./api.js";
-import { el, clear, $, notify, errorText, formatTime, showDialog, badge } from "./ui.js";
+import { el, clear, $, notify, errorText, formatTime, showDialog, badge, pageReady } from "./ui.js";
 import { jsonEditor } from "./jsonedit.js";
 
 const KEY = "sprig.periodicTaskRuns.v1";
@@ -83,3 +83,4 @@ async function init() {
 }
 
 init();
+pageReady();

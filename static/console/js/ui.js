@@ -135,3 +135,9 @@ export function busy(button, promiseFactory) {
     }
   };
 }
+
+// Marks the page interactive: until then `main` ignores clicks (see console.css), so nothing
+// is clicked before its handler exists.
+export function pageReady() {
+  document.body.dataset.ready = "true";
+}

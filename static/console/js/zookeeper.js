@@ -2,7 +2,7 @@
 // data pretty-printed as JSON (GET /zk/get) with its stat (GET /zk/stat). ?path= selects a node,
 // so a link to a znode can be shared.
 import { api } from "./api.js";
-import { el, clear, $, errorText, formatTime } from "./ui.js";
+import { el, clear, $, errorText, formatTime, pageReady } from "./ui.js";
 import { jsonEditor } from "./jsonedit.js";
 
 const nodes = new Map(); // path -> {li, childList, loaded, toggle, name}
@@ -129,3 +129,4 @@ async function init() {
 $("#zk-expand").addEventListener("change", showData);
 window.addEventListener("popstate", () => reveal(new URLSearchParams(location.search).get("path") || "/"));
 init();
+pageReady();
