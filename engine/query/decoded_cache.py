@@ -72,3 +72,9 @@ class DecodedCache:
 
 
 CACHE = DecodedCache(int(os.environ.get("SPRIG_QUERY_CACHE_BYTES", DEFAULT_BUDGET)))
+
+
+def forget_segment(segment) -> None:
+    """Drop ``segment``'s decoded data now (call when unloading or replacing a segment;
+    otherwise it goes when the segment object is garbage-collected)."""
+    CACHE.drop_segment(id(segment))

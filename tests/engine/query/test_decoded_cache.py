@@ -6,7 +6,7 @@ import gc
 
 import numpy as np
 
-from engine.query.decoded_cache import DecodedCache
+from engine.query.decoded_cache import CACHE, DecodedCache, forget_segment
 
 
 class FakeSegment:  # a stand-in object with identity and weak references, nothing more
@@ -33,3 +33,11 @@ def test_entries_die_with_their_segment():
     del seg
     gc.collect()
     assert cache.used == 0
+
+
+def test_forget_segment_drops_its_entries_now():
+    seg = FakeSegment()
+    CACHE.put(seg, ("ids", "x"), np.zeros(10))
+    assert CACHE.get(seg, ("ids", "x")) is not None
+    forget_segment(seg)
+    assert CACHE.get(seg, ("ids", "x")) is None
