@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 import psutil
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bench.datasets import (
@@ -63,6 +64,7 @@ def _median_seconds(fn, repeat: int) -> float:
 
 
 def run(rows: int, work_dir: Path, rows_per_segment: int, seed: int) -> None:
+    pa.set_cpu_count(1)  # one core: Arrow's thread pool would otherwise use every core
     schema, config = events_schema(), events_table_config()
     seg_root = work_dir / "segments"
     shutil.rmtree(seg_root, ignore_errors=True)
