@@ -5,16 +5,19 @@ Public API::
     from engine.segment import build_segment, load_segment, pack_segment, unpack_segment
 
     result = build_segment(data, schema, table_config, out_dir, *, segment_name=None,
-                           sequence_id=0, continue_on_error=False)
+                           sequence_id=0, continue_on_error=False, source="input",
+                           custom_metadata=None)
         # data: pa.Table or an iterable of pa.RecordBatch (raw input; transforms, filter and
         # coercion are applied here). -> SegmentBuildResult(path, name, metadata, num_rows,
         # num_rows_skipped, errors [IngestError(.row, .source)], num_rows_filtered)
         # Name: <table>_<minTime>_<maxTime>_<seq> unless segment_name is given. Built in a temp
         # dir and renamed, so a failed build leaves nothing. Raises IngestError (bad row and
-        # not continue_on_error), SegmentError, ConfigError.
+        # not continue_on_error), SegmentError, ConfigError. Rows are sorted by the table's
+        # sortedColumn; custom_metadata (e.g. input file, stream offsets) is kept in metadata.
 
     seg = load_segment(seg_dir)        # ImmutableSegment, memory-mapped, O(1) in data size
     seg.name / .table_name (with type) / .total_docs / .column_names / .metadata
+    seg.metadata.to_pinot_properties() # {"segment.name": ..., "column.<c>.cardinality": ...}
     seg.metadata.to_json()             # segmentName, tableName, totalDocs, crc, creationTime,
                                        # startTime, endTime (inclusive, in timeUnit),
                                        # startTimeMs, endTimeMs (epoch ms), timeColumn,
@@ -49,7 +52,8 @@ Public API::
     unpack_segment(tar_gz_path, dest_dir, verify_crc=True)  # -> segment dir; SegmentError if
                                              # corrupt, truncated or its CRC does not match
 
-On disk a segment directory holds ``metadata.json``, ``creation.meta`` (crc, creationTime),
+On disk a segment directory holds ``metadata.json``, ``metadata.properties`` (the same in
+Pinot's key names), ``creation.meta`` (crc, creationTime),
 ``columns.psf`` (every buffer of every column, index and star-tree) and ``index_map.json``
 (where each buffer is in ``columns.psf``).
 
