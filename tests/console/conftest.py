@@ -39,6 +39,7 @@ class ConsoleCluster:
     url: str
     cluster_name: str
     servers: list[str]
+    env: dict[str, str]
     # table name -> segment names uploaded to it
     segments: dict[str, list[str]] = field(default_factory=dict)
     rows: dict[str, int] = field(default_factory=dict)
@@ -54,7 +55,7 @@ def _ok(url: str) -> bool:
         return False
 
 
-def _server_process(workdir: Path, env: dict[str, str], query_port: int, admin_port: int):
+def server_process(workdir: Path, env: dict[str, str], query_port: int, admin_port: int):
     name = f"server_{query_port}"
     return ServiceProcess(
         name,
@@ -76,7 +77,7 @@ def _server_process(workdir: Path, env: dict[str, str], query_port: int, admin_p
     )
 
 
-def _broker_process(workdir: Path, env: dict[str, str], port: int):
+def broker_process(workdir: Path, env: dict[str, str], port: int):
     return ServiceProcess(
         "broker",
         sprig_argv("broker", "--host", "127.0.0.1", "--bind", "127.0.0.1", "--port", str(port)),
@@ -87,7 +88,7 @@ def _broker_process(workdir: Path, env: dict[str, str], port: int):
     )
 
 
-def _build_segments(pinot_examples: Path, schema: dict, config: dict, out: Path, days: int):
+def build_segments(pinot_examples: Path, schema: dict, config: dict, out: Path, days: int):
     """One real segment per day file of the airline data, ROWS_PER_SEGMENT rows each."""
     from engine.segment import build_segment, pack_segment
     from engine.spi import Schema, TableConfig
@@ -108,7 +109,7 @@ def _build_segments(pinot_examples: Path, schema: dict, config: dict, out: Path,
     return built
 
 
-def _add_table(cluster: ConsoleCluster, schema: dict, config: dict, tars) -> None:
+def add_table(cluster: ConsoleCluster, schema: dict, config: dict, tars) -> None:
     for method, path, body in (("POST", "/schemas", schema), ("POST", "/tables", config)):
         response = cluster.api(method, path, json=body)
         assert response.ok, f"{method} {path}: {response.status_code} {response.text}"
@@ -126,7 +127,7 @@ def _add_table(cluster: ConsoleCluster, schema: dict, config: dict, tars) -> Non
     cluster.rows[table] = ROWS_PER_SEGMENT * len(tars)
 
 
-def _wait_online(cluster: ConsoleCluster, table: str, timeout_s: float = 60) -> None:
+def wait_online(cluster: ConsoleCluster, table: str, timeout_s: float = 60) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         status = cluster.api("GET", f"/tables/{table}/segmentsStatus").json()
@@ -136,7 +137,7 @@ def _wait_online(cluster: ConsoleCluster, table: str, timeout_s: float = 60) -> 
     raise AssertionError(f"segments of {table} did not come ONLINE: {status}")
 
 
-def _wait_queryable(cluster: ConsoleCluster, table: str, timeout_s: float = 60) -> None:
+def wait_queryable(cluster: ConsoleCluster, table: str, timeout_s: float = 60) -> None:
     """Until the controller's /sql (through the broker) counts every row of the table."""
     deadline = time.monotonic() + timeout_s
     body = None
@@ -164,8 +165,8 @@ def console_cluster(zookeeper, pinot_examples, tmp_path_factory) -> Iterator[Con
     port = free_port()
     processes = [controller_process(workdir, port, env)]
     query_ports = [free_port() for _ in range(2)]
-    processes += [_server_process(workdir, env, qp, free_port()) for qp in query_ports]
-    processes.append(_broker_process(workdir, env, free_port()))
+    processes += [server_process(workdir, env, qp, free_port()) for qp in query_ports]
+    processes.append(broker_process(workdir, env, free_port()))
     try:
         for process in processes:
             process.start()
@@ -174,22 +175,23 @@ def console_cluster(zookeeper, pinot_examples, tmp_path_factory) -> Iterator[Con
             url=f"http://127.0.0.1:{port}",
             cluster_name=name,
             servers=[f"Server_127.0.0.1_{qp}" for qp in query_ports],
+            env=env,
         )
         batch = pinot_examples / "batch" / "airlineStats"
         schema = orjson.loads((batch / "airlineStats_schema.json").read_bytes())
         config = orjson.loads((batch / "airlineStats_offline_table_config.json").read_bytes())
         out = workdir / "segments"
-        _add_table(
-            cluster, schema, config, _build_segments(pinot_examples, schema, config, out / "a", 4)
+        add_table(
+            cluster, schema, config, build_segments(pinot_examples, schema, config, out / "a", 4)
         )
         # a second table for the destructive tests, so airlineStats keeps all its rows
         flights_schema = {**schema, "schemaName": "flights"}
         flights_config = {**config, "tableName": "flights"}
-        flights = _build_segments(pinot_examples, flights_schema, flights_config, out / "f", 3)
-        _add_table(cluster, flights_schema, flights_config, flights)
+        flights = build_segments(pinot_examples, flights_schema, flights_config, out / "f", 3)
+        add_table(cluster, flights_schema, flights_config, flights)
         for table in cluster.segments:
-            _wait_online(cluster, table)
-            _wait_queryable(cluster, table)
+            wait_online(cluster, table)
+            wait_queryable(cluster, table)
         yield cluster
     finally:
         for process in reversed(processes):

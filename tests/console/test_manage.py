@@ -5,11 +5,19 @@ change is checked through the REST API afterwards."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.console.conftest import screenshot
+from sprig.stack.process import free_port
+from tests.console.conftest import (
+    add_table,
+    build_segments,
+    screenshot,
+    server_process,
+    wait_online,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.slow]
 
@@ -134,3 +142,46 @@ def test_instance_tags_and_enable_disable(page, console_cluster):
         assert console_cluster.api("GET", f"/instances/{instance}").json()["enabled"] is True
     finally:
         console_cluster.api("DELETE", f"/instances/{instance}")
+
+
+def test_rebalance_onto_a_new_server_shows_the_job_until_done(
+    page, console_cluster, pinot_examples, tmp_path
+):
+    schema = {**console_cluster.api("GET", "/schemas/airlineStats").json(), "schemaName": "moves"}
+    config = {
+        **console_cluster.api("GET", "/tables/airlineStats").json()["OFFLINE"],
+        "tableName": "moves",
+    }
+    config.pop("metadata", None)
+    add_table(
+        console_cluster,
+        schema,
+        config,
+        build_segments(pinot_examples, schema, config, tmp_path, 4),
+    )
+    wait_online(console_cluster, "moves")
+    server = server_process(tmp_path, console_cluster.env, free_port(), free_port())
+    server.start()
+    try:
+        server.wait_ready()
+        new_id = f"Server_127.0.0.1_{server.argv[server.argv.index('--query-port') + 1]}"
+        page.goto("/console/tables/moves")
+        expect(page.get_by_test_id("segments-table")).not_to_contain_text(new_id)
+        page.get_by_role("button", name="Rebalance").click()
+        dialog = page.get_by_role("dialog")
+        dialog.get_by_test_id("rebalance-dry-run").uncheck()
+        dialog.get_by_role("button", name="Run rebalance").click()
+        expect(dialog.get_by_test_id("rebalance-job")).to_contain_text("DONE", timeout=60_000)
+        dialog.get_by_role("button", name="Close").click()
+        expect(page.get_by_test_id("segments-table")).to_contain_text(new_id)
+        expect(page.get_by_test_id("table-status")).to_have_text("GOOD")
+        ideal = console_cluster.api("GET", "/tables/moves/idealstate").json()["OFFLINE"]
+        assert any(new_id in replicas for replicas in ideal.values())
+    finally:
+        console_cluster.api("DELETE", "/tables/moves")
+        console_cluster.api("DELETE", "/schemas/moves")
+        server.stop()
+        deadline = time.monotonic() + 30
+        while console_cluster.api("DELETE", f"/instances/{new_id}").status_code != 200:
+            assert time.monotonic() < deadline, f"could not drop {new_id}"
+            time.sleep(0.5)
