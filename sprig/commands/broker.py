@@ -6,7 +6,7 @@ import argparse
 import os
 import socket
 
-from sprig.commands.server import _configure_logging, _env_bool
+from sprig.commands.server import _configure_logging, _env_bool, _tune_interpreter
 from sprig.errors import CommandError
 from sprig.runtime import wait_for_stop_signal
 
@@ -36,6 +36,7 @@ def run(args: argparse.Namespace) -> int:
     from engine.clusterstate import ZooKeeperUnavailableError
 
     _configure_logging()
+    _tune_interpreter()
     config = BrokerConfig(
         zk_address=os.environ.get("SPRIG_ZK", "127.0.0.1:2181"),
         cluster_name=os.environ.get("SPRIG_CLUSTER_NAME", "PinotCluster"),

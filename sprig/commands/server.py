@@ -6,6 +6,7 @@ import argparse
 import logging
 import os
 import socket
+import sys
 from pathlib import Path
 
 from sprig.errors import CommandError
@@ -44,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from engine.server import ServerConfig, ServerInstance
 
     _configure_logging()
+    _tune_interpreter()
     config = ServerConfig(
         zk_address=os.environ.get("SPRIG_ZK", "127.0.0.1:2181"),
         cluster_name=os.environ.get("SPRIG_CLUSTER_NAME", "PinotCluster"),
@@ -78,6 +80,12 @@ def run(args: argparse.Namespace) -> int:
 def _env_bool(name: str, default: bool) -> bool:
     value = os.environ.get(name)
     return default if value is None else value.strip().lower() in ("1", "true", "yes", "on")
+
+
+def _tune_interpreter() -> None:
+    # Many threads wait on sockets here; a shorter GIL switch interval (CPython's default is
+    # 5 ms) lets a thread whose answer arrived run sooner, which cuts tail latency under load.
+    sys.setswitchinterval(float(os.environ.get("SPRIG_GIL_SWITCH_INTERVAL_S", "0.001")))
 
 
 def _configure_logging() -> None:
