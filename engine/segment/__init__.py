@@ -47,6 +47,8 @@ Public API::
     All index accessors return None when the index was not built.
     seg.star_trees                     # [StarTree] (see engine.segment.startree)
     seg.size_bytes() / seg.close()     # bytes on disk / drop the mapping before deleting it
+    seg.to_arrow(columns=None)         # rows as a pa.Table (stored types, MV as lists, nulls
+                                       #   from the null vector) -- feeds back into build_segment
 
     pack_segment(seg_dir, tar_gz_path)       # -> tar_gz_path
     unpack_segment(tar_gz_path, dest_dir, verify_crc=True)  # -> segment dir; SegmentError if

@@ -64,6 +64,13 @@ class ImmutableSegment:
             for i, entry in enumerate(self.metadata.star_trees)
         ]
 
+    def to_arrow(self, columns: list[str] | None = None):
+        """The rows as a pyarrow Table in stored types (see engine.segment.export); it can be
+        passed back to build_segment, e.g. to merge or purge segments."""
+        from engine.segment.export import segment_to_table
+
+        return segment_to_table(self, columns)
+
     def close(self) -> None:
         """Drop this object's references to the mapped data file (before the segment is
         deleted or replaced). Arrays already handed out stay valid until garbage-collected."""

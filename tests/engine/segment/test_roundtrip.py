@@ -252,3 +252,24 @@ def test_close_then_reopen(tmp_path):
     assert segment.size_bytes() == sum(p.stat().st_size for p in result.path.iterdir())
     segment.close()
     assert list(segment.column("k").values()) == [3, 1, 2]  # maps the file again
+
+
+@pytest.mark.parametrize("raw_metrics", [False, True])
+def test_segment_reads_back_as_arrow_and_rebuilds(tmp_path, raw_metrics):
+    schema, table = schema_and_table()
+    no_dict = [f.name for f in schema.fields if f.name.startswith("raw_")] if raw_metrics else []
+    config = make_table_config(
+        schema, tableIndexConfig={"noDictionaryColumns": no_dict, "nullHandlingEnabled": True}
+    )
+    first = load_segment(build_segment(table, schema, config, tmp_path / "a").path)
+    exported = first.to_arrow()
+    assert exported.num_rows == 5 and exported.column_names == schema.columns
+    assert exported.column("sv_STRING").to_pylist() == VALUES["STRING"]  # nulls come back as nulls
+    second = load_segment(build_segment(exported, schema, config, tmp_path / "b").path)
+    for name in schema.columns:
+        a, b = first.column(name), second.column(name)
+        if a.metadata.single_value:
+            assert [_norm(v) for v in a.values()] == [_norm(v) for v in b.values()], name
+        else:
+            assert [_norm(v) for v in a.values()[1]] == [_norm(v) for v in b.values()[1]], name
+        assert list(a.null_bitmap) == list(b.null_bitmap), name
