@@ -177,6 +177,11 @@ def test_rebalance_onto_a_new_server_shows_the_job_until_done(
         expect(page.get_by_test_id("table-status")).to_have_text("GOOD")
         ideal = console_cluster.api("GET", "/tables/moves/idealstate").json()["OFFLINE"]
         assert any(new_id in replicas for replicas in ideal.values())
+
+        page.get_by_role("button", name="Delete all segments").click()
+        page.get_by_role("dialog").get_by_role("button", name="Delete all").click()
+        expect(page.get_by_test_id("segment-count")).to_have_text("0")
+        assert console_cluster.api("GET", "/tables/moves/idealstate").json()["OFFLINE"] == {}
     finally:
         console_cluster.api("DELETE", "/tables/moves")
         console_cluster.api("DELETE", "/schemas/moves")
@@ -185,3 +190,28 @@ def test_rebalance_onto_a_new_server_shows_the_job_until_done(
         while console_cluster.api("DELETE", f"/instances/{new_id}").status_code != 200:
             assert time.monotonic() < deadline, f"could not drop {new_id}"
             time.sleep(0.5)
+
+
+def test_schema_editor_validates_and_saves(page, console_cluster):
+    page.goto("/console/tables/flights")
+    page.get_by_role("tab", name="Schema").click()
+    editor = page.get_by_test_id("schema-editor").locator(".cm-content")
+    expect(editor).to_contain_text('"dimensionFieldSpecs": [')
+    schema = console_cluster.api("GET", "/schemas/flights").json()
+
+    editor.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(json.dumps({**schema, "dimensionFieldSpecs": "not a list"}))
+    page.get_by_role("button", name="Validate").click()
+    expect(page.get_by_test_id("schema-feedback")).to_contain_text("dimensionFieldSpecs")
+    assert console_cluster.api("GET", "/schemas/flights").json() == schema
+
+    added = {"name": "ConsoleNote", "dataType": "STRING"}
+    changed = {**schema, "dimensionFieldSpecs": [*schema["dimensionFieldSpecs"], added]}
+    editor.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(json.dumps(changed))
+    page.get_by_role("button", name="Save schema").click()
+    expect(page.get_by_test_id("schema-feedback")).to_contain_text("Saved")
+    stored = console_cluster.api("GET", "/schemas/flights").json()
+    assert added["name"] in [spec["name"] for spec in stored["dimensionFieldSpecs"]]
