@@ -308,6 +308,8 @@ class FilterEvaluator:
             self.entries_scanned += len(ids)
             if match[0] == "range":
                 hit = (ids >= match[1]) & (ids < match[2]) if match[1] > 0 else ids < match[2]
+            elif len(match[1]) == 1:
+                hit = ids == match[1][0]  # one value: a compare beats a table lookup
             else:
                 hit = self._match_lut(match, meta.cardinality)[ids]
         else:
