@@ -164,8 +164,8 @@ def test_periodic_tasks_run_now_and_keep_the_last_run(page, console_cluster):
     expect(table.locator('tr[data-task-row="SegmentStatusChecker"]')).to_contain_text(
         "over all tables"
     )
-    table.locator('tr[data-task-row="SegmentStatusChecker"]').get_by_role(
-        "button", name="report"
-    ).click()
-    expect(page.get_by_role("dialog")).to_contain_text("taskReport")
     screenshot(page, "tasks")
+    row = table.locator('tr[data-task-row="SegmentStatusChecker"]')
+    row.get_by_role("button", name="report").click()
+    expect(page.get_by_role("dialog")).to_contain_text("taskReport")
+    screenshot(page, "task-report")
