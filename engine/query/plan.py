@@ -301,6 +301,8 @@ def infer_type(expr: Expression, columns: dict[str, ColumnInfo], agg_types: dict
         return "BOOLEAN"
     if expr.name == "cast":
         return str(expr.args[1].value).upper()  # type: ignore[union-attr]
+    if functions.canonical(expr.name) == "jsonextractscalar" and len(expr.args) >= 3:
+        return str(getattr(expr.args[2], "value", "STRING")).upper()
     if functions.canonical(expr.name) == "datetimeconvert":
         fmt = str(getattr(expr.args[2], "value", ""))
         return "STRING" if "SIMPLE_DATE_FORMAT" in fmt.upper() else "LONG"

@@ -301,3 +301,9 @@ def date_time_convert(values, input_format, output_format, granularity):
     millis = source.to_millis(values)
     millis = np.floor_divide(millis, bucket) * bucket
     return target.from_millis(millis)
+
+
+@register("timeconvert", 3, 3, _LONG)
+def time_convert(value, from_unit, to_unit):
+    """``value`` counted in ``from_unit`` since epoch, re-counted in ``to_unit`` (floored)."""
+    return np.floor_divide(np.asarray(value, dtype=np.int64) * unit_ms(from_unit), unit_ms(to_unit))

@@ -222,3 +222,27 @@ def test_all_segments_pruned_still_serializes(synth):
     assert server.stats["numSegmentsProcessed"] == 0
     response = reduce(plan, [IntermediateResult.from_bytes(server.to_bytes(plan))])
     assert response["resultTable"]["rows"] == [[0, 0.0, 0, "NaN"]]
+
+
+def test_json_column_extraction_in_select_where_and_group_by(tmp_path):
+    import pyarrow as pa
+
+    from engine.segment import build_segment, load_segment
+    from engine.spi.schema import Schema
+    from engine.spi.table_config import TableConfig
+
+    schema = Schema.from_json({"schemaName": "j", "dimensionFieldSpecs": [
+        {"name": "id", "dataType": "INT"}, {"name": "doc", "dataType": "JSON"}]})  # fmt: skip
+    config = TableConfig.from_json({"tableName": "j", "tableType": "OFFLINE"})
+    docs = ['{"kind": "a", "n": 1}', '{"kind": "b", "n": 5}', '{"kind": "a", "n": 7}']
+    segment = load_segment(
+        build_segment(pa.table({"id": [1, 2, 3], "doc": docs}), schema, config, tmp_path).path
+    )
+    response = run_query(
+        "SELECT JSONEXTRACTSCALAR(doc, '$.kind', 'STRING') AS kind, SUM(JSONEXTRACTSCALAR(doc, '$.n', 'INT')) "
+        "FROM j WHERE JSONEXTRACTSCALAR(doc, '$.n', 'INT') > 1 GROUP BY kind ORDER BY kind",
+        [segment], table_schema=schema,
+    )  # fmt: skip
+    assert response["exceptions"] == []
+    assert response["resultTable"]["dataSchema"]["columnDataTypes"] == ["STRING", "DOUBLE"]
+    assert response["resultTable"]["rows"] == [["a", 7.0], ["b", 5.0]]

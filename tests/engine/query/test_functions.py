@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.query.errors import QueryValidationError
+from engine.query.errors import QueryExecutionError, QueryValidationError
 from engine.query.evaluate import evaluate
 from engine.query.parser import parse_sql
 
@@ -115,3 +115,18 @@ def test_bad_time_arguments_are_validation_errors():
         run("DATETRUNC('FORTNIGHT', t)", t=[T1])
     with pytest.raises(QueryValidationError, match="format"):
         run("DATETIMECONVERT(t, 'bogus', '1:DAYS:EPOCH', '1:DAYS')", t=[T1])
+
+
+def test_json_extract_scalar_and_timeconvert():
+    docs = np.array(
+        ['{"a": {"b": [10, 20]}, "s": "x"}', '{"a": {"b": [30]}, "s": "y"}'], dtype=object
+    )
+    assert run("JSONEXTRACTSCALAR(j, '$.a.b[0]', 'INT')", j=docs) == [10, 30]
+    assert run("JSONEXTRACTSCALAR(j, '$.s', 'STRING')", j=docs) == ["x", "y"]
+    assert run("JSONEXTRACTSCALAR(j, '$.a.b[1]', 'LONG', -1)", j=docs) == [20, -1]
+    assert run("JSONEXTRACTSCALAR(j, '$[''s'']', 'STRING')", j=docs) == ["x", "y"]
+    with pytest.raises(QueryExecutionError, match="no scalar"):
+        run("JSONEXTRACTSCALAR(j, '$.missing', 'INT')", j=docs)
+    with pytest.raises(QueryValidationError, match="JSON path"):
+        run("JSONEXTRACTSCALAR(j, 'a.b', 'INT')", j=docs)
+    assert run("TIMECONVERT(t, 'MILLISECONDS', 'HOURS')", t=[T2]) == [T2 // 3_600_000]
