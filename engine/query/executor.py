@@ -31,7 +31,10 @@ def execute_segment(plan: QueryPlan, segment) -> IntermediateResult:
     if (
         plan.kind == "aggregation"
         and plan.filter is None
-        and all(fn.name == "count" and fn.argument is None for fn in plan.aggregations)
+        and all(
+            fn.name == "count" and fn.argument is None and fn.filter is None
+            for fn in plan.aggregations
+        )
     ):
         # COUNT(*) over a whole segment: answered from metadata, like Pinot
         stats["numDocsScanned"] = view.n
@@ -60,7 +63,8 @@ def execute_segment(plan: QueryPlan, segment) -> IntermediateResult:
     if plan.kind == "aggregation":
         result.states = []
         for fn in plan.aggregations:
-            block, _ = projection.block(fn, None)
+            fn_projection, _ = _filtered(fn, view, projection, doc_ids, None)
+            block, _ = fn_projection.block(fn, None)
             result.states.append(fn.aggregate(block, None, 1))
     else:
         mv_keys = [
@@ -86,10 +90,23 @@ def execute_segment(plan: QueryPlan, segment) -> IntermediateResult:
         result.keys = keys
         result.states = []
         for fn in plan.aggregations:
-            block, expanded = projection.block(fn, groups)
+            fn_projection, fn_groups = _filtered(fn, view, projection, doc_ids, groups)
+            block, expanded = fn_projection.block(fn, fn_groups)
             result.states.append(fn.aggregate(block, expanded, n_groups))
     stats["numEntriesScannedPostFilter"] = matched * len(projection.columns_read)
     return result
+
+
+def _filtered(fn, view: SegmentView, projection: Projection, doc_ids, groups):
+    """The projection (and group ids) of the rows an ``AGG(...) FILTER (WHERE cond)`` sees:
+    the query's matching rows that also satisfy ``cond``."""
+    if fn.filter is None:
+        return projection, groups
+    accepted = FilterEvaluator(view).evaluate(fn.filter).as_mask()
+    rows = doc_array(doc_ids, view.n)
+    keep = accepted[rows]
+    subset = Projection(view, rows[keep])
+    return subset, None if groups is None else groups[keep]
 
 
 def _expand_for_mv_group(view: SegmentView, doc_ids, mv_keys):

@@ -43,6 +43,8 @@ class Function:
     args: tuple[Expression, ...]
 
     def __str__(self) -> str:
+        if self.name == "filter" and len(self.args) == 2:
+            return f"{self.args[0]} FILTER(WHERE {to_sql(self.args[1])})"
         return f"{self.name}({','.join(str(a) for a in self.args)})"
 
 

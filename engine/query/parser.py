@@ -328,6 +328,8 @@ def to_expression(node: exp.Expression) -> Expression:
         return Function("cast", (to_expression(node.this), Literal(target)))
     if isinstance(node, exp.Trim):
         return Function("trim", (to_expression(node.this),))
+    if isinstance(node, exp.Filter):  # AGG(...) FILTER (WHERE cond)
+        return Function("filter", (to_expression(node.this), to_expression(node.expression.this)))
     if isinstance(node, exp.Anonymous):
         name = str(node.this).lower()
         raw_args = list(node.expressions)

@@ -79,6 +79,7 @@ class QueryPlan:
     def referenced_columns(self) -> set[str]:
         exprs = [*self.select, *self.group_by, *(o.expr for o in self.order_by)]
         exprs += [a.argument for a in self.aggregations if a.argument is not None]
+        exprs += [a.filter for a in self.aggregations if a.filter is not None]
         exprs += [e for e in (self.filter, self.having) if e is not None]
         return set().union(*(columns_of(e) for e in exprs)) if exprs else set()
 
@@ -174,8 +175,11 @@ def build_plan(parsed: ParsedQuery, sql: str, columns: dict[str, ColumnInfo]) ->
     for fn in aggregations:
         if fn.argument is not None:
             _check_no_aggregation(fn.argument, f"{fn.call.name.upper()}(...)")
+        if fn.filter is not None:
+            _check_no_aggregation(fn.filter, "FILTER (WHERE ...)")
 
     all_exprs = [*select, *group_by, *(o.expr for o in order_by)]
+    all_exprs += [fn.filter for fn in aggregations if fn.filter is not None]
     all_exprs += [e for e in (where, having) if e is not None]
     for expr in all_exprs:
         _validate_functions(expr)

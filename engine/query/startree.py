@@ -25,7 +25,7 @@ _STATE_COMPONENTS = {"count": ("count",), "sum": ("sum",), "min": ("min",), "max
 
 
 def _pair(fn) -> str | None:
-    if fn.name not in _STATE_COMPONENTS:
+    if fn.name not in _STATE_COMPONENTS or fn.filter is not None:
         return None
     if fn.argument is None:
         return "COUNT__*" if fn.name == "count" else None

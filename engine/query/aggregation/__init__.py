@@ -40,13 +40,31 @@ def _split(name: str) -> tuple[str, bool]:
 
 
 def is_aggregation(name: str) -> bool:
+    if name == "filter":
+        return True
     key, _ = _split(name)
     key = key[:-2] if key.endswith("mv") else key
     return key in _CLASSES or key in _ALIASES or bool(_PERCENTILE_SUFFIX.match(key))
 
 
 def create_aggregation(call: Function) -> AggregationFunction:
-    """Build the aggregation for ``call``; QueryValidationError (700) on a bad call."""
+    """Build the aggregation for ``call``; QueryValidationError (700) on a bad call.
+    ``FILTER(agg, cond)`` (from ``AGG(...) FILTER (WHERE cond)``) gives ``agg`` with
+    ``.filter = cond``; the call (and so the result column) keeps the FILTER."""
+    if call.name == "filter":
+        inner, condition = call.args
+        if (
+            not isinstance(inner, Function)
+            or inner.name == "filter"
+            or not is_aggregation(inner.name)
+        ):
+            raise QueryValidationError(
+                f"FILTER (WHERE ...) must follow an aggregation function, not {inner}"
+            )
+        fn = create_aggregation(inner)
+        fn.call = call
+        fn.filter = condition
+        return fn
     key, multi_value = _split(call.name)
     base = key[:-2] if key.endswith("mv") else key
     args = list(call.args)

@@ -58,6 +58,7 @@ class AggregationFunction:
         self.argument = argument  # the input expression (None for COUNT(*))
         self.params = params
         self.multi_value = False
+        self.filter = None  # the condition of AGG(...) FILTER (WHERE condition), if any
 
     @property
     def column_name(self) -> str:

@@ -24,6 +24,8 @@ GROUP_QUERIES = [
     "SELECT SUM(clicks) / COUNT(*), MAX(latency) - MIN(latency) FROM synth",
     "SELECT site, SUM(clicks) AS total FROM synth GROUP BY site HAVING total > 900 ORDER BY total DESC, site",
     "SELECT DISTINCT country FROM synth ORDER BY country",
+    "SELECT country, COUNT(*) FILTER (WHERE clicks > 20), SUM(latency) FILTER (WHERE site < 10), COUNT(*) "
+    "FROM synth GROUP BY country ORDER BY country",
     "SELECT UPPER(country), CONCAT(country, 'x', '-'), clicks * 2 FROM synth ORDER BY user, ts LIMIT 4 OFFSET 3",
 ]
 
@@ -246,3 +248,20 @@ def test_json_column_extraction_in_select_where_and_group_by(tmp_path):
     assert response["exceptions"] == []
     assert response["resultTable"]["dataSchema"]["columnDataTypes"] == ["STRING", "DOUBLE"]
     assert response["resultTable"]["rows"] == [["a", 7.0], ["b", 5.0]]
+
+
+def test_filtered_aggregations_match_brute_force(synth):
+    rows, schema, _, three = synth
+    site, clicks, latency = (np.asarray(rows[k]) for k in ("site", "clicks", "latency"))
+    response = run_query(
+        "SELECT COUNT(*) FILTER (WHERE clicks > 20) AS busy, SUM(latency) FILTER (WHERE site < 10), "
+        "AVG(clicks) FILTER (WHERE site >= 10), COUNT(*) FROM synth WHERE site < 40",
+        three, table_schema=schema,
+    )  # fmt: skip
+    base = site < 40
+    assert response["resultTable"]["dataSchema"]["columnNames"] == [
+        "busy", "sum(latency) FILTER(WHERE site < 10)", "avg(clicks) FILTER(WHERE site >= 10)", "count(*)"]  # fmt: skip
+    assert response["resultTable"]["rows"] == [[
+        int((base & (clicks > 20)).sum()), float(latency[base & (site < 10)].sum()),
+        pytest.approx(clicks[base & (site >= 10)].mean()), int(base.sum()),
+    ]]  # fmt: skip
