@@ -40,6 +40,7 @@ ONLINE = SegmentState.ONLINE.value
 OFFLINE = SegmentState.OFFLINE.value
 ERROR = SegmentState.ERROR.value
 DROPPED = SegmentState.DROPPED.value
+PUBLISH_INTERVAL_S = 1.0
 
 
 @dataclasses.dataclass
@@ -120,7 +121,13 @@ class SegmentDataManager:
         state changed. CONSUMING targets belong to real-time ingestion and are skipped."""
         hosted = self._hosted.setdefault(resource, {})
         changed = False
+        last_publish = time.monotonic()
         for name in sorted(target):
+            if changed and time.monotonic() - last_publish > PUBLISH_INTERVAL_S:
+                # a long batch of loads reports its progress, so brokers use each segment
+                # as soon as it is ONLINE rather than when the whole batch is done
+                self.publish(resource)
+                last_publish = time.monotonic()
             want = target[name]
             entry = hosted.get(name)
             have = entry.state if entry else OFFLINE
