@@ -19,8 +19,8 @@ import pytest
 import requests
 
 from sprig.runtime import REPO_ROOT
-from sprig.stack.cluster import controller_process, sprig_argv
-from sprig.stack.process import ServiceProcess, free_port
+from sprig.stack.cluster import broker_process, controller_process, server_process
+from sprig.stack.process import free_port
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -46,46 +46,6 @@ class ConsoleCluster:
 
     def api(self, method: str, path: str, **kwargs) -> requests.Response:
         return requests.request(method, f"{self.url}{path}", timeout=30, **kwargs)
-
-
-def _ok(url: str) -> bool:
-    try:
-        return requests.get(url, timeout=2).ok
-    except requests.RequestException:
-        return False
-
-
-def server_process(workdir: Path, env: dict[str, str], query_port: int, admin_port: int):
-    name = f"server_{query_port}"
-    return ServiceProcess(
-        name,
-        sprig_argv(
-            "server",
-            "--host",
-            "127.0.0.1",
-            "--bind",
-            "127.0.0.1",
-            "--query-port",
-            str(query_port),
-            "--admin-port",
-            str(admin_port),
-        ),
-        log_path=workdir / name / f"{name}.log",
-        ready=lambda: _ok(f"http://127.0.0.1:{admin_port}/health"),
-        timeout_s=60,
-        env=env,
-    )
-
-
-def broker_process(workdir: Path, env: dict[str, str], port: int):
-    return ServiceProcess(
-        "broker",
-        sprig_argv("broker", "--host", "127.0.0.1", "--bind", "127.0.0.1", "--port", str(port)),
-        log_path=workdir / "broker" / "broker.log",
-        ready=lambda: _ok(f"http://127.0.0.1:{port}/health"),
-        timeout_s=60,
-        env=env,
-    )
 
 
 def build_segments(pinot_examples: Path, schema: dict, config: dict, out: Path, days: int):
@@ -165,8 +125,8 @@ def console_cluster(zookeeper, pinot_examples, tmp_path_factory) -> Iterator[Con
     port = free_port()
     processes = [controller_process(workdir, port, env)]
     query_ports = [free_port() for _ in range(2)]
-    processes += [server_process(workdir, env, qp, free_port()) for qp in query_ports]
-    processes.append(broker_process(workdir, env, free_port()))
+    processes += [server_process(workdir, qp, free_port(), env) for qp in query_ports]
+    processes.append(broker_process(workdir, free_port(), env))
     try:
         for process in processes:
             process.start()

@@ -10,14 +10,9 @@ import time
 import pytest
 from playwright.sync_api import expect
 
+from sprig.stack.cluster import server_process
 from sprig.stack.process import free_port
-from tests.console.conftest import (
-    add_table,
-    build_segments,
-    screenshot,
-    server_process,
-    wait_online,
-)
+from tests.console.conftest import add_table, build_segments, screenshot, wait_online
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.slow]
 
@@ -160,11 +155,12 @@ def test_rebalance_onto_a_new_server_shows_the_job_until_done(
         build_segments(pinot_examples, schema, config, tmp_path, 4),
     )
     wait_online(console_cluster, "moves")
-    server = server_process(tmp_path, console_cluster.env, free_port(), free_port())
+    query_port = free_port()
+    server = server_process(tmp_path, query_port, free_port(), console_cluster.env)
     server.start()
     try:
         server.wait_ready()
-        new_id = f"Server_127.0.0.1_{server.argv[server.argv.index('--query-port') + 1]}"
+        new_id = f"Server_127.0.0.1_{query_port}"
         page.goto("/console/tables/moves")
         expect(page.get_by_test_id("segments-table")).not_to_contain_text(new_id)
         page.get_by_role("button", name="Rebalance").click()
