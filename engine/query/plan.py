@@ -80,6 +80,11 @@ class QueryPlan:
         exprs = [*self.select, *self.group_by, *(o.expr for o in self.order_by)]
         exprs += [a.argument for a in self.aggregations if a.argument is not None]
         exprs += [a.filter for a in self.aggregations if a.filter is not None]
+        exprs += [
+            a.time_argument
+            for a in self.aggregations
+            if getattr(a, "time_argument", None) is not None
+        ]
         exprs += [e for e in (self.filter, self.having) if e is not None]
         return set().union(*(columns_of(e) for e in exprs)) if exprs else set()
 

@@ -105,6 +105,13 @@ class Projection:
         """The input of ``fn`` and the matching group index (expanded for MV inputs)."""
         if fn.argument is None:
             return ValueBlock(self.n), groups
+        time_argument = getattr(fn, "time_argument", None)
+        if time_argument is not None:
+            return ValueBlock(
+                self.n,
+                raw=np.asarray(self.values(fn.argument)),
+                times=np.asarray(self.values(time_argument)),
+            ), groups
         if fn.multi_value:
             return self._mv_block(fn.argument, groups)
         column = self.single_column_dict(fn.argument)

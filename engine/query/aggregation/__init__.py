@@ -8,6 +8,14 @@ import re
 from engine.query.aggregation.base import AggregationFunction, ValueBlock
 from engine.query.aggregation.basic import Avg, Count, Max, Min, MinMaxRange, Sum
 from engine.query.aggregation.histograms import DistinctCount, Mode, Percentile
+from engine.query.aggregation.moments import (
+    FirstWithTime,
+    LastWithTime,
+    StddevPop,
+    StddevSamp,
+    VarPop,
+    VarSamp,
+)
 from engine.query.aggregation.sketches import (
     DistinctCountHLL,
     PercentileEst,
@@ -20,7 +28,8 @@ from engine.query.expressions import STAR, Function, Literal
 _CLASSES: dict[str, type[AggregationFunction]] = {
     cls.name: cls
     for cls in (Count, Sum, Min, Max, Avg, MinMaxRange, DistinctCount, Percentile, Mode,
-                DistinctCountHLL, PercentileEst, PercentileTDigest, PercentileKLL)
+                DistinctCountHLL, PercentileEst, PercentileTDigest, PercentileKLL, VarPop, VarSamp,
+                StddevPop, StddevSamp, FirstWithTime, LastWithTime)
 }  # fmt: skip
 _PERCENTILE_SUFFIX = re.compile(
     r"^(percentile|percentileest|percentiletdigest|percentilekll)(\d+(?:\.\d+)?)$"
@@ -78,6 +87,14 @@ def create_aggregation(call: Function) -> AggregationFunction:
     cls = _CLASSES[base]
     if not args:
         raise QueryValidationError(f"{call.name.upper()} needs an argument")
+    if base in ("firstwithtime", "lastwithtime"):
+        if len(args) != 3 or not isinstance(args[2], Literal):
+            raise QueryValidationError(
+                f"{call.name.upper()}(value, time, 'TYPE') takes three arguments"
+            )
+        fn = cls(call, args[0], (str(args[2].value).upper(),))
+        fn.time_argument = args[1]
+        return fn
     argument, extra = args[0], args[1:]
     for value in extra:
         if not isinstance(value, Literal):

@@ -30,6 +30,7 @@ class ValueBlock:
     dict_ids: np.ndarray | None = None
     dictionary: np.ndarray | None = None
     raw: np.ndarray | None = None
+    times: np.ndarray | None = None  # the second input of FIRSTWITHTIME / LASTWITHTIME
 
     def values(self) -> np.ndarray:
         if self.raw is None:

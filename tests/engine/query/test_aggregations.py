@@ -143,3 +143,37 @@ def test_tdigest_percentiles_are_accurate_on_uniform_data(p):
     fn = make("percentiletdigest", p)
     got = fn.finalize(fn.aggregate(ValueBlock(len(values), raw=values), None, 1))[0]
     assert abs(got - np.percentile(values, p)) < 0.005
+
+
+@pytest.mark.parametrize(("name", "ddof", "root"), [("varpop", 0, False), ("varsamp", 1, False),
+                                                    ("stddevpop", 0, True), ("stddev_samp", 1, True)])  # fmt: skip
+def test_variance_family_per_group_and_after_merge(name, ddof, root):
+    fn = make(name)
+    expected = [np.var(VALUES[g == GROUP_OF], ddof=ddof) for g in range(GROUPS)]
+    expected = np.sqrt(expected) if root else expected
+    np.testing.assert_allclose(
+        fn.finalize(fn.aggregate(ValueBlock(N, raw=VALUES), GROUP_OF, GROUPS)), expected
+    )
+    np.testing.assert_allclose(
+        fn.finalize(_split_and_merge(fn, VALUES, GROUP_OF, GROUPS)), expected
+    )
+
+
+@pytest.mark.parametrize("name", ["firstwithtime", "lastwithtime"])
+def test_first_and_last_with_time(name):
+    times = RNG.permutation(N).astype(np.float64)  # distinct times
+    fn = create_aggregation(Function(name, (Identifier("x"), Identifier("t"), Literal("DOUBLE"))))
+    pick = np.argmin if name == "firstwithtime" else np.argmax
+    expected = [VALUES[g == GROUP_OF][pick(times[g == GROUP_OF])] for g in range(GROUPS)]
+    whole = fn.aggregate(ValueBlock(N, raw=VALUES, times=times), GROUP_OF, GROUPS)
+    np.testing.assert_allclose(fn.finalize(whole), expected)
+    states, ids = [], []
+    for chunk in np.array_split(np.arange(N), 3):
+        local_groups, local = np.unique(GROUP_OF[chunk], return_inverse=True)
+        block = ValueBlock(len(chunk), raw=VALUES[chunk], times=times[chunk])
+        states.append(
+            fn.from_arrow(fn.to_arrow(fn.aggregate(block, local.reshape(-1), len(local_groups))))
+        )
+        ids.append(local_groups)
+    merged = fn.merge(fn.concat_states(states), np.concatenate(ids), GROUPS)
+    np.testing.assert_allclose(fn.finalize(merged), expected)
