@@ -31,7 +31,7 @@ DEFAULT_LIMIT = 10
 DEFAULT_NUM_GROUPS_LIMIT = 100_000
 DEFAULT_TIMEOUT_MS = 10_000
 _NUMERIC_AGGREGATIONS = {"sum", "min", "max", "avg", "minmaxrange", "percentile", "percentileest",
-                         "percentiletdigest", "percentilekll"}  # fmt: skip
+                         "percentiletdigest", "percentilekll", "varpop", "varsamp", "stddevpop", "stddevsamp"}  # fmt: skip
 _TABLE_SUFFIX = re.compile(r"_(OFFLINE|REALTIME)$")
 
 
