@@ -177,7 +177,7 @@ class FilterEvaluator:
             return self._range_docs(leaf)
         if meta is None or not meta.has_dictionary:
             return self._scan_values(leaf, candidates, meta)
-        match = self._match_ids(leaf)
+        match = self.match_ids(leaf)
         if match is None:  # nothing in the dictionary matches
             return DocSet.all(self.n) if leaf.exclusive else DocSet.empty(self.n)
         if path == "FILTER_SORTED_INDEX":
@@ -194,7 +194,7 @@ class FilterEvaluator:
         return complement(docs) if leaf.exclusive else docs
 
     # ---- dictionary matching -------------------------------------------------------------------
-    def _match_ids(self, leaf: Leaf):
+    def match_ids(self, leaf: Leaf):
         """Dictionary ids the (inclusive form of the) predicate accepts: ("range", s, e),
         ("ids", sorted array) or None when no id matches."""
         reader = self.view.reader(leaf.column)
@@ -240,7 +240,7 @@ class FilterEvaluator:
         return lut
 
     @staticmethod
-    def _match_list(match) -> np.ndarray:
+    def match_list(match) -> np.ndarray:
         return np.arange(match[1], match[2]) if match[0] == "range" else match[1]
 
     # ---- index access --------------------------------------------------------------------------
@@ -261,7 +261,7 @@ class FilterEvaluator:
 
     def _inverted_docs(self, column: str, match, card: int) -> DocSet | None:
         index = self.view.reader(column).inverted_index
-        ids = self._match_list(match)
+        ids = self.match_list(match)
         if len(ids) <= card // 2 + 1:
             if len(ids) > MAX_BITMAPS_TO_UNION:
                 return None

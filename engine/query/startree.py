@@ -98,11 +98,11 @@ def _allowed_ids(
         inner = _allowed_ids(expr.args[0], column, view, evaluator)
         return np.setdiff1d(np.arange(card), inner, assume_unique=True)
     leaf = to_leaf(expr)
-    match = evaluator._match_ids(leaf)
+    match = evaluator.match_ids(leaf)
     ids = (
         np.zeros(0, dtype=np.int64)
         if match is None
-        else evaluator._match_list(match).astype(np.int64)
+        else evaluator.match_list(match).astype(np.int64)
     )
     if leaf.exclusive:
         ids = np.setdiff1d(np.arange(card), ids, assume_unique=True)
