@@ -169,3 +169,11 @@ def test_periodic_tasks_run_now_and_keep_the_last_run(page, console_cluster):
     row.get_by_role("button", name="report").click()
     expect(page.get_by_role("dialog")).to_contain_text("taskReport")
     screenshot(page, "task-report")
+
+
+def test_an_unknown_table_page_says_so(page, console_cluster):
+    page.goto("/console/tables/no_such_table")
+    expect(page.get_by_role("alert")).to_contain_text("no_such_table")
+    expect(page.get_by_role("alert")).to_contain_text("does not exist")
+    expect(page.locator("#table-body")).to_be_hidden()
+    expect(page.get_by_role("button", name="Delete table")).to_be_hidden()

@@ -28,6 +28,7 @@ async function loadAll() {
   } catch (err) {
     clear($("#table-summary"), el("div", { class: "alert alert-error", role: "alert" }, errorText(err)));
     $("#table-body").hidden = true;
+    $(".page-head .actions").hidden = true;
     return;
   }
   await Promise.all([loadSegments(), loadState(), loadConfig(), loadSchema()]);
