@@ -22,6 +22,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import orjson
 
+from engine.server.errors import ServerError
+
 log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 64 << 20
@@ -202,7 +204,12 @@ class HttpService:
 
     def __init__(self, name: str, host: str, port: int, router: Router) -> None:
         self.name = name
-        self._server = _Server((host, port), _Handler, router, name)
+        try:
+            self._server = _Server((host, port), _Handler, router, name)
+        except OSError as exc:
+            raise ServerError(
+                f"cannot listen on {host}:{port} for the {name} endpoint: {exc.strerror or exc}"
+            ) from exc
         self._thread: threading.Thread | None = None
 
     @property

@@ -34,6 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from engine.broker import BrokerConfig, BrokerInstance
     from engine.clusterstate import ZooKeeperUnavailableError
+    from engine.server import ServerError
 
     _configure_logging()
     _tune_interpreter()
@@ -49,8 +50,8 @@ def run(args: argparse.Namespace) -> int:
     )
     try:
         broker = BrokerInstance(config)
-    except OSError as exc:
-        raise CommandError(f"cannot listen on port {args.port}: {exc}") from None
+    except ServerError as exc:
+        raise CommandError(str(exc)) from None
     try:
         broker.start()
     except ZooKeeperUnavailableError as exc:

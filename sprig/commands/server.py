@@ -42,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from engine.clusterstate import ZooKeeperUnavailableError
-    from engine.server import ServerConfig, ServerInstance
+    from engine.server import ServerConfig, ServerError, ServerInstance
 
     _configure_logging()
     _tune_interpreter()
@@ -61,8 +61,8 @@ def run(args: argparse.Namespace) -> int:
     config.data_dir = args.data_dir or data_root / "servers" / config.resolved_instance_id
     try:
         server = ServerInstance(config)
-    except OSError as exc:
-        raise CommandError(f"cannot listen on the query or admin port: {exc}") from None
+    except ServerError as exc:
+        raise CommandError(str(exc)) from None
     try:
         server.start()
     except ZooKeeperUnavailableError as exc:

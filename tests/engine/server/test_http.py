@@ -93,3 +93,10 @@ def test_request_dataclass_carries_lowercase_headers(service):
     finally:
         other.stop()
     assert seen[0].headers["x-correlation-id"] == "abc"
+
+
+def test_a_port_in_use_is_a_clear_error(service):
+    from engine.server.errors import ServerError
+
+    with pytest.raises(ServerError, match=f"127.0.0.1:{service.port} for the other endpoint"):
+        HttpService("other", "127.0.0.1", service.port, Router())
