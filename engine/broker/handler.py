@@ -24,6 +24,7 @@ from engine.broker.time_boundary import TimeBoundary, compute_time_boundary
 from engine.clusterstate import OFFLINE, REALTIME, split_table_name
 from engine.query import QueryError, reduce
 from engine.query.errors import QueryExecutionError, TableNotFoundError
+from engine.query.explain import explain_response
 from engine.query.parser import parse_sql
 from engine.query.response import error_response
 from engine.server.metrics import BrokerMetrics
@@ -145,10 +146,6 @@ class QueryRunner:
         if not tables or any(t not in snapshot.routes for t in tables):
             raise TableNotFoundError(f"TableDoesNotExistError: table '{table}' does not exist")
         plan = self.plans.compile(query.sql, self.schemas.get(raw), query.options)
-        if plan.explain:
-            raise QueryExecutionError(
-                "EXPLAIN PLAN is not answered by the broker yet; run it in-process"
-            )
         deadline = started + plan.timeout_ms / 1000.0
         boundary = self.time_boundary(snapshot, raw) if len(tables) == 2 else None
         requests: list[tuple[ServerAddress, bytes]] = []
@@ -180,6 +177,14 @@ class QueryRunner:
         responses = self.scatter.scatter(requests, deadline)
         results = [r.result for r in responses if r.result is not None]
         exceptions += [r.exception for r in responses if r.exception is not None]
+        if plan.explain:
+            response = explain_response(plan, [r.explain for r in responses if r.explain])
+            response["exceptions"] = exceptions
+            response["partialResult"] = bool(exceptions)
+            response["numServersQueried"] = len(requests)
+            response["numServersResponded"] = sum(r.responded for r in responses)
+            response["timeUsedMs"] = _ms_since(started)
+            return response
         response = reduce(
             plan, results, time_used_ms=_ms_since(started),
             num_servers_queried=len(requests),

@@ -31,6 +31,7 @@ class ServerResponse:
     exception: dict | None = None
     elapsed_ms: int = 0
     answered: bool = False  # the server sent an answer (a result or its own error)
+    explain: list | None = None  # the segment plans, for EXPLAIN PLAN FOR
 
     @property
     def responded(self) -> bool:
@@ -80,6 +81,12 @@ class ScatterGather:
             what = "timed out" if isinstance(exc, TimeoutError) else "failed"
             return _failure(server, f"{what}: {type(exc).__name__}: {exc}", started)
         elapsed = int((time.monotonic() - started) * 1000)
+        if status == 200 and data[:1] == b"{":
+            try:
+                plans = orjson.loads(data)["segmentPlans"]
+            except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
+                return _failure(server, f"sent an unreadable plan: {exc}", started)
+            return ServerResponse(server, None, None, elapsed, answered=True, explain=plans)
         if status == 200:
             try:
                 return ServerResponse(server, IntermediateResult.from_bytes(data),

@@ -10,18 +10,23 @@ The broker sends JSON::
 A segment the server does not serve (not loaded, in ERROR, moved away) is reported as an
 exception with code 235 in the result, the others are still answered. A bad request is a
 400 and a query error a 400 with ``{"errorCode", "message"}``; a timeout is code 250.
+``EXPLAIN PLAN FOR`` is answered with JSON ``{"segmentPlans": [...]}`` (see
+``engine.query.explain.segment_plans``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
+import threading
 import time
 
 import orjson
 
 from engine.clusterstate import split_table_name
-from engine.query import QueryError, execute_server
+from engine.query import QueryError, combine, execute_server
 from engine.query.errors import QueryExecutionError
+from engine.query.explain import segment_plans
 from engine.query.expressions import Function, Identifier, Literal
 from engine.query.plan import QueryPlan
 from engine.query.runner import columns_from_segments
@@ -106,6 +111,9 @@ class QueryExecutor:
         self.schemas = schemas
         self.metrics = metrics
         self.plans = PlanCache()
+        self.parallel_below = os.cpu_count() or 1
+        self._in_flight = 0
+        self._lock = threading.Lock()
 
     def handle(self, request: Request) -> Response:
         started = time.monotonic()
@@ -114,15 +122,29 @@ class QueryExecutor:
         except BadQueryRequest as exc:
             return Response.json({"errorCode": 200, "message": str(exc)}, 400)
         table = query.table
+        with self._lock:
+            self._in_flight += 1
         try:
             body = self.execute(query, started)
         except QueryError as exc:
             self.metrics.query_errors.labels(table).inc()
             return Response.json(exc.to_exception(), 400)
         finally:
+            with self._lock:
+                self._in_flight -= 1
             self.metrics.queries.labels(table).inc()
             self.metrics.latency.labels(table).observe(time.monotonic() - started)
-        return Response(200, body, ARROW_STREAM)
+        content_type = "application/json" if body[:1] == b"{" else ARROW_STREAM
+        return Response(200, body, content_type)
+
+    def _run(self, plan: QueryPlan, segments: list, deadline: float):
+        """Segments in parallel (the engine's pool) while this server has cores to spare;
+        one after the other in this thread once as many queries as cores are running, where
+        parallelism no longer shortens anything and the hand-offs only cost."""
+        if len(segments) < 2 or self._in_flight <= self.parallel_below:
+            return execute_server(plan, segments, deadline=deadline)
+        parts = [execute_server(plan, [segment], deadline=deadline) for segment in segments]
+        return combine(plan, parts)
 
     def execute(self, query: ServerQueryRequest, started: float) -> bytes:
         found, missing = self.segments.online_segments(query.table, query.segments)
@@ -135,8 +157,10 @@ class QueryExecutor:
         if query.budget_ms is not None:  # what is left of the broker's budget
             budget_ms = min(budget_ms, query.budget_ms)
         deadline = started + budget_ms / 1000.0
+        if plan.explain:
+            return orjson.dumps({"segmentPlans": segment_plans(plan, found)})
         try:
-            result = execute_server(plan, found, deadline=deadline)
+            result = self._run(plan, found, deadline)
             if plan.kind == "aggregation" and result.decoded_states(plan) is None:
                 # every segment was pruned: send the aggregations' empty states (the
                 # identity of their merge) so the result can be serialized and merged

@@ -142,3 +142,17 @@ def test_a_query_over_its_timeout_returns_an_error_not_a_hang(cluster):
     assert {e["errorCode"] for e in response["exceptions"]} <= {250, 427}
     # the servers are healthy again right after: the next query is complete
     assert not cluster.wait_broker_sees(cluster.total_rows)["exceptions"]
+
+
+def test_explain_plan_through_the_broker(cluster):
+    response = cluster.query(
+        f"EXPLAIN PLAN FOR SELECT Carrier, COUNT(*) FROM {TABLE} WHERE Month = 1 GROUP BY Carrier"
+    )
+    assert response["exceptions"] == []
+    table = response["resultTable"]
+    assert table["dataSchema"]["columnNames"] == ["Operator", "Operator_Id", "Parent_Id"]
+    operators = [row[0] for row in table["rows"]]
+    assert operators[0].startswith("BROKER_REDUCE") and operators[1] == "COMBINE_GROUP_BY"
+    counts = [int(o.split(":")[1].rstrip(")")) for o in operators if o.startswith("PLAN_START")]
+    assert sum(counts) == len(cluster.segments)
+    assert any(o.startswith("GROUP_BY") for o in operators)
