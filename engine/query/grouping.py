@@ -22,16 +22,15 @@ def encode_values(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if high - low < SMALL_INT_RANGE:
             return values.astype(np.int64) - low, np.arange(low, high + 1, dtype=values.dtype)
         if high - low < 2**62:
-            # time buckets (DATETRUNC, DATETIMECONVERT) are multiples of their granularity
-            offsets = values.astype(np.int64) - low
-            step = int(np.gcd.reduce(offsets[:: max(1, len(offsets) // 1024)]))  # a sample...
-            if (
-                step > 1 and (high - low) // step < SMALL_INT_RANGE and not np.any(offsets % step)
-            ):  # ...checked on all
-                codes = offsets // step
-                return codes, (low + np.arange(int(codes.max()) + 1, dtype=np.int64) * step).astype(
-                    values.dtype
-                )
+            # time buckets (DATETRUNC, DATETIMECONVERT) are multiples of their granularity:
+            # the step comes from a sample and is then checked on every value
+            offsets = np.subtract(values, low, dtype=np.int64)
+            step = int(np.gcd.reduce(offsets[:: max(1, len(offsets) // 1024)]))
+            if step > 1 and (high - low) // step < SMALL_INT_RANGE:
+                codes = offsets // step  # numpy divides by a scalar fast; % and divmod are slow
+                if np.array_equal(codes * step, offsets):
+                    distinct = low + np.arange((high - low) // step + 1, dtype=np.int64) * step
+                    return codes, distinct.astype(values.dtype)
     if values.dtype.kind in "iuf" and len(values) > 1 and bool(np.all(values[1:] >= values[:-1])):
         # sorted input (a transform of a sorted dictionary, e.g. DATETRUNC): no sort needed
         change = np.empty(len(values), dtype=bool)

@@ -195,7 +195,7 @@ def date_trunc(unit, value, input_unit="MILLISECONDS", timezone="UTC", output_un
     }
     if key in fixed:  # fixed-length units: integer arithmetic, no calendar
         step = fixed[key]
-        truncated = millis - np.remainder(millis, step)  # remainder follows the divisor's sign
+        truncated = (millis // step) * step  # floor division: right for negatives too
     elif key == "WEEK":
         days = np.floor_divide(millis, 86_400_000)
         truncated = (np.floor_divide(days + 3, 7) * 7 - 3) * 86_400_000  # 1970-01-01 is a Thursday
