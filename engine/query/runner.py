@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import threading
 import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
@@ -41,17 +42,22 @@ QUERY_THREADS = int(os.environ.get("SPRIG_QUERY_THREADS", "2"))
 _POOL: ThreadPoolExecutor | None = None
 
 
+_CACHE_LOCK = threading.Lock()  # servers and brokers compile from many request threads
+
+
 def _lru_get(cache: OrderedDict, key):
-    value = cache.get(key)
-    if value is not None:
-        cache.move_to_end(key)
-    return value
+    with _CACHE_LOCK:
+        value = cache.get(key)
+        if value is not None:
+            cache.move_to_end(key)
+        return value
 
 
 def _lru_put(cache: OrderedDict, key, value) -> None:
-    cache[key] = value
-    if len(cache) > PLAN_CACHE_SIZE:
-        cache.popitem(last=False)
+    with _CACHE_LOCK:
+        cache[key] = value
+        if len(cache) > PLAN_CACHE_SIZE:
+            cache.popitem(last=False)
 
 
 def compile_query(sql: str, schema=None, *, options: dict | None = None) -> QueryPlan:
@@ -96,8 +102,9 @@ def execute_server(
     global _POOL
     deadline = deadline or (time.monotonic() + plan.timeout_ms / 1000.0)
     if len(segments) > 1 and QUERY_THREADS > 1:
-        if _POOL is None:
-            _POOL = ThreadPoolExecutor(QUERY_THREADS, thread_name_prefix="sprig-query")
+        with _CACHE_LOCK:
+            if _POOL is None:
+                _POOL = ThreadPoolExecutor(QUERY_THREADS, thread_name_prefix="sprig-query")
         futures = [_POOL.submit(_execute_segment_safely, plan, s) for s in segments]
         results = []
         for future in futures:

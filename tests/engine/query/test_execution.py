@@ -265,3 +265,17 @@ def test_filtered_aggregations_match_brute_force(synth):
         int((base & (clicks > 20)).sum()), float(latency[base & (site < 10)].sum()),
         pytest.approx(clicks[base & (site >= 10)].mean()), int(base.sum()),
     ]]  # fmt: skip
+
+
+def test_concurrent_queries_share_caches_safely(synth):
+    from concurrent.futures import ThreadPoolExecutor
+
+    _, schema, _, three = synth
+    sqls = [
+        f"SELECT site, COUNT(*) FROM synth WHERE clicks > {i % 7} GROUP BY site ORDER BY site LIMIT 3"
+        for i in range(60)
+    ]
+    expected = {sql: run_query(sql, three, table_schema=schema)["resultTable"] for sql in set(sqls)}
+    with ThreadPoolExecutor(6) as pool:
+        responses = list(pool.map(lambda sql: run_query(sql, three, table_schema=schema), sqls))
+    assert [r["resultTable"] for r in responses] == [expected[sql] for sql in sqls]
