@@ -22,7 +22,7 @@ from engine.spi.table_config import TableConfig
 from sprig.stack.process import free_port
 from tests.engine.query import conformance
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 RAW = "airlineStats"
 
@@ -52,8 +52,9 @@ def build(pinot_examples, rows, name, out):
     return pack_segment(built.path, out / f"{name}.tar.gz"), built.metadata
 
 
-@pytest.fixture
-def hybrid(zookeeper, pinot_examples, day_rows, tmp_path):
+@pytest.fixture(scope="module")
+def hybrid(zookeeper, pinot_examples, day_rows, tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("hybrid")
     client = KazooClient(hosts=zookeeper.address)
     client.start(timeout=10)
     store = ClusterStore(client, f"hyb_{uuid.uuid4().hex[:8]}")

@@ -20,7 +20,7 @@ from engine.server import ServerConfig, ServerInstance
 from sprig.stack.process import free_port
 from tests.engine.query import conformance
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 RESOURCE = "airlineStats_OFFLINE"
 
