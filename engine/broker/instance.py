@@ -99,7 +99,6 @@ class BrokerInstance:
         self.health.stop()
         self.participant.stop()
         self.http_service.stop()
-        self.scatter.close()
         self.http.clear()
 
     def healthy(self) -> bool:

@@ -1,5 +1,7 @@
 """Scatter a query to servers concurrently and gather their intermediate results.
 
+All requests are written first, then the answers are read in turn on the same thread.
+
 Every server request carries the remaining time budget; one that fails (refused, reset,
 timed out) yields an exception naming the server and marks the server unhealthy, and the
 others are still reduced: a partial result, never a hang. Connections are pooled and kept
@@ -9,17 +11,14 @@ alive per thread and server (``transport``).
 from __future__ import annotations
 
 import dataclasses
-import http.client
 import time
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 
 import orjson
 
 from engine.broker.errors import SERVER_NOT_RESPONDING_ERROR_CODE
 from engine.broker.routing import ServerAddress
 from engine.broker.selection import ServerHealth
-from engine.broker.transport import ServerConnections
+from engine.broker.transport import Exchange, ServerConnections, TransportError
 from engine.query import IntermediateResult
 from engine.query.errors import QueryError
 
@@ -39,44 +38,47 @@ class ServerResponse:
 
 
 class ScatterGather:
-    def __init__(self, health: ServerHealth, *, workers: int = 64):
+    def __init__(self, health: ServerHealth) -> None:
         self.connections = ServerConnections()
         self.health = health
-        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="scatter")
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
 
     def scatter(
         self, requests: list[tuple[ServerAddress, bytes]], deadline: float
     ) -> list[ServerResponse]:
         """One response per request, in order, by ``deadline`` (monotonic seconds) at the
-        latest. The last request runs on the calling thread (no hand-off for one server)."""
-        if not requests:
-            return []
-        futures = [self._pool.submit(self.ask, s, b, deadline) for s, b in requests[:-1]]
-        last = self.ask(*requests[-1], deadline)
+        latest. Every request is written before any answer is read, so the servers work at
+        the same time while this thread waits."""
+        started = time.monotonic()
+        exchanges: list[Exchange | None] = []
+        for server, body in requests:
+            remaining = deadline - time.monotonic()
+            exchanges.append(
+                self.connections.send(server.host, server.port, "/query", body, remaining)
+                if remaining > 0
+                else None
+            )
         out = []
-        for (server, _), future in zip(requests[:-1], futures, strict=True):
-            try:
-                out.append(future.result(timeout=max(deadline - time.monotonic(), 0) + 0.05))
-            except FutureTimeout:
-                future.cancel()
-                self.health.mark_failed(server.instance_id, server.health_url)
-                out.append(_failure(server, "did not respond before the query timed out"))
-        out.append(last)
+        for (server, _), exchange in zip(requests, exchanges, strict=True):
+            if exchange is None:
+                out.append(_failure(server, "not asked: the query had already timed out"))
+            else:
+                out.append(self._gather(server, exchange, deadline, started))
         return out
 
     def ask(self, server: ServerAddress, body: bytes, deadline: float) -> ServerResponse:
-        started = time.monotonic()
-        remaining = deadline - started
-        if remaining <= 0:
-            return _failure(server, "not asked: the query had already timed out")
+        """One request to one server (see ``scatter``)."""
+        return self.scatter([(server, body)], deadline)[0]
+
+    def _gather(
+        self, server: ServerAddress, exchange: Exchange, deadline: float, started: float
+    ) -> ServerResponse:
         try:
-            status, data = self.connections.post(
-                server.host, server.port, "/query", body, remaining
-            )
-        except (OSError, http.client.HTTPException) as exc:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.connections.abandon(exchange)  # its answer must not meet the next query
+                raise TimeoutError("the query's time ran out before the answer came")
+            status, data = self.connections.receive(exchange, remaining)
+        except TransportError as exc:
             self.health.mark_failed(server.instance_id, server.health_url)
             what = "timed out" if isinstance(exc, TimeoutError) else "failed"
             return _failure(server, f"{what}: {type(exc).__name__}: {exc}", started)
