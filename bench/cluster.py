@@ -4,7 +4,7 @@
 
 Builds (once) the event segments of ``bench.datasets``, starts ZooKeeper, a controller, two
 servers and a broker as separate processes (replication 1), uploads the segments, then for a
-selective indexed query and a group-by runs a closed loop of 1 and of 32 concurrent clients
+selective indexed query and a group-by runs a closed loop of 1, 8 and 32 concurrent clients
 for ``--duration`` seconds each and prints p50, p99 and QPS through the broker, next to the
 same query's in-process p50 (``engine.query.run_query`` on the same segments) and the ratio.
 Clients keep one HTTP/1.1 connection each; the machine (2 cores) is shared by everything.
@@ -37,7 +37,7 @@ QUERIES = {
     "group-by country": "SELECT country, COUNT(*), SUM(clicks) FROM events "
     "GROUP BY country ORDER BY COUNT(*) DESC LIMIT 10",
 }
-CLIENTS = (1, 32)
+CLIENTS = (1, 8, 32)
 
 
 def percentile(values: list[float], q: float) -> float:
