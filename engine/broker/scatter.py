@@ -18,7 +18,7 @@ import orjson
 from engine.broker.errors import SERVER_NOT_RESPONDING_ERROR_CODE
 from engine.broker.routing import ServerAddress
 from engine.broker.selection import ServerHealth
-from engine.broker.transport import Exchange, ServerConnections, TransportError
+from engine.broker.transport import Exchange, ServerConnections
 from engine.query import IntermediateResult
 from engine.query.errors import QueryError
 
@@ -78,7 +78,7 @@ class ScatterGather:
                 self.connections.abandon(exchange)  # its answer must not meet the next query
                 raise TimeoutError("the query's time ran out before the answer came")
             status, data = self.connections.receive(exchange, remaining)
-        except TransportError as exc:
+        except OSError as exc:
             self.health.mark_failed(server.instance_id, server.health_url)
             what = "timed out" if isinstance(exc, TimeoutError) else "failed"
             return _failure(server, f"{what}: {type(exc).__name__}: {exc}", started)
