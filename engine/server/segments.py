@@ -30,6 +30,7 @@ from engine.clusterstate import (
     ZooKeeperUnavailableError,
 )
 from engine.common.errors import EngineError
+from engine.query.decoded_cache import forget_segment
 from engine.segment import ImmutableSegment, load_segment, read_metadata, unpack_segment
 from engine.server.download import download_segment
 from engine.server.errors import SegmentLoadError
@@ -257,12 +258,16 @@ class SegmentDataManager:
         hosted = self._hosted[resource][name]
         if hosted.state == ONLINE:
             self._set_online(resource, name, None)
+        if hosted.segment is not None:
+            forget_segment(hosted.segment)  # its decoded columns go now, not at GC time
         hosted.state, hosted.segment = OFFLINE, None
         hosted.updated_ms = _now_ms()
 
     def _drop(self, resource: str, name: str) -> None:
         self._set_online(resource, name, None)
-        self._hosted[resource].pop(name, None)
+        hosted = self._hosted[resource].pop(name, None)
+        if hosted is not None and hosted.segment is not None:
+            forget_segment(hosted.segment)
         shutil.rmtree(self._segment_dir(resource, name), ignore_errors=True)
         log.info("segment %s/%s dropped", resource, name)
 
