@@ -42,6 +42,7 @@ OFFLINE = SegmentState.OFFLINE.value
 ERROR = SegmentState.ERROR.value
 DROPPED = SegmentState.DROPPED.value
 PUBLISH_INTERVAL_S = 1.0
+DEEP_STORE_URL_KEY = "segment.deep.store.url"
 
 
 @dataclasses.dataclass
@@ -242,7 +243,7 @@ class SegmentDataManager:
             shutil.rmtree(seg_dir, ignore_errors=True)
         staging = self.data_dir / resource / f".staging-{uuid.uuid4().hex[:8]}"
         try:
-            archive = download_segment(meta.download_url, staging / f"{name}.tar.gz")
+            archive = self._download(meta, staging / f"{name}.tar.gz")
             unpacked = unpack_segment(archive, staging / "untar")
             got = read_metadata(unpacked)
             if got.segment_name != name:
@@ -253,6 +254,24 @@ class SegmentDataManager:
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         return seg_dir
+
+    def _download(self, meta: SegmentZKMetadata, dest: Path) -> Path:
+        """From ``segment.download.url``; when that fails and the controller also recorded
+        the file's deep-store location (``segment.deep.store.url``, e.g. a directory every
+        process mounts), from there."""
+        try:
+            return download_segment(meta.download_url, dest)
+        except SegmentLoadError as exc:
+            fallback = meta.extra.get(DEEP_STORE_URL_KEY)
+            if not fallback or fallback == meta.download_url:
+                raise
+            log.warning("%s; trying the deep store copy at %s", exc, fallback)
+            try:
+                return download_segment(fallback, dest)
+            except SegmentLoadError as again:
+                raise SegmentLoadError(
+                    f"{exc}; the deep store copy also failed: {again}"
+                ) from again
 
     def _unload(self, resource: str, name: str) -> None:
         hosted = self._hosted[resource][name]

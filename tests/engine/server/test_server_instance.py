@@ -161,3 +161,24 @@ def test_a_corrupt_archive_is_an_error_with_its_reason(server, store, tmp_path):
     assert (
         requests.get(f"http://127.0.0.1:{server.admin_http.port}/health", timeout=10).text == "OK"
     )
+
+
+def test_an_unreachable_download_url_falls_back_to_the_deep_store_copy(
+    server, store, segment_tar, tmp_path
+):
+    tar, num_rows, crc = segment_tar
+    dead = "http://127.0.0.1:1/segments/airlineStats/day0"
+    store.put_segment_metadata(SegmentZKMetadata(
+        "day0", RESOURCE, crc=crc, total_docs=num_rows, download_url=dead,
+        extra={"segment.deep.store.url": str(tar)},
+    ))  # fmt: skip
+    store.put_segment_metadata(SegmentZKMetadata(
+        "gone", RESOURCE, download_url=dead,
+        extra={"segment.deep.store.url": str(tmp_path / "missing.tar.gz")},
+    ))  # fmt: skip
+    assign(store, {"day0": "ONLINE", "gone": "ONLINE"}, server.instance_id)
+    wait_for(lambda: current_states(store, server) == {"day0": "ONLINE", "gone": "ERROR"},
+             what="day0 ONLINE from the deep store, gone in ERROR")  # fmt: skip
+    admin = requests.get(f"http://127.0.0.1:{server.admin_http.port}/segments", timeout=10).json()
+    (gone,) = [s for s in admin["tables"][RESOURCE] if s["segmentName"] == "gone"]
+    assert dead in gone["error"] and "the deep store copy also failed" in gone["error"]
