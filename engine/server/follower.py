@@ -90,6 +90,9 @@ class IdealStateFollower:
             self.segments.publish_all()
         self.handle_messages()
         self.reconcile()
+        if self.passes == 0:
+            # what an earlier run left on disk and the ideal state no longer assigns here
+            self.segments.remove_stale_local_copies()
 
     # --- ideal states ------------------------------------------------------------------------
     def reconcile(self) -> None:

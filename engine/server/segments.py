@@ -195,6 +195,24 @@ class SegmentDataManager:
         for resource in list(self._hosted):
             self.publish(resource)
 
+    def remove_stale_local_copies(self) -> list[Path]:
+        """Delete local segment directories (and interrupted downloads) of segments this
+        server does not host; returns what was removed."""
+        removed = []
+        if not self.data_dir.is_dir():
+            return removed
+        for table_dir in self.data_dir.iterdir():
+            if not table_dir.is_dir():
+                continue
+            hosted = self._hosted.get(table_dir.name, {})
+            for entry in table_dir.iterdir():
+                if entry.is_dir() and entry.name not in hosted:
+                    shutil.rmtree(entry, ignore_errors=True)
+                    removed.append(entry)
+        if removed:
+            log.info("removed %d local segment copies no longer assigned here", len(removed))
+        return removed
+
     def unload_all(self) -> None:
         for resource, hosted in self._hosted.items():
             for name in list(hosted):

@@ -35,7 +35,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--data-dir",
         type=Path,
         default=None,
-        help="where downloaded segments live (default $SPRIG_DATA_DIR/servers/<instance id>)",
+        help="where downloaded segments live, one directory per server: copies of segments "
+        "not assigned to this server are deleted at start (default "
+        "$SPRIG_DATA_DIR/servers/<instance id>)",
     )
     parser.set_defaults(func=run)
 

@@ -182,3 +182,21 @@ def test_an_unreachable_download_url_falls_back_to_the_deep_store_copy(
     admin = requests.get(f"http://127.0.0.1:{server.admin_http.port}/segments", timeout=10).json()
     (gone,) = [s for s in admin["tables"][RESOURCE] if s["segmentName"] == "gone"]
     assert dead in gone["error"] and "the deep store copy also failed" in gone["error"]
+
+
+def test_local_copies_no_longer_assigned_are_removed_at_start(zookeeper, store, tmp_path):
+    stale = tmp_path / "data" / RESOURCE / "old_segment"
+    stale.mkdir(parents=True)
+    (stale / "metadata.json").write_text("{}")
+    leftover = tmp_path / "data" / RESOURCE / ".staging-1234"
+    leftover.mkdir()
+    instance = ServerInstance(ServerConfig(
+        zookeeper.address, store.paths.cluster_name, host="127.0.0.1", bind="127.0.0.1",
+        query_port=free_port(), admin_port=free_port(), data_dir=tmp_path / "data",
+    ))  # fmt: skip
+    instance.start()
+    try:
+        wait_for(instance.healthy, what="the first pass")
+        assert not stale.exists() and not leftover.exists()
+    finally:
+        instance.stop()
