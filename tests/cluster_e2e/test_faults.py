@@ -149,7 +149,9 @@ def test_a_segment_that_fails_to_load_is_in_error_and_the_rest_still_serve(
     assert "no file" in in_error[0]["error"] and str(archive) in in_error[0]["error"]
     _wait(lambda: "ERROR" in (store.external_view(resource).segments.get(name) or {}).values(),
           what="ERROR in the external view")  # fmt: skip
-    response = cluster.query(COUNT)
+    # the broker's routing follows the external view a moment later
+    response = _wait(lambda: (r := cluster.query(COUNT))["exceptions"] and r,
+                     what="the broker to see the segment in ERROR")  # fmt: skip
     assert response["resultTable"]["rows"] == [[cluster.total_rows]]  # every other segment
     assert response["partialResult"] is True
     assert (
