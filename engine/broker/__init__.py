@@ -11,11 +11,12 @@ Public API::
 Modules, bottom-up: ``errors``; ``partition`` (Pinot's partition functions); ``pruning``
 (time and partition pruning on segment metadata); ``routing`` (routing tables from the
 external views, kept current by watches); ``selection`` (balanced replica choice and server
-health); ``time_boundary`` (hybrid tables); ``scatter`` (concurrent requests to servers);
-``handler`` (one query, end to end); ``instance`` (the process and its HTTP API).
+health); ``time_boundary`` (hybrid tables); ``transport`` (keep-alive connections to the
+servers); ``scatter`` (all requests written, then the answers gathered); ``handler`` (one
+query, end to end); ``instance`` (the process and its HTTP API).
 
-The broker shares ``engine.server.http``, ``participant``, ``schemas`` and ``metrics`` with
-the server, and learns about the cluster only from ZooKeeper.
+The broker shares ``engine.server.http``, ``participant``, ``schemas``, ``plans`` and
+``metrics`` with the server, and learns about the cluster only from ZooKeeper.
 """
 
 from engine.broker.errors import BadBrokerRequest, BrokerError

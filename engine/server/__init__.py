@@ -11,9 +11,10 @@ Public API::
 
 Modules, bottom-up: ``errors``; ``http`` (a small HTTP/1.1 service, also used by the broker);
 ``participant`` (ZooKeeper session, instance config, live instance; also used by the broker);
-``schemas`` (schema cache); ``download`` and ``segments`` (deep store fetch and the segment
-state transitions); ``follower`` (the loop that follows ideal states and messages); ``query``
-(the query endpoint); ``metrics``; ``instance`` (the process).
+``schemas`` (schema cache) and ``plans`` (plan cache), both also used by the broker;
+``download`` and ``segments`` (deep store fetch and the segment state transitions);
+``follower`` (the loop that follows ideal states and messages); ``query`` (the query
+endpoint); ``metrics``; ``instance`` (the process).
 
 The server learns about the cluster only from ZooKeeper (see ``engine.clusterstate``) and
 downloads segments from ``segment.download.url``.
