@@ -49,3 +49,11 @@ def test_sprig_containers_share_the_local_stack_variables(compose):
         "SPRIG_DEEP_STORE_URI",
     ):
         assert key in controller_env, key
+
+
+def test_instances_advertise_addresses_other_containers_can_reach(compose):
+    services = compose["services"]
+    assert services["controller"]["environment"]["SPRIG_CONTROLLER_HOST"] == "controller"
+    for name in ("broker", "server-1", "server-2"):
+        assert services[name]["environment"]["SPRIG_INSTANCE_HOST"] == name
+        assert services[name]["environment"]["SPRIG_ZK"] == "zookeeper:2181"

@@ -8,6 +8,7 @@ truncated upload leaves no trace.
 from __future__ import annotations
 
 import dataclasses
+import json
 import shutil
 import tarfile
 import tempfile
@@ -191,7 +192,7 @@ def _store(store, row, metadata: SegmentMetadata, tar_path, size: int, upload: U
         refresh_time_ms=now if existing else 0,
         creation_time_ms=int(metadata.creation_time or 0),
         size_in_bytes=size,
-        extra={"segment.deep.store.url": stored_url} if stored_url else {},
+        extra=_extra_fields(metadata, stored_url),
     )
     try:
         store.put_segment_metadata(zk_metadata)
@@ -207,6 +208,27 @@ def _store(store, row, metadata: SegmentMetadata, tar_path, size: int, upload: U
     audit.record(action, "segment", f"{resource}/{segment}", crc=crc, instances=instances)
     verb = "refreshed" if existing else "uploaded"
     return {"status": f"Successfully {verb} segment: {segment} of table: {resource}"}
+
+
+def _extra_fields(metadata: SegmentMetadata, stored_url: str | None) -> dict[str, str]:
+    """Pinot's ``segment.partition.metadata`` (the partitions each partitioned column's values
+    fall in, which brokers prune by) and the deep-store copy's URL."""
+    extra: dict[str, str] = {}
+    if stored_url:
+        extra["segment.deep.store.url"] = stored_url
+    partitions = {
+        name: {
+            "functionName": column.partition_function,
+            "numPartitions": column.num_partitions,
+            "partitions": sorted(column.partitions or []),
+            "functionConfig": None,
+        }
+        for name, column in metadata.columns.items()
+        if column.partition_function
+    }
+    if partitions:
+        extra["segment.partition.metadata"] = json.dumps({"columnPartitionMap": partitions})
+    return extra
 
 
 def _check_quota(store, row, segment: str, size: int) -> None:

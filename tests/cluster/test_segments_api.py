@@ -319,3 +319,47 @@ def test_delete_all_segments_of_a_table(api, store, table, airline_segments, clu
     assert store.segment_names("airlineStats_OFFLINE") == []
     assert deep_files(cluster_settings) == []
     assert api.delete("/segments/airlineStats?retention=soon").status_code == 400
+
+
+def test_partitioned_segments_record_pinot_partition_metadata(
+    api, store, airline_schema, airline_offline_config, airline_dir, tmp_path
+):
+    """The broker prunes by ``segment.partition.metadata``; the upload must write it."""
+    import fastavro
+    import pyarrow as pa
+
+    from engine.broker.routing import segment_info_from_metadata
+    from engine.segment import build_segment, pack_segment
+    from engine.segment.index.partition import partition_of
+    from engine.spi import Schema, TableConfig
+    from engine.spi.table_config_model import ColumnPartitionConfig
+
+    register_servers(api, 1)
+    config = copy.deepcopy(airline_offline_config)
+    config["tableIndexConfig"]["segmentPartitionConfig"] = {
+        "columnPartitionMap": {"Carrier": {"functionName": "Murmur", "numPartitions": 4}}
+    }
+    assert api.post("/schemas", airline_schema, format="json").status_code == 200
+    assert api.post("/tables", config, format="json").status_code == 200
+
+    path = sorted((airline_dir / "rawdata").rglob("*.avro"))[0]
+    with path.open("rb") as handle:
+        rows = pa.Table.from_pylist(list(fastavro.reader(handle)))
+    carriers = rows.column("Carrier").to_pylist()
+    murmur4 = ColumnPartitionConfig("Murmur", 4)
+    expected = sorted({partition_of(murmur4, carrier) for carrier in carriers})
+    schema = Schema.from_json(airline_schema)
+    built = build_segment(
+        rows, schema, TableConfig.from_json(config, schema=schema), tmp_path / "s"
+    )
+    tar = pack_segment(built.path, tmp_path / f"{built.name}.tar.gz")
+    assert upload(api, tar).status_code == 200
+
+    meta = store.segment_metadata("airlineStats_OFFLINE", built.name)
+    info = segment_info_from_metadata(meta)
+    assert sorted(info.partitions["Carrier"]) == expected
+    assert (
+        api.get("/segments/airlineStats/zkmetadata")
+        .json()[built.name]["segment.partition.metadata"]
+        .startswith('{"columnPartitionMap"')
+    )

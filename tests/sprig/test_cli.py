@@ -102,14 +102,17 @@ def test_stack_up_status_down_leaves_no_process(tmp_path):
 @pytest.mark.integration
 @pytest.mark.slow
 def test_quickstart_serves_health_and_ctrl_c_stops_everything(tmp_path):
+    """The cluster processes without the example data (tests/cluster_e2e covers loading it)."""
     port = free_port()
     env = {**os.environ, "SPRIG_RUN_DIR": str(tmp_path / "run"), "PYTHONUNBUFFERED": "1"}
-    for var in ("SPRIG_ZK", "SPRIG_REDIS_URL", "SPRIG_KAFKA_BROKERS"):
+    # pytest-django's in-memory test settings must not leak into the controller
+    for var in ("SPRIG_ZK", "SPRIG_REDIS_URL", "SPRIG_KAFKA_BROKERS", "DJANGO_SETTINGS_MODULE"):
         env.pop(var, None)
     log = tmp_path / "quickstart.out"
     with open(log, "w") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "sprig", "quickstart", "--port", str(port), "--data-dir", str(tmp_path / "data")],
+            [sys.executable, "-m", "sprig", "quickstart", "--no-data", "--port", str(port),
+             "--data-dir", str(tmp_path / "data")],
             cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
     try:
@@ -117,8 +120,21 @@ def test_quickstart_serves_health_and_ctrl_c_stops_everything(tmp_path):
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5) as response:
             assert response.read() == b"OK"
         text = log.read_text()
-        pids = [int(p) for p in re.findall(r"^\s+\w+\s+\S+\s+(\d+)\s", text, re.M)]
-        assert len(pids) == 5, text  # zookeeper, redis, kafka, controller, minion
+        rows = re.findall(r"^  (\S+) .* (\d+)\s+/\S+\.log$", text, re.M)
+        names = sorted(name for name, _ in rows)
+        assert names == sorted(
+            [
+                "zookeeper",
+                "redis",
+                "kafka",
+                "controller",
+                "broker",
+                "server-1",
+                "server-2",
+                "minion",
+            ]
+        ), text
+        pids = [int(pid) for _, pid in rows]
 
         second = sprig("quickstart", env={"SPRIG_RUN_DIR": str(tmp_path / "run")})
         assert second.returncode == 2
