@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 
@@ -27,6 +28,8 @@ def spark_session(master: str | None = None, app_name: str = "sprig", **conf: st
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.driver.host", "127.0.0.1")
     )
+    # py4j logs at INFO when its connections close at interpreter exit, after logging is gone
+    logging.getLogger("py4j").setLevel(logging.WARNING)
     for key, value in conf.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
