@@ -37,6 +37,7 @@ _FLIP = {"less_than": "greater_than", "greater_than": "less_than",
          "equals": "equals", "not_equals": "not_equals"}  # fmt: skip
 _RANGE_OPS = {"less_than", "less_than_or_equal", "greater_than", "greater_than_or_equal", "between"}
 _EXCLUSIVE = {"not_equals": "equals", "not_in": "in"}
+_NULL_OPS = frozenset({"is_null", "is_not_null"})
 _OP_LABEL = {"equals": "EQ", "not_equals": "NOT_EQ", "in": "IN", "not_in": "NOT_IN", "like": "LIKE",
              "regexp_like": "REGEXP_LIKE", "is_null": "IS_NULL", "is_not_null": "IS_NOT_NULL"}  # fmt: skip
 MAX_BITMAPS_TO_UNION = 20_000
@@ -115,6 +116,8 @@ class FilterEvaluator:
             return "FILTER_EXPRESSION_SCAN" if columns_of(leaf.lhs) else "FILTER_CONSTANT"
         meta = view.meta(leaf.column)
         plain = isinstance(leaf.lhs, Identifier)
+        if leaf.op in _NULL_OPS and plain:
+            return "FILTER_NULL_VALUE_INDEX"
         if not meta.has_dictionary:
             if plain and meta.single_value and "range" in meta.indexes and leaf.op in _RANGE_OPS:
                 return "FILTER_RANGE_INDEX"
@@ -172,6 +175,8 @@ class FilterEvaluator:
         if path == "FILTER_CONSTANT":
             value = evaluate(leaf.expr, lambda e: None, 1)
             return DocSet.all(self.n) if bool(value[0]) else DocSet.empty(self.n)
+        if path == "FILTER_NULL_VALUE_INDEX":
+            return self._null_docs(leaf)
         meta = self.view.meta(leaf.column) if leaf.column else None
         if path == "FILTER_RANGE_INDEX" and not meta.has_dictionary:
             return self._range_docs(leaf)
@@ -192,6 +197,14 @@ class FilterEvaluator:
         if docs is None:
             return self._scan_ids(leaf, match, candidates, meta)
         return complement(docs) if leaf.exclusive else docs
+
+    def _null_docs(self, leaf: Leaf) -> DocSet:
+        """IS [NOT] NULL from the segment's null value vector, which the writer builds when the
+        table has ``nullHandlingEnabled``. Without one, as in Pinot, no value is null: the
+        input's nulls were stored as the column's default null value."""
+        nulls = self.view.reader(leaf.column).null_bitmap
+        docs = DocSet.of_bitmap(self.n, nulls) if nulls else DocSet.empty(self.n)
+        return complement(docs) if leaf.op == "is_not_null" else docs
 
     # ---- dictionary matching -------------------------------------------------------------------
     def match_ids(self, leaf: Leaf):

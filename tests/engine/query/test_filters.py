@@ -103,8 +103,8 @@ CASES = [
     ),
     ("UPPER(country) = 'DE'", lambda r: r["country"] == "DE", "FILTER_SORTED_INDEX"),
     ("site + clicks > 60", lambda r: r["site"] + r["clicks"] > 60, "FILTER_EXPRESSION_SCAN"),
-    ("country IS NOT NULL", lambda r: np.ones(len(r["site"]), dtype=bool), "FILTER_SORTED_INDEX"),
-    ("site IS NULL", lambda r: np.zeros(len(r["site"]), dtype=bool), "FILTER_INVERTED_INDEX"),
+    ("country IS NOT NULL", lambda r: np.ones(len(r["site"]), dtype=bool), "FILTER_NULL_VALUE_INDEX"),
+    ("site IS NULL", lambda r: np.zeros(len(r["site"]), dtype=bool), "FILTER_NULL_VALUE_INDEX"),
     ("country = 'DE' AND site = 7", lambda r: (r["country"] == "DE") & (r["site"] == 7), None),
     (
         "country = 'DE' AND latency > 1000 AND score < 40",
@@ -268,3 +268,61 @@ def test_explain_split_between_servers_and_broker(synth):
     assert merged == run_query(
         "EXPLAIN PLAN FOR SELECT COUNT(*) FROM synth WHERE site = 3", three, table_schema=schema
     )
+
+
+NULLS_SCHEMA = {
+    "schemaName": "nulls",
+    "dimensionFieldSpecs": [
+        {"name": "city", "dataType": "STRING"},
+        {"name": "zip", "dataType": "INT"},
+    ],
+    "metricFieldSpecs": [{"name": "amount", "dataType": "DOUBLE"}],
+}
+
+
+@pytest.mark.parametrize("null_handling", [True, False])
+def test_is_null_uses_the_null_value_vector(tmp_path, null_handling):
+    """With ``nullHandlingEnabled`` the writer records which inputs were null and IS [NOT]
+    NULL reads that vector; without it, as in Pinot, nulls became default values and no value
+    is null."""
+    import pyarrow as pa
+
+    from engine.segment import build_segment, load_segment
+    from engine.spi import Schema, TableConfig
+
+    schema = Schema.from_json(NULLS_SCHEMA)
+    config = TableConfig.from_json(
+        {
+            "tableName": "nulls",
+            "tableType": "OFFLINE",
+            "segmentsConfig": {"replication": "1"},
+            "tableIndexConfig": {"nullHandlingEnabled": null_handling},
+        },
+        schema=schema,
+    )
+    rows = pa.table(
+        {
+            "city": ["Oslo", None, "Lima", None, "Pune"],
+            "zip": [1, 2, None, 4, None],
+            "amount": [1.0, None, 3.0, 4.0, 5.0],
+        }
+    )
+    segment = load_segment(build_segment(rows, schema, config, tmp_path).path)
+
+    def count(where: str) -> int:
+        response = run_query(f"SELECT COUNT(*) FROM nulls WHERE {where}", [segment])
+        assert not response["exceptions"], response["exceptions"]
+        return response["resultTable"]["rows"][0][0]
+
+    if null_handling:
+        assert count("city IS NULL") == 2
+        assert count("city IS NOT NULL") == 3
+        assert count("zip IS NULL") == 2
+        assert count("amount IS NULL") == 1
+        assert count("city IS NULL AND zip IS NOT NULL") == 2
+        assert count("city IS NULL OR zip IS NULL") == 4
+    else:
+        assert count("city IS NULL") == 0
+        assert count("city IS NOT NULL") == 5
+    explain = run_query("EXPLAIN PLAN FOR SELECT COUNT(*) FROM nulls WHERE city IS NULL", [segment])
+    assert "FILTER_NULL_VALUE_INDEX" in str(explain["resultTable"]["rows"])
