@@ -103,7 +103,11 @@ CASES = [
     ),
     ("UPPER(country) = 'DE'", lambda r: r["country"] == "DE", "FILTER_SORTED_INDEX"),
     ("site + clicks > 60", lambda r: r["site"] + r["clicks"] > 60, "FILTER_EXPRESSION_SCAN"),
-    ("country IS NOT NULL", lambda r: np.ones(len(r["site"]), dtype=bool), "FILTER_NULL_VALUE_INDEX"),
+    (
+        "country IS NOT NULL",
+        lambda r: np.ones(len(r["site"]), dtype=bool),
+        "FILTER_NULL_VALUE_INDEX",
+    ),
     ("site IS NULL", lambda r: np.zeros(len(r["site"]), dtype=bool), "FILTER_NULL_VALUE_INDEX"),
     ("country = 'DE' AND site = 7", lambda r: (r["country"] == "DE") & (r["site"] == 7), None),
     (
