@@ -128,9 +128,15 @@ def run_rebalance(
         if not downtime:
             _apply(store, resource, target, keep_old=True)
             _progress(store, job_id, "added new replicas; waiting for them to come online")
-            if not _wait_online(store, job_id, resource, target, started):
+            if not _wait_until(
+                store, job_id, resource, target, started, _not_online, "come online"
+            ):
                 return
         _apply(store, resource, target, keep_old=False)
+        _progress(store, job_id, "dropped old replicas; waiting for the external view to converge")
+        # DONE means the servers serve exactly the target: new replicas online, old ones unloaded
+        if not _wait_until(store, job_id, resource, target, started, _not_converged, "converge"):
+            return
         _finish(store, job_id, "DONE", "Success", started)
     except Exception as exc:  # the job record is the only place a background failure shows
         log.exception("rebalance %s of %s failed", job_id, resource)
@@ -153,7 +159,11 @@ def _apply(store: ClusterStore, resource: str, target: dict, *, keep_old: bool) 
     store.update_ideal_state(resource, change, create=False)
 
 
-def _wait_online(store, job_id: str, resource: str, target: dict, started: float) -> bool:
+def _wait_until(
+    store, job_id: str, resource: str, target: dict, started: float, pending, what
+) -> bool:
+    """Poll the external view until ``pending(view, ideal, target)`` lists no replica. False
+    when the job was cancelled or failed meanwhile, or when it timed out (then marked FAILED)."""
     deadline = started + settings.REBALANCE_STABILIZATION_TIMEOUT_S
     while True:
         status = load_job(store, REBALANCE, job_id)["tableRebalanceProgressStats"]["status"]
@@ -162,20 +172,37 @@ def _wait_online(store, job_id: str, resource: str, target: dict, started: float
         store.refresh_external_views([resource])
         view = store.external_view(resource)
         ideal = store.ideal_state(resource)
-        pending = [
-            segment
-            for segment, replicas in target.items()
-            if ideal is not None and segment in ideal.segments
-            for instance in replicas
-            if (view.segments.get(segment, {}) if view else {}).get(instance) not in SERVING_STATES
-        ]
-        if not pending:
+        left = pending(view.segments if view else {}, ideal.segments if ideal else {}, target)
+        if not left:
             return True
         if time.monotonic() > deadline:
             _finish(store, job_id, "FAILED",
-                    f"timed out waiting for {len(pending)} replica(s) to come online", started)  # fmt: skip
+                    f"timed out waiting for {len(left)} replica(s) to {what}", started)  # fmt: skip
             return False
         time.sleep(settings.REBALANCE_CHECK_INTERVAL_S)
+
+
+def _not_online(view: dict, ideal: dict, target: dict) -> list[tuple[str, str]]:
+    """Target replicas (of segments still in the ideal state) not yet serving."""
+    return [
+        (segment, instance)
+        for segment, replicas in target.items()
+        if segment in ideal
+        for instance in replicas
+        if view.get(segment, {}).get(instance) not in SERVING_STATES
+    ]
+
+
+def _not_converged(view: dict, ideal: dict, target: dict) -> list[tuple[str, str]]:
+    """Target replicas not yet serving, plus replicas still loaded outside the target."""
+    extra = [
+        (segment, instance)
+        for segment in target
+        if segment in ideal
+        for instance in view.get(segment, {})
+        if instance not in ideal[segment]
+    ]
+    return _not_online(view, ideal, target) + extra
 
 
 def _progress(store, job_id: str, message: str) -> None:
