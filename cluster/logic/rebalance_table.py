@@ -239,15 +239,20 @@ def cancel_rebalance(store: ClusterStore, table_with_type: str) -> list[str]:
     """Cancel the table's running rebalance jobs; returns their ids."""
     cancelled = []
     for job_id in table_jobs(store, table_with_type, [REBALANCE]):
+        # ``change`` may run more than once (compare-and-set retries while the job's own
+        # thread writes its progress), so only the attempt that lands decides
+        outcome = {"cancelled": False}
 
-        def change(body: dict) -> dict:
+        def change(body: dict, outcome: dict = outcome) -> dict:
             stats = body["tableRebalanceProgressStats"]
-            if stats["status"] == "IN_PROGRESS":
+            outcome["cancelled"] = stats["status"] == "IN_PROGRESS"
+            if outcome["cancelled"]:
                 stats.update(status="CANCELLED", completionStatusMsg="cancelled by the user")
-                cancelled.append(body["jobId"])
             return body
 
         update_job(store, REBALANCE, job_id, change)
+        if outcome["cancelled"]:
+            cancelled.append(job_id)
     return cancelled
 
 

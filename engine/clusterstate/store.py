@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import socket
+import time
 from collections.abc import Callable
 
 from kazoo.client import KazooClient
@@ -43,7 +45,8 @@ from engine.clusterstate.records import (
 )
 from engine.clusterstate.znrecord import ZNRecord
 
-_MAX_CAS_ATTEMPTS = 50
+_MAX_CAS_ATTEMPTS = 100
+_CAS_BACKOFF_CAP_S = 0.1
 
 
 def session_id_of(client: KazooClient) -> str:
@@ -145,9 +148,12 @@ class ClusterStore:
         self, path: str, change: Callable[[ZNRecord | None], ZNRecord | None]
     ) -> ZNRecord | None:
         """Apply ``change`` to the record at ``path`` atomically (compare-and-set on the znode
-        version, retried on conflict). ``change`` may be called several times; returning None
-        leaves the znode as it is."""
-        for _ in range(_MAX_CAS_ATTEMPTS):
+        version, retried on conflict with jittered exponential back-off, so that writers racing
+        on a busy machine do not keep colliding). ``change`` may be called several times;
+        returning None leaves the znode as it is."""
+        for attempt in range(_MAX_CAS_ATTEMPTS):
+            if attempt:
+                time.sleep(random.uniform(0, min(_CAS_BACKOFF_CAP_S, 0.001 * 2**attempt)))
             got = self.get_raw(path)
             if got is None:
                 new = change(None)
