@@ -5,6 +5,7 @@ import socket
 
 from celery import shared_task
 
+from tasks import membership  # noqa: F401 - joins the cluster in ZooKeeper when the worker is up
 from tasks.queues import MinionQueue
 
 

@@ -117,6 +117,24 @@ class Participant:
         log.info("registered %s (tags %s) in session %s", self.instance_id, config.tags,
                  self.session_id())  # fmt: skip
 
+    def keep_registered(self, stop: threading.Event, interval_s: float = 10.0) -> None:
+        """Connect (retrying while ZooKeeper is down) and stay registered until ``stop`` is
+        set, re-registering after every new session. For processes with no other ZooKeeper
+        work to do, such as minions; run it in a thread."""
+        started = False
+        while not stop.is_set():
+            try:
+                if not started:
+                    self.start(connect_timeout_s=interval_s)
+                    started = True  # from here on kazoo reconnects by itself
+                self.ensure_registered()
+            except ZooKeeperUnavailableError as exc:
+                log.warning("%s: not registered yet: %s", self.instance_id, exc)
+            except Exception:  # a membership hiccup must not end the loop
+                log.exception("%s: registering failed; will retry", self.instance_id)
+            self.changed.wait(interval_s)
+            self.changed.clear()
+
     def _on_state(self, state: str) -> None:
         # runs on kazoo's event thread: never block here
         if self._stopping:

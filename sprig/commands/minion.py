@@ -21,7 +21,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="comma-separated instance tags, one queue each (default: minion_untagged)",
     )
     parser.add_argument(
-        "--name", default=os.environ.get("SPRIG_MINION_NAME", "minion"), help="instance name prefix"
+        "--name",
+        default=os.environ.get("SPRIG_MINION_NAME", "minion"),
+        help="instance name, unique per host: the minion registers as Minion_<host>_<name>",
     )
     parser.add_argument(
         "--concurrency", type=int, default=int(os.environ.get("SPRIG_MINION_CONCURRENCY", "1"))
@@ -32,6 +34,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+    # read by tasks.membership, which registers Minion_<host>_<name> with these tags
+    os.environ["SPRIG_MINION_TAGS"] = args.tags
+    os.environ["SPRIG_MINION_NAME"] = args.name
     hostname = f"Minion_{args.name}_{socket.gethostname()}_{os.getpid()}"
     argv = [
         sys.executable, "-m", "celery",

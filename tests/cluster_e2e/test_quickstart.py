@@ -127,12 +127,17 @@ def test_external_runs_on_the_given_zookeeper_and_deep_store(tmp_path, zookeeper
         client = KazooClient(hosts=zookeeper.address)
         client.start(timeout=10)
         try:
+            deadline = time.monotonic() + 30  # the minion joins once its worker is up
             live = client.get_children(f"/{cluster}/LIVEINSTANCES")
+            while not any(i.startswith("Minion_") for i in live) and time.monotonic() < deadline:
+                time.sleep(0.3)
+                live = client.get_children(f"/{cluster}/LIVEINSTANCES")
         finally:
             client.stop()
             client.close()
         assert sum(i.startswith("Server_") for i in live) == 2
         assert sum(i.startswith("Broker_") for i in live) == 1
+        assert sum(i.startswith("Minion_") for i in live) == 1
         _stop(proc, log, pids)
     finally:
         if proc.poll() is None:

@@ -1,5 +1,7 @@
 """Each real service of the stack answers in its own protocol."""
 
+import socket
+import time
 import uuid
 
 import pytest
@@ -28,12 +30,24 @@ def test_zookeeper_creates_and_reads_a_znode(zookeeper):
 
 
 @pytest.mark.slow
-def test_a_celery_task_runs_on_a_real_minion_worker(redis_server, tmp_path):
-    """A task sent to Redis is run by a separate `sprig minion` process and its result comes back."""
+def test_a_celery_task_runs_on_a_real_minion_worker(redis_server, zookeeper, tmp_path):
+    """A task sent to Redis is run by a separate `sprig minion` process and its result comes
+    back; the minion is registered in ZooKeeper while it runs, and gone once stopped."""
     from celery import Celery
 
-    env = {"SPRIG_REDIS_URL": redis_server.url, "SPRIG_DATA_DIR": str(tmp_path / "data")}
-    worker = minion_process(tmp_path, env)
+    from engine.clusterstate import ClusterStore
+
+    cluster = f"minion_{uuid.uuid4().hex[:6]}"
+    env = {
+        "SPRIG_REDIS_URL": redis_server.url,
+        "SPRIG_DATA_DIR": str(tmp_path / "data"),
+        "SPRIG_ZK": zookeeper.address,
+        "SPRIG_CLUSTER_NAME": cluster,
+    }
+    worker = minion_process(tmp_path, env, tags="minion_untagged,spark_heavy")
+    client = KazooClient(hosts=zookeeper.address, timeout=10)
+    client.start(timeout=15)
+    store = ClusterStore(client, cluster)
     worker.start()
     try:
         worker.wait_ready()
@@ -44,9 +58,23 @@ def test_a_celery_task_runs_on_a_real_minion_worker(redis_server, tmp_path):
         assert answer["token"] == token
         assert answer["pid"] != 0
         app.close()
+        deadline = time.monotonic() + 30
+        while not store.live_instances() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        (instance_id,) = store.live_instances()
+        assert instance_id == f"Minion_{socket.gethostname()}_minion"
+        config = store.instance_config(instance_id)
+        assert config.tags == ["minion_untagged", "spark_heavy"]
+        assert config.enabled
     finally:
         worker.stop()
-    assert not worker.alive()
+    try:
+        assert not worker.alive()
+        assert store.live_instances() == {}  # the session closed on shutdown: gone at once
+        assert store.instance_config(instance_id) is not None  # the config stays, as in Pinot
+    finally:
+        client.stop()
+        client.close()
 
 
 def test_kafka_message_is_consumed_in_a_group_and_its_commit_read_back(kafka):

@@ -7,7 +7,7 @@ const ROLES = [["controller", "Controllers"], ["broker", "Brokers"], ["server", 
 
 function ports(info) {
   const out = [];
-  if (info.port !== undefined && info.port !== null) out.push(String(info.port));
+  if (info.port !== undefined && info.port !== null && Number(info.port) > 0) out.push(String(info.port));
   for (const [key, label] of [["adminPort", "admin"], ["grpcPort", "grpc"], ["queryServicePort", "query"]]) {
     if (info[key] !== undefined && info[key] !== null && Number(info[key]) > 0) out.push(`${label} ${info[key]}`);
   }
