@@ -157,16 +157,17 @@ class ServiceProcess:
         if self.popen is None:
             return
         if self.popen.poll() is None:
-            _signal_group(self.popen.pid, signal.SIGTERM)
+            signal_group(self.popen.pid, signal.SIGTERM)
             try:
                 self.popen.wait(timeout_s)
             except subprocess.TimeoutExpired:
-                _signal_group(self.popen.pid, signal.SIGKILL)
+                signal_group(self.popen.pid, signal.SIGKILL)
                 self.popen.wait(5)
         # children the service itself forked may outlive the leader
-        _signal_group(self.popen.pid, signal.SIGKILL)
+        signal_group(self.popen.pid, signal.SIGKILL)
 
 
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
+def signal_group(pgid: int, sig: signal.Signals) -> None:
+    """Send `sig` to every process of the group `pgid`; a group that is gone is no error."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
