@@ -6,6 +6,7 @@ from cluster import models
 from cluster.errors import BadRequest
 from engine.common.errors import ConfigError
 from engine.spi import Schema, TableConfig
+from engine.stream.config import table_stream_configs
 
 
 class ConfigRejected(BadRequest):
@@ -44,7 +45,9 @@ def parse_table_config(data) -> TableConfig:
         err.field = field
         raise err
     try:
-        return TableConfig.from_json(data, schema=parse_schema(row.config))
+        config = TableConfig.from_json(data, schema=parse_schema(row.config))
+        table_stream_configs(config)  # a stream we cannot consume or decode is a 400 now
+        return config
     except ConfigError as exc:
         raise ConfigRejected("table config", exc) from exc
 
