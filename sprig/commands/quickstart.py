@@ -1,10 +1,11 @@
 """`sprig quickstart`: a whole batch cluster in one command, stopped by Ctrl-C.
 
-It starts the service stack, the controller, one broker, two servers and a minion; creates
-the airlineStats and billing tables from Apache Pinot's example configs (examples/pinot); loads
-their raw data through the Spark batch ingestion job; and prints the console URL and example
-queries. ``--external`` runs the same against the ZooKeeper and deep store named by SPRIG_ZK
-and SPRIG_DEEP_STORE_URI instead of local ones.
+It starts the service stack, the controller, one broker, two servers and a minion, and keeps
+them running (a process that exits is restarted; see sprig/stack/supervisor.py); creates
+the airlineStats and billing tables from Apache Pinot's example configs (examples/pinot), with
+a replica on each server; loads their raw data through the Spark batch ingestion job; and
+prints the console URL and example queries. ``--external`` runs the same against the
+ZooKeeper and deep store named by SPRIG_ZK and SPRIG_DEEP_STORE_URI instead of local ones.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 import orjson
 import requests
 
+from sprig.commands.stack import quickstart_state_path
 from sprig.errors import CommandError
 from sprig.runtime import REPO_ROOT, AlreadyRunning, SingleInstanceLock, wait_for_stop_signal
 from sprig.stack import LocalStack, ServiceError, ServiceProcess, check_java
@@ -32,10 +34,13 @@ from sprig.stack.cluster import (
     server_process,
 )
 from sprig.stack.process import choose_port
+from sprig.stack.supervisor import Supervisor, write_state_file
 
 DEFAULT_CONTROLLER_PORT = 9000
 DEFAULT_BROKER_PORT = 8099
 DEFAULT_SERVER_PORTS = ((8098, 8097), (8096, 8095))
+# a replica of every segment on each server: one dead server costs no answer
+REPLICATION = len(DEFAULT_SERVER_PORTS)
 INSTANCE_HOST = "127.0.0.1"
 EXAMPLES_DIR = REPO_ROOT / "examples" / "pinot"
 EXAMPLE_TABLES = ("airlineStats", "billing")
@@ -112,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
     # with --external, SPRIG_ZK is set (checked above), so ZooKeeper is not started
     stack = LocalStack(data_dir / "stack", honour_external=True)
     children: list[ServiceProcess] = []
+    supervisor: Supervisor | None = None
     try:
         port = _controller_port(args.port)
         print(f"Starting the service stack in {data_dir} ...", flush=True)
@@ -150,14 +156,15 @@ def run(args: argparse.Namespace) -> int:
         console = f"http://localhost:{port}"
         broker_url = f"http://localhost:{broker_port}"
         lock.update(console=console, broker=broker_url, data_dir=str(data_dir))
+        supervisor = _supervise(stack, children, console, broker_url, data_dir)
         loaded = {}
         if not args.no_data:
             loaded = load_example_tables(
                 f"http://127.0.0.1:{port}", f"http://127.0.0.1:{broker_port}", data_dir,
-                env, lambda: _dead_child(children),
+                env, lambda: _given_up(supervisor),
             )  # fmt: skip
         _print_summary(console, broker_url, stack, children, data_dir, loaded)
-        why = wait_for_stop_signal(lambda: _dead_child(children))
+        why = wait_for_stop_signal()
         print(f"\nStopping ({why}) ...", flush=True)
     except ServiceError as exc:
         raise CommandError(str(exc)) from None
@@ -165,9 +172,13 @@ def run(args: argparse.Namespace) -> int:
         # a second Ctrl-C must not cut the tear-down short and leave children behind
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        for child in reversed(children):
-            child.stop()
-        stack.stop()
+        if supervisor is not None:
+            supervisor.stop()  # every process, the stack's too, last started first
+        else:
+            for child in reversed(children):
+                child.stop()
+            stack.stop()
+        quickstart_state_path().unlink(missing_ok=True)
         lock.release()
     print("Everything is stopped.")
     return 0
@@ -185,10 +196,34 @@ def _controller_port(requested: int | None) -> int:
     return port
 
 
-def _dead_child(children: list[ServiceProcess]) -> str | None:
+def _supervise(
+    stack: LocalStack,
+    children: list[ServiceProcess],
+    console: str,
+    broker_url: str,
+    data_dir: Path,
+) -> Supervisor:
+    """Watch every process this run started; each change rewrites the state file that
+    `sprig stack status` reads."""
+    state = {"pid": os.getpid(), "console": console, "broker": broker_url,
+             "data_dir": str(data_dir), "started": time.time()}  # fmt: skip
+    path = quickstart_state_path()
+    supervisor = Supervisor(
+        on_change=lambda rows: write_state_file(path, {**state, "processes": rows})
+    )
+    for row in stack.describe():
+        service = stack.services.get(row["service"])
+        if service is not None and service.process is not None:
+            supervisor.adopt(service.process, str(row["address"]))
     for child in children:
-        if not child.alive():
-            return f"{child.name} exited; see {child.log_path}"
+        supervisor.adopt(child, _address(child, console, broker_url))
+    supervisor.watch()
+    return supervisor
+
+
+def _given_up(supervisor: Supervisor) -> str | None:
+    for member in supervisor.given_up():
+        return f"{member.name} was given up after repeated crashes; see {member.process.log_path}"
     return None
 
 
@@ -239,6 +274,7 @@ def _print_summary(
         )
         print()
     print(f"Data: {data_dir}")
+    print("A process that exits is restarted; `sprig stack status` lists them all.")
     print("Press Ctrl-C to stop everything.", flush=True)
 
 
@@ -262,7 +298,7 @@ def load_example_tables(
         else:
             for path, name in (("/schemas", f"{table}_schema.json"),
                                ("/tables", f"{table}_offline_table_config.json")):  # fmt: skip
-                body = orjson.loads((folder / name).read_bytes())
+                body = example_config(folder / name)
                 response = requests.post(f"{controller}{path}", json=body, timeout=60)
                 if not response.ok:
                     raise CommandError(
@@ -273,6 +309,15 @@ def load_example_tables(
             _ingest(folder, controller, data_dir / "segments" / table, env)
         loaded[table] = _wait_served(controller, broker, table, dead_child)
     return loaded
+
+
+def example_config(path: Path) -> dict:
+    """A Pinot example config as the quickstart posts it: a table config gets REPLICATION
+    replicas (the examples ask for one)."""
+    body = orjson.loads(path.read_bytes())
+    if isinstance(body.get("segmentsConfig"), dict):
+        body["segmentsConfig"]["replication"] = str(REPLICATION)
+    return body
 
 
 def _ingest(folder: Path, controller: str, output_dir: Path, env: dict[str, str]) -> None:

@@ -1,4 +1,5 @@
-"""`sprig stack up|down|status`: the service stack (ZooKeeper, Redis, Kafka) alone."""
+"""`sprig stack up|down|status`: the service stack (ZooKeeper, Redis, Kafka) alone, and the
+status of every supervised process of a running stack or quickstart."""
 
 from __future__ import annotations
 
@@ -16,10 +17,16 @@ from sprig.errors import CommandError
 from sprig.runtime import AlreadyRunning, SingleInstanceLock, run_dir, wait_for_stop_signal
 from sprig.stack import LocalStack, ServiceError
 from sprig.stack.stack import ALL_SERVICES
+from sprig.stack.supervisor import Supervisor
 
 
 def state_path() -> Path:
     return run_dir() / "stack.json"
+
+
+def quickstart_state_path() -> Path:
+    """Written by a running quickstart's supervisor on every start, exit and give-up."""
+    return run_dir() / "quickstart.json"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -57,7 +64,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     down.set_defaults(func=cmd_down)
 
     status = actions.add_parser(
-        "status", help="show whether the stack runs and where each service listens"
+        "status",
+        help="list the processes of a running stack or quickstart: pid, state, restarts, "
+        "uptime, log",
+        description="List every process of a running `sprig stack up` or `sprig quickstart`: "
+        "pid, state (running, restarting, given up), restarts, uptime and log file.",
     )
     status.add_argument("--json", action="store_true", help="print the state as JSON")
     status.set_defaults(func=cmd_status)
@@ -89,27 +100,25 @@ def cmd_up(args: argparse.Namespace) -> int:
     except ServiceError as exc:
         lock.release()
         raise CommandError(str(exc)) from None
+    info = {"pid": os.getpid(), "workdir": str(workdir), "started": time.time()}
+    supervisor = Supervisor(
+        on_change=lambda rows: stack.write_state(state_path(), **info, processes=rows)
+    )
     try:
-        stack.write_state(state_path(), pid=os.getpid(), workdir=str(workdir), started=time.time())
+        for row in stack.describe():
+            supervisor.adopt(stack.services[row["service"]].process, str(row["address"]))
+        supervisor.watch()
         print_stack(stack.describe(), stack.env())
-        print("\nThe stack runs until Ctrl-C.", flush=True)
-        wait_for_stop_signal(lambda: _dead_service(stack))
+        print("\nThe stack runs until Ctrl-C; a service that exits is restarted.", flush=True)
+        wait_for_stop_signal()
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         print("Stopping the stack...", flush=True)
-        stack.stop()
+        supervisor.stop()
         state_path().unlink(missing_ok=True)
         lock.release()
     return 0
-
-
-def _dead_service(stack: LocalStack) -> str | None:
-    for name, service in stack.services.items():
-        if service.process is not None and not service.process.alive():
-            print(f"{name} exited unexpectedly; see {service.log_path}", file=sys.stderr)
-            return f"{name} died"
-    return None
 
 
 def _spawn_detached(args: argparse.Namespace, services: tuple[str, ...]) -> int:
@@ -173,35 +182,85 @@ def cmd_down(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    state = _read_state()
-    running = bool(state) and _pid_alive(state.get("pid"))
+    """Exit 0 when a stack or a quickstart runs, 1 when neither does."""
+    stack = _running(_read_state())
+    quickstart = _running(_read_json(quickstart_state_path()))
     if args.json:
-        print(json.dumps({"running": running, **(state or {})}, indent=2))
-        return 0 if running else 1
-    if not running:
-        print("No stack is running. Start one with: sprig stack up")
+        processes = [
+            {"owner": owner, **row}
+            for owner, state in (("stack", stack), ("quickstart", quickstart))
+            for row in (state or {}).get("processes") or []
+        ]
+        body = {"running": bool(stack or quickstart), "processes": processes,
+                "stack": stack, "quickstart": quickstart}  # fmt: skip
+        print(json.dumps(body, indent=2))
+        return 0 if stack or quickstart else 1
+    if not stack and not quickstart:
+        print("No stack or quickstart is running. Start one with: sprig stack up")
         return 1
-    print(f"The stack runs (supervisor pid {state['pid']}, workdir {state.get('workdir')}).")
-    print_stack(state["services"], state["env"], check=True)
+    if stack:
+        print(f"The stack runs (supervisor pid {stack['pid']}, workdir {stack.get('workdir')}).")
+        print_processes(stack.get("processes") or [])
+        _print_env(stack["env"])
+    if quickstart:
+        if stack:
+            print()
+        print(f"A quickstart runs (pid {quickstart['pid']}, console {quickstart.get('console')}).")
+        print_processes(quickstart.get("processes") or [])
     return 0
 
 
-def print_stack(rows: list[dict], env: dict[str, str], *, check: bool = False) -> None:
+def _running(state: dict | None) -> dict | None:
+    """The state of a supervisor that is still alive, with each process's uptime as of now."""
+    if not state or not _pid_alive(state.get("pid")):
+        return None
+    now = time.time()
+    for row in state.get("processes") or []:
+        if row.get("uptime_s") is not None:
+            row["uptime_s"] = round(now - row["started_at"], 1)
+    return state
+
+
+def print_processes(rows: list[dict]) -> None:
+    print(f"  {'process':<11} {'pid':<8} {'state':<11} {'restarts':>8}  {'uptime':<9} log")
     for row in rows:
-        health = ""
-        if check and row.get("pid"):
-            health = "  up" if _pid_alive(row["pid"]) else "  DOWN"
+        uptime = _duration(row["uptime_s"]) if row.get("uptime_s") is not None else "-"
         print(
-            f"  {row['service']:<10} {row['address']:<32} pid {row.get('pid') or '-':<8} log {row.get('log') or '-'}{health}"
+            f"  {row['name']:<11} {row.get('pid') or '-'!s:<8} {row['state']:<11} "
+            f"{row['restarts']:>8}  {uptime:<9} {row['log']}"
         )
+        if row["state"] != "running" and row.get("last_exit"):
+            print(f"  {'':<11} last exit: {row['last_exit']}")
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
+
+
+def print_stack(rows: list[dict], env: dict[str, str]) -> None:
+    for row in rows:
+        print(
+            f"  {row['service']:<10} {row['address']:<32} pid {row.get('pid') or '-':<8} log {row.get('log') or '-'}"
+        )
+    _print_env(env)
+
+
+def _print_env(env: dict[str, str]) -> None:
     print("\nPoint Sprig processes at it with:")
     for key, value in env.items():
         print(f"  export {key}={value}")
 
 
 def _read_state() -> dict | None:
+    return _read_json(state_path())
+
+
+def _read_json(path: Path) -> dict | None:
     try:
-        return json.loads(state_path().read_text())
+        return json.loads(path.read_text())
     except (FileNotFoundError, ValueError):
         return None
 

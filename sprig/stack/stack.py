@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from pathlib import Path
 
 from sprig.stack.process import ServiceError
 from sprig.stack.services import KafkaService, RedisService, ZooKeeperService, _Service
+from sprig.stack.supervisor import write_state_file
 
 # A service whose variable is already set is external: the stack uses it and starts nothing.
 EXTERNAL_ENV = {
@@ -128,10 +128,7 @@ class LocalStack:
         return rows
 
     def write_state(self, path: Path, **extra: object) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(
-            json.dumps({"services": self.describe(), "env": self.env(), **extra}, indent=2)
-        )
+        write_state_file(path, {"services": self.describe(), "env": self.env(), **extra})
 
 
 def _address(service: _Service) -> str:

@@ -91,12 +91,30 @@ def test_stack_up_status_down_leaves_no_process(tmp_path):
     assert again.returncode == 2 and "already running" in again.stderr
 
     status = sprig("stack", "status", env=env)
-    assert status.returncode == 0 and status.stdout.count(" up") >= 3
+    assert status.returncode == 0 and status.stdout.count(" running ") == 3, status.stdout
+
+    # a service that dies is restarted by the stack's supervisor, and status says so
+    redis_pid = pids[1]
+    os.kill(redis_pid, signal.SIGKILL)
+    _wait_for(lambda: _redis_row(env)["state"] == "running" and _redis_row(env)["restarts"] == 1,
+              30, lambda: str(_redis_row(env)))  # fmt: skip
+    row = _redis_row(env)
+    assert row["pid"] != redis_pid and row["last_exit"] == "killed by SIGKILL"
+    assert row["log"].endswith("redis.log") and row["uptime_s"] >= 0
+    pids.append(row["pid"])
 
     down = sprig("stack", "down", env=env)
     assert down.returncode == 0, down.stderr
     _assert_all_gone(pids)
     assert sprig("stack", "status", env=env).returncode == 1
+
+
+def _redis_row(env: dict) -> dict:
+    import json
+
+    status = json.loads(sprig("stack", "status", "--json", env=env).stdout)
+    assert status["running"] and status["quickstart"] is None
+    return next(row for row in status["processes"] if row["name"] == "redis")
 
 
 @pytest.mark.integration
