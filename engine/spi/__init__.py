@@ -16,7 +16,8 @@ Public API::
     config = TableConfig.from_json(dict_or_json_text, schema=None)  # validates vs schema if given
     config.table_name / .table_type ("OFFLINE"|"REALTIME") / .table_name_with_type
     config.to_json()                # the original document, unknown keys included
-    config.ignored_keys             # ["tierConfigs", "tableIndexConfig.tierOverwrites", ...]
+    config.unrecognized_properties  # keys Pinot does not know: {"/json/pointer": value}
+    config.warnings                 # [{"field", "message"}]: known to Pinot, not implemented
     config.segments_config          # SegmentsConfig(time_column_name, replication,
                                     #   retention_time_unit, retention_time_value,
                                     #   segment_push_type, segment_push_frequency, ...)
@@ -26,7 +27,8 @@ Public API::
                                     #   [StarTreeIndexConfig], enable_default_star_tree,
                                     #   segment_partition_config {col: ColumnPartitionConfig})
     config.inverted_index_columns / .range_index_columns / .bloom_filter_columns /
-    config.no_dictionary_columns / .sorted_column   # merged with fieldConfigList
+    config.no_dictionary_columns / .sorted_column   # fieldConfigList indexes map and the
+                                    #   older lists resolved as Pinot does (column_indexes)
     config.field_config_list        # [FieldConfig(name, encoding_type, index_types, ...)]
     config.ingestion_config         # IngestionConfig(transform_configs [TransformConfig],
                                     #   filter_function, continue_on_error,

@@ -1,9 +1,10 @@
 """Pinot table configs, read from Pinot's JSON unchanged.
 
 ``TableConfig.from_json(data, schema)`` parses every section we act on into typed views and
-keeps the whole document, so ``to_json()`` round-trips it, unknown keys included. Keys that are
-kept but not acted on are listed in ``ignored_keys`` (e.g. ``tierConfigs``). Class names of
-Java plugins (decoders, consumer factories, file systems) are kept as given, never rejected.
+keeps the whole document, so ``to_json()`` round-trips it, unknown keys included. Keys Pinot
+does not know are in ``unrecognized_properties`` (as Pinot reports them); keys Pinot knows that
+Sprig keeps without implementing are in ``warnings``. Class names of Java plugins (decoders,
+consumer factories, file systems) are kept as given, never rejected.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import copy
 import dataclasses
 
 from engine.common.errors import ConfigError
+from engine.spi import config_support
+from engine.spi.column_indexes import ResolvedIndexes, resolve
 from engine.spi.schema import Schema, _load_json
 from engine.spi.table_config_model import (
     ColumnPartitionConfig,
@@ -38,49 +41,10 @@ __all__ = [
     "TransformConfig",
 ]
 
-# Top-level keys something in Sprig acts on. Everything else is kept and reported.
-_ACTED_ON = {
-    "tableName",
-    "tableType",
-    "segmentsConfig",
-    "tableIndexConfig",
-    "fieldConfigList",
-    "ingestionConfig",
-    "tenants",
-    "task",
-    "routing",
-    "query",
-    "quota",
-    "upsertConfig",
-    "dedupConfig",
-    "metadata",
-    "isDimTable",
-}
-_INDEX_KEYS_ACTED_ON = {
-    "invertedIndexColumns",
-    "rangeIndexColumns",
-    "bloomFilterColumns",
-    "bloomFilterConfigs",
-    "sortedColumn",
-    "noDictionaryColumns",
-    "noDictionaryConfig",
-    "starTreeIndexConfigs",
-    "enableDefaultStarTree",
-    "segmentPartitionConfig",
-    "loadMode",
-    "nullHandlingEnabled",
-    "streamConfigs",
-}
-# Index types a field config may name that the segment writer builds.
-_BUILT_INDEX_TYPES = {
-    "INVERTED",
-    "RANGE",
-    "BLOOM",
-    "BLOOM_FILTER",
-    "SORTED",
-    "DICTIONARY",
-    "FORWARD",
-}
+
+def _sanitized(value, path: str) -> list[str]:
+    """A column list without empty names, which Pinot drops before validating."""
+    return [col for col in as_str_list(value, path) if col]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,20 +77,20 @@ class IndexingConfig:
             partition.get("columnPartitionMap"), f"{path}.segmentPartitionConfig.columnPartitionMap"
         )
         return cls(
-            inverted_index_columns=as_str_list(
+            inverted_index_columns=_sanitized(
                 raw.get("invertedIndexColumns"), f"{path}.invertedIndexColumns"
             ),
-            range_index_columns=as_str_list(
+            range_index_columns=_sanitized(
                 raw.get("rangeIndexColumns"), f"{path}.rangeIndexColumns"
             ),
-            bloom_filter_columns=as_str_list(
+            bloom_filter_columns=_sanitized(
                 raw.get("bloomFilterColumns"), f"{path}.bloomFilterColumns"
             ),
             bloom_filter_configs=as_dict(
                 raw.get("bloomFilterConfigs"), f"{path}.bloomFilterConfigs"
             ),
-            sorted_column=as_str_list(raw.get("sortedColumn"), f"{path}.sortedColumn"),
-            no_dictionary_columns=as_str_list(
+            sorted_column=_sanitized(raw.get("sortedColumn"), f"{path}.sortedColumn"),
+            no_dictionary_columns=_sanitized(
                 raw.get("noDictionaryColumns"), f"{path}.noDictionaryColumns"
             ),
             no_dictionary_config=as_dict(
@@ -203,6 +167,7 @@ class TableConfig:
         self.task_configs: dict[str, dict] = {
             k: dict(as_dict(v, f"task.taskTypeConfigsMap.{k}")) for k, v in tmap.items()
         }
+        self.resolved_indexes: ResolvedIndexes = resolve(self.index_config, self.field_config_list)
         if self.table_type == "REALTIME" and not self.stream_configs:
             raise ConfigError(
                 "ingestionConfig.streamIngestionConfig.streamConfigMaps",
@@ -261,63 +226,49 @@ class TableConfig:
         return str(value).upper() if value else None
 
     @property
-    def ignored_keys(self) -> list[str]:
-        """JSON paths of keys that are kept but that nothing in Sprig acts on."""
-        out = [k for k in self._raw if k not in _ACTED_ON]
-        index = as_dict(self._raw.get("tableIndexConfig"), "tableIndexConfig")
-        out += [f"tableIndexConfig.{k}" for k in index if k not in _INDEX_KEYS_ACTED_ON]
-        for i, fc in enumerate(self.field_config_list):
-            raw = self._raw["fieldConfigList"][i]
-            out += [
-                f"fieldConfigList[{i}].{k}"
-                for k in raw
-                if k in ("tierOverwrites", "timestampConfig")
-            ]
-            out += [
-                f"fieldConfigList[{i}].indexes.{t.lower()}"
-                for t in fc.index_types
-                if t not in _BUILT_INDEX_TYPES
-            ]
-        ingestion = as_dict(self._raw.get("ingestionConfig"), "ingestionConfig")
-        out += [
-            f"ingestionConfig.{k}"
-            for k in ingestion
-            if k in ("complexTypeConfig", "aggregationConfigs", "schemaConformingTransformerConfig")
-        ]
-        return out
-
-    # Effective per-column settings, merging tableIndexConfig with fieldConfigList.
-    def _field_configs_with(self, *index_types: str) -> list[str]:
-        return [fc.name for fc in self.field_config_list if set(index_types) & set(fc.index_types)]
+    def unrecognized_properties(self) -> dict:
+        """Keys Pinot's config classes do not have: ``{json_pointer: value}``, as Pinot's
+        ``unrecognizedProperties``."""
+        return config_support.unrecognized_properties(self._raw)
 
     @property
+    def warnings(self) -> list[dict]:
+        """``[{"field", "message"}]`` for what Pinot knows and Sprig accepts without acting on
+        it yet (tiers, upsert, replica-group assignment, unbuilt index types, ...)."""
+        out = config_support.not_implemented_warnings(
+            self._raw, [fc.index_types for fc in self.field_config_list]
+        )
+        for t, tree in enumerate(self.index_config.star_tree_configs):
+            for pair in tree.unbuilt_function_column_pairs:
+                out.append({
+                    "field": f"tableIndexConfig.starTreeIndexConfigs[{t}]",
+                    "message": f"{pair} is not pre-aggregated; queries using it scan instead",
+                })  # fmt: skip
+        for i, fc in enumerate(self.field_config_list):
+            if fc.encoding_type == "RAW" and fc.name not in self.no_dictionary_columns:
+                out.append({
+                    "field": f"fieldConfigList[{i}].encodingType",
+                    "message": f"RAW with indexes.dictionary: {fc.name!r} is stored "
+                    "dictionary-encoded (same results)",
+                })  # fmt: skip
+        return out
+
+    # Effective per-column indexes: the indexes map and the older lists, resolved as Pinot does.
+    @property
     def inverted_index_columns(self) -> list[str]:
-        cols = self.index_config.inverted_index_columns + self._field_configs_with("INVERTED")
-        return list(dict.fromkeys(cols))
+        return list(self.resolved_indexes.inverted)
 
     @property
     def range_index_columns(self) -> list[str]:
-        cols = self.index_config.range_index_columns + self._field_configs_with("RANGE")
-        return list(dict.fromkeys(cols))
+        return list(self.resolved_indexes.range)
 
     @property
     def bloom_filter_columns(self) -> list[str]:
-        cols = (
-            self.index_config.bloom_filter_columns
-            + list(self.index_config.bloom_filter_configs)
-            + self._field_configs_with("BLOOM", "BLOOM_FILTER")
-        )
-        return list(dict.fromkeys(cols))
+        return list(self.resolved_indexes.bloom)
 
     @property
     def no_dictionary_columns(self) -> list[str]:
-        raw_fields = [fc.name for fc in self.field_config_list if fc.encoding_type == "RAW"]
-        cols = (
-            self.index_config.no_dictionary_columns
-            + list(self.index_config.no_dictionary_config)
-            + raw_fields
-        )
-        return list(dict.fromkeys(cols))
+        return list(self.resolved_indexes.no_dictionary)
 
     @property
     def sorted_column(self) -> str | None:

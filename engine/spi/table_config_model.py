@@ -23,6 +23,31 @@ STAR_TREE_FUNCTIONS = frozenset(
         "AVGMV",
     }
 )
+# Star-tree aggregations Pinot has (its ValueAggregatorFactory) beyond the ones Sprig builds.
+PINOT_STAR_TREE_FUNCTIONS = frozenset(
+    {
+        "SUMPRECISION",
+        "DISTINCTCOUNTBITMAP",
+        "DISTINCTCOUNTHLL",
+        "DISTINCTCOUNTRAWHLL",
+        "DISTINCTCOUNTHLLPLUS",
+        "DISTINCTCOUNTRAWHLLPLUS",
+        "DISTINCTCOUNTTHETASKETCH",
+        "DISTINCTCOUNTRAWTHETASKETCH",
+        "DISTINCTCOUNTTUPLESKETCH",
+        "DISTINCTCOUNTRAWINTEGERSUMTUPLESKETCH",
+        "SUMVALUESINTEGERSUMTUPLESKETCH",
+        "AVGVALUEINTEGERSUMTUPLESKETCH",
+        "DISTINCTCOUNTCPCSKETCH",
+        "DISTINCTCOUNTRAWCPCSKETCH",
+        "DISTINCTCOUNTULL",
+        "DISTINCTCOUNTRAWULL",
+        "PERCENTILEEST",
+        "PERCENTILERAWEST",
+        "PERCENTILETDIGEST",
+        "PERCENTILERAWTDIGEST",
+    }
+)
 PARTITION_FUNCTIONS = {
     "murmur": "Murmur",
     "murmur3": "Murmur3",
@@ -133,6 +158,8 @@ class StarTreeIndexConfig:
     function_column_pairs: list[str]
     skip_star_node_creation_for_dimensions: list[str] = dataclasses.field(default_factory=list)
     max_leaf_records: int = 10_000
+    # pairs Pinot accepts whose pre-aggregation Sprig does not build (reported as warnings)
+    unbuilt_function_column_pairs: list[str] = dataclasses.field(default_factory=list)
 
     @classmethod
     def from_json(cls, raw: Any, path: str) -> StarTreeIndexConfig:
@@ -140,27 +167,48 @@ class StarTreeIndexConfig:
         dims = as_str_list(raw.get("dimensionsSplitOrder"), f"{path}.dimensionsSplitOrder")
         if not dims:
             raise ConfigError(f"{path}.dimensionsSplitOrder", "needs at least one dimension")
+        has_pairs = raw.get("functionColumnPairs") is not None
+        has_aggs = raw.get("aggregationConfigs") is not None
+        if has_pairs == has_aggs:  # Pinot: exactly one of the two
+            raise ConfigError(
+                f"{path}.functionColumnPairs",
+                "either 'functionColumnPairs' or 'aggregationConfigs' must be specified, but "
+                "not both",
+            )
+        key = "functionColumnPairs" if has_pairs else "aggregationConfigs"
         pairs = as_str_list(raw.get("functionColumnPairs"), f"{path}.functionColumnPairs")
-        for i, agg in enumerate(raw.get("aggregationConfigs") or []):
+        aggs = raw.get("aggregationConfigs") or []
+        if not isinstance(aggs, list):
+            raise ConfigError(f"{path}.aggregationConfigs", "expected a list")
+        for i, agg in enumerate(aggs):
             agg = as_dict(agg, f"{path}.aggregationConfigs[{i}]")
             pairs.append(f"{agg.get('aggregationFunction', '')}__{agg.get('columnName', '')}")
-        if not pairs:
-            raise ConfigError(f"{path}.functionColumnPairs", "needs at least one function pair")
+        built, skipped = [], []
         for i, pair in enumerate(pairs):
             function, sep, column = pair.partition("__")
-            if not sep or not column:
+            if not sep or not column or not function:
+                raise ConfigError(f"{path}.{key}[{i}]", f"{pair!r} is not FUNCTION__column")
+            canonical = _canonical_pair(pair)
+            if canonical in built or canonical in skipped:
+                raise ConfigError(f"{path}.{key}[{i}]", f"duplicate function column pair {pair!r}")
+            if column == "*" and function.upper() != "COUNT":
                 raise ConfigError(
-                    f"{path}.functionColumnPairs[{i}]", f"{pair!r} is not FUNCTION__column"
+                    f"{path}.{key}[{i}]", f"{function} needs a column; only COUNT takes '*'"
                 )
-            if function.upper() not in STAR_TREE_FUNCTIONS:
+            if function.upper() in STAR_TREE_FUNCTIONS:
+                built.append(canonical)
+            elif function.upper() in PINOT_STAR_TREE_FUNCTIONS:
+                skipped.append(canonical)  # Pinot has it; Sprig does not pre-aggregate it yet
+            else:
                 raise ConfigError(
-                    f"{path}.functionColumnPairs[{i}]",
-                    f"star-tree function {function!r} is not supported; supported: "
-                    + ", ".join(sorted(STAR_TREE_FUNCTIONS)),
+                    f"{path}.{key}[{i}]",
+                    f"{function!r} is not a star-tree aggregation function; expected one of "
+                    + ", ".join(sorted(STAR_TREE_FUNCTIONS | PINOT_STAR_TREE_FUNCTIONS)),
                 )
         return cls(
             dimensions_split_order=dims,
-            function_column_pairs=[_canonical_pair(p) for p in pairs],
+            function_column_pairs=built,
+            unbuilt_function_column_pairs=skipped,
             skip_star_node_creation_for_dimensions=as_str_list(
                 raw.get("skipStarNodeCreationForDimensions"),
                 f"{path}.skipStarNodeCreationForDimensions",
@@ -216,6 +264,7 @@ class FieldConfig:
     encoding_type: str = "DICTIONARY"
     index_types: tuple[str, ...] = ()
     indexes: dict = dataclasses.field(default_factory=dict)
+    legacy_index_types: tuple[str, ...] = ()  # from ``indexTypes``/``indexType`` only
     properties: dict = dataclasses.field(default_factory=dict)
     compression_codec: str | None = None
 
@@ -233,6 +282,7 @@ class FieldConfig:
         types = as_str_list(raw.get("indexTypes"), f"{path}.indexTypes")
         if raw.get("indexType"):
             types.append(str(raw["indexType"]))
+        legacy = tuple(dict.fromkeys(t.upper() for t in types))
         indexes = as_dict(raw.get("indexes"), f"{path}.indexes")
         for key, spec in indexes.items():
             enabled = as_dict(spec, f"{path}.indexes.{key}").get("enabled", True)
@@ -245,6 +295,7 @@ class FieldConfig:
             encoding_type=encoding,
             index_types=tuple(dict.fromkeys(t.upper() for t in types)),
             indexes=indexes,
+            legacy_index_types=legacy,
             properties=as_dict(raw.get("properties"), f"{path}.properties"),
             compression_codec=raw.get("compressionCodec"),
         )

@@ -33,8 +33,14 @@ def test_every_schema_loads(pinot_examples: Path) -> None:
         assert len(schema.columns) == declared
 
 
+# Pinot does not ship this table's schema, so Pinot itself cannot load it either.
+_NO_SCHEMA = {"compressionStats_offline_table_config.json"}
+
+
 def test_every_table_config_loads_and_round_trips(pinot_examples: Path) -> None:
-    paths = sorted(pinot_examples.rglob("*_table_config.json"))
+    paths = [
+        p for p in sorted(pinot_examples.rglob("*_table_config.json")) if p.name not in _NO_SCHEMA
+    ]
     assert len(paths) >= 10
     for path in paths:
         raw = json.loads(path.read_text())
@@ -42,8 +48,9 @@ def test_every_table_config_loads_and_round_trips(pinot_examples: Path) -> None:
         config = TableConfig.from_json(path.read_text(), schema=schema)
         assert config.to_json() == raw
         assert config.table_type == raw["tableType"]
-        if config.table_type == "REALTIME":
-            assert config.stream_configs["streamType"] == "kafka"
+        if config.table_type == "REALTIME" and config.stream_configs["streamType"] != "kafka":
+            assert any(w["field"].endswith("streamType") for w in config.warnings)
+        elif config.table_type == "REALTIME":
             # Java plugin class names are kept as given.
             assert config.stream_configs["stream.kafka.decoder.class.name"].startswith(
                 "org.apache.pinot"
@@ -65,9 +72,9 @@ def test_airline_offline_config_typed_view(pinot_examples: Path) -> None:
     assert trees[0].max_leaf_records == 10
     assert config.inverted_index_columns == ["ArrTimeBlk"]  # from fieldConfigList indexes
     assert [t.column_name for t in config.ingestion_config.transform_configs] == ["ts", "tsRaw"]
-    assert "tierConfigs" in config.ignored_keys
-    assert "tableSamplers" in config.ignored_keys
-    assert "tableIndexConfig.tierOverwrites" in config.ignored_keys
+    warned = [w["field"] for w in config.warnings]
+    assert {"tierConfigs", "tableSamplers", "tableIndexConfig.tierOverwrites"} <= set(warned)
+    assert config.unrecognized_properties == {}
 
 
 def test_minion_task_configs(pinot_examples: Path) -> None:

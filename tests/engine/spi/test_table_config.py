@@ -9,11 +9,9 @@ SCHEMA = Schema.from_json(
         "dimensionFieldSpecs": [
             {"name": "city", "dataType": "STRING"},
             {"name": "tags", "dataType": "STRING", "singleValueField": False},
-        ],
-        "metricFieldSpecs": [
-            {"name": "amount", "dataType": "DOUBLE"},
             {"name": "label", "dataType": "STRING"},
         ],
+        "metricFieldSpecs": [{"name": "amount", "dataType": "DOUBLE"}],
         "dateTimeFieldSpecs": [
             {
                 "name": "ts",
@@ -50,7 +48,15 @@ def config(**overrides) -> dict:
 
 def test_typed_accessors_and_round_trip():
     raw = config(
-        tierConfigs=[{"name": "cold"}],
+        tierConfigs=[
+            {
+                "name": "cold",
+                "segmentSelectorType": "time",
+                "segmentAge": "30d",
+                "storageType": "pinot_server",
+                "serverTag": "cold_OFFLINE",
+            }
+        ],
         someFutureKey={"x": 1},
         tableIndexConfig__segmentPartitionConfig={
             "columnPartitionMap": {"city": {"functionName": "murmur", "numPartitions": 4}}
@@ -78,7 +84,8 @@ def test_typed_accessors_and_round_trip():
     assert tc.ingestion_config.continue_on_error
     assert tc.ingestion_config.filter_config == {"filterFunction": "city = 'x'"}
     assert tc.push_frequency is None
-    assert "tierConfigs" in tc.ignored_keys and "someFutureKey" in tc.ignored_keys
+    assert tc.unrecognized_properties == {"/someFutureKey": raw["someFutureKey"]}
+    assert "tierConfigs" in [w["field"] for w in tc.warnings]
 
 
 def test_field_config_list_merges_into_index_columns():
@@ -98,7 +105,7 @@ def test_field_config_list_merges_into_index_columns():
     assert tc.inverted_index_columns == ["city", "tags"]
     assert tc.bloom_filter_columns == []
     assert tc.range_index_columns == ["label"]
-    assert "fieldConfigList[2].indexes.text" in tc.ignored_keys
+    assert "fieldConfigList[2].indexes.text" in [w["field"] for w in tc.warnings]
 
 
 def test_realtime_stream_configs_keep_java_class_names():
@@ -125,7 +132,14 @@ def test_realtime_stream_configs_keep_java_class_names():
             "tableIndexConfig.invertedIndexColumns[1]",
         ),
         (config(segmentsConfig={"timeColumnName": "missing"}), "segmentsConfig.timeColumnName"),
-        (config(segmentsConfig={"segmentPushType": "APPEND"}), "segmentsConfig.timeColumnName"),
+        (
+            config(
+                tableType="REALTIME",
+                segmentsConfig={"replication": "1"},
+                ingestionConfig={"streamIngestionConfig": {"streamConfigMaps": [{"x": "y"}]}},
+            ),
+            "segmentsConfig.timeColumnName",
+        ),
         (config(segmentsConfig={"timeColumnName": "city"}), "segmentsConfig.timeColumnName"),
         (
             config(segmentsConfig={"timeColumnName": "ts", "replication": "two"}),
