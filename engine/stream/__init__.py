@@ -14,6 +14,13 @@ Public API::
     MessageDecoder.for_stream(stream_config, schema).decode([bytes]) -> DecodedBatch(
         batch: pa.RecordBatch, positions: [payload index per row], errors: {index: why})
 
+    from engine.stream.kafka import KafkaPartitionConsumer, KafkaMetadataProvider
+    consumer = KafkaPartitionConsumer(stream_config, partition, client_id)   # assign(), no group
+    consumer.start(offset); consumer.fetch(start, end=None, timeout_ms=5000) -> MessageBatch(
+        values, offsets, timestamps_ms, keys, next_offset)   # [start, end); empty on timeout
+    meta = KafkaMetadataProvider(stream_config)
+    meta.partition_ids() / .earliest_offset(p) / .latest_offset(p) / .offset_for(p, criteria)
+
 Errors: ``engine.stream.errors`` StreamError -> TransientStreamError (retry),
 PermanentStreamError (stop the partition), OffsetOutOfRangeError.
 """
