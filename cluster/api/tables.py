@@ -84,8 +84,13 @@ class TableValidateView(APIView):
     )
     def post(self, request):
         config = parse_table_config(json_body(request))
-        ignored = {key: None for key in config.ignored_keys}
-        return Response({**config.to_json(), "unrecognizedProperties": ignored})
+        return Response(
+            {
+                **config.to_json(),
+                "unrecognizedProperties": config.unrecognized_properties,
+                "warnings": config.warnings,
+            }
+        )
 
 
 class TableDetailView(APIView):

@@ -36,7 +36,8 @@ def add_table(store: ClusterStore, data: dict) -> dict:
         audit.record("table.create", "table", config.table_name_with_type)
         publish_table(store, type(config).from_json(body))
     return {
-        "unrecognizedProperties": {},
+        "unrecognizedProperties": config.unrecognized_properties,
+        "warnings": config.warnings,
         "status": f"Table {config.table_name_with_type} successfully added",
     }
 
@@ -68,6 +69,7 @@ def update_table(store: ClusterStore, table_name: str, data: dict) -> dict:
 
         store.update_ideal_state(config.table_name_with_type, set_replicas)
     return {
-        "unrecognizedProperties": {},
+        "unrecognizedProperties": config.unrecognized_properties,
+        "warnings": config.warnings,
         "status": f"Table config updated for {config.table_name_with_type}",
     }

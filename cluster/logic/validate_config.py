@@ -6,6 +6,7 @@ from cluster import models
 from cluster.errors import BadRequest
 from engine.common.errors import ConfigError
 from engine.spi import Schema, TableConfig
+from engine.spi.schema_validation import validate_schema
 from engine.stream.config import table_stream_configs
 
 
@@ -18,9 +19,14 @@ class ConfigRejected(BadRequest):
         super().__init__(f"Invalid {what}{where}: {exc.message}")
 
 
-def parse_schema(data) -> Schema:
+def parse_schema(data, *, pinot_rules: bool = True) -> Schema:
+    """Read a schema; with ``pinot_rules`` also apply Pinot's SchemaUtils rules (for schemas
+    coming in; stored ones were checked when they came in)."""
     try:
-        return Schema.from_json(data)
+        schema = Schema.from_json(data)
+        if pinot_rules:
+            validate_schema(schema)
+        return schema
     except ConfigError as exc:
         raise ConfigRejected("schema", exc) from exc
 
@@ -45,17 +51,25 @@ def parse_table_config(data) -> TableConfig:
         err.field = field
         raise err
     try:
-        config = TableConfig.from_json(data, schema=parse_schema(row.config))
-        table_stream_configs(config)  # a stream we cannot consume or decode is a 400 now
+        config = TableConfig.from_json(data, schema=parse_schema(row.config, pinot_rules=False))
+        if _consumed_here(config):
+            table_stream_configs(config)  # a stream we cannot consume or decode is a 400 now
         return config
     except ConfigError as exc:
         raise ConfigRejected("table config", exc) from exc
 
 
+def _consumed_here(config: TableConfig) -> bool:
+    """Kafka streams are checked in full now. Pinot also accepts other stream types (Kinesis,
+    Pulsar); such a table is accepted with a warning (``config.warnings``) and not consumed."""
+    kind = str(config.stream_configs.get("streamType", "kafka")).lower()
+    return kind == "kafka"
+
+
 def incompatible_changes(old: dict, new: Schema) -> list[str]:
     """Backward-incompatible differences from ``old`` to ``new``: a column dropped or its data
     type, field type or single/multi-value changed. Adding columns is compatible."""
-    previous = parse_schema(old)
+    previous = parse_schema(old, pinot_rules=False)
     problems = []
     for name in previous.columns:
         if not new.has_column(name):
