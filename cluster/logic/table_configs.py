@@ -52,6 +52,8 @@ def save_table_configs(store: ClusterStore, body: dict, *, update: bool) -> dict
     a bad part leaves nothing stored in the database."""
     raw, schema, tables = _parts(body)
     published_schema = False
+    unrecognized: dict = {}
+    warnings: list[dict] = []
     try:
         with transaction.atomic():
             existed = models.Schema.objects.filter(name=schema.get("schemaName")).exists()
@@ -61,15 +63,24 @@ def save_table_configs(store: ClusterStore, body: dict, *, update: bool) -> dict
                 kind = str(config["tableType"]).upper()
                 exists = models.TableConfig.objects.filter(table_name=raw, table_type=kind).exists()
                 if update and exists:
-                    update_table(store, raw, config)
+                    result = update_table(store, raw, config)
                 else:
-                    add_table(store, config)
+                    result = add_table(store, config)
+                key = "offline" if kind == "OFFLINE" else "realtime"
+                unrecognized |= {
+                    f"/{key}{k}": v for k, v in result["unrecognizedProperties"].items()
+                }
+                warnings += [{**w, "field": f"{key}.{w['field']}"} for w in result["warnings"]]
     except Exception:
         if published_schema:
             store.delete_schema(schema.get("schemaName"))
         raise
     verb = "updated" if update else "added"
-    return {"unrecognizedProperties": {}, "status": f"TableConfigs {raw} successfully {verb}"}
+    return {
+        "unrecognizedProperties": unrecognized,
+        "warnings": warnings,
+        "status": f"TableConfigs {raw} successfully {verb}",
+    }
 
 
 def delete_table_configs(store: ClusterStore, table: str) -> dict:

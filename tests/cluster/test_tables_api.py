@@ -148,6 +148,7 @@ def test_table_configs_document(api, store, airline_schema, airline_offline_conf
             "offline": airline_offline_config, "realtime": airline_realtime_config}  # fmt: skip
     response = api.post("/tableConfigs", body, format="json")
     assert response.status_code == 200, response.content
+    assert "offline.tierConfigs" in [w["field"] for w in response.json()["warnings"]]
     assert api.get("/tableConfigs").json() == ["airlineStats"]
     got = api.get("/tableConfigs/airlineStats").json()
     assert got["schema"] == airline_schema
