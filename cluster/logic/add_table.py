@@ -9,8 +9,11 @@ from cluster.errors import BadRequest, Conflict, NotFound
 from cluster.logic import audit
 from cluster.logic.cluster_view import check_replication
 from cluster.logic.publish import publish_table
-from cluster.logic.validate_config import parse_table_config
+from cluster.logic.validate_config import ConfigRejected, parse_table_config
 from engine.clusterstate import ClusterStore, ResourceAssignment, split_table_name
+from engine.common.errors import ConfigError
+from engine.spi import TableConfig
+from engine.spi.table_config_validation import verify_hybrid_table_configs
 
 
 def _normalized(config) -> dict:
@@ -20,9 +23,27 @@ def _normalized(config) -> dict:
     return body
 
 
+def _check_hybrid(config) -> None:
+    """When the other type of the table exists, the two must agree as Pinot requires."""
+    other = (
+        models.TableConfig.objects.filter(table_name=config.table_name)
+        .exclude(table_type=config.table_type)
+        .first()
+    )
+    if other is None:
+        return
+    existing = TableConfig.from_json(other.config)
+    pair = (config, existing) if config.table_type == "OFFLINE" else (existing, config)
+    try:
+        verify_hybrid_table_configs(*pair)
+    except ConfigError as exc:
+        raise ConfigRejected("table config", exc) from exc
+
+
 def add_table(store: ClusterStore, data: dict) -> dict:
     """Validate, store and publish a new table type; 409 if it exists already."""
     config = parse_table_config(data)
+    _check_hybrid(config)
     check_replication(store, config)
     if models.TableConfig.objects.filter(
         table_name=config.table_name, table_type=config.table_type
@@ -55,6 +76,7 @@ def update_table(store: ClusterStore, table_name: str, data: dict) -> dict:
     ).first()
     if row is None:
         raise NotFound(f"Table {config.table_name_with_type} does not exist")
+    _check_hybrid(config)
     check_replication(store, config)
     body = _normalized(config)
     with transaction.atomic():

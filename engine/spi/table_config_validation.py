@@ -190,3 +190,27 @@ def _validate_instance_partitions(raw: dict) -> None:
         if kind in assigned:
             raise ConfigError(f"instancePartitionsMap.{kind}", "both instanceAssignmentConfigMap "
                               f"and instancePartitionsMap set for {kind}")  # fmt: skip
+
+
+def verify_hybrid_table_configs(offline, realtime) -> None:
+    """Pinot's checks across the two halves of a hybrid table: both have the same time column
+    (the broker splits queries on it) and the same broker tenant."""
+    off, rt = offline.time_column_name, realtime.time_column_name
+    if off is None or rt is None:
+        raise ConfigError(
+            "segmentsConfig.timeColumnName",
+            f"'timeColumnName' cannot be null in hybrid table {offline.table_name}: OFFLINE has "
+            f"{off!r}, REALTIME has {rt!r}",
+        )
+    if off != rt:
+        raise ConfigError(
+            "segmentsConfig.timeColumnName",
+            f"the time columns of hybrid table {offline.table_name} differ: OFFLINE {off!r}, "
+            f"REALTIME {rt!r}",
+        )
+    if offline.tenants.broker != realtime.tenants.broker:
+        raise ConfigError(
+            "tenants.broker",
+            f"the broker tenants of hybrid table {offline.table_name} differ: OFFLINE "
+            f"{offline.tenants.broker!r}, REALTIME {realtime.tenants.broker!r}",
+        )

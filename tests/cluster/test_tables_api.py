@@ -157,3 +157,17 @@ def test_table_configs_document(api, store, airline_schema, airline_offline_conf
     assert api.delete("/tableConfigs/airlineStats").status_code == 200
     assert api.get("/tables").json() == {"tables": []}
     assert store.schema("airlineStats") is None
+
+
+def test_hybrid_halves_must_share_the_time_column(api, with_schema, airline_offline_config,
+                                                  airline_realtime_config):  # fmt: skip
+    register_servers(api, 1)
+    offline = copy.deepcopy(airline_offline_config)
+    del offline["segmentsConfig"]["timeColumnName"]  # fine alone: an OFFLINE snapshot table
+    offline.pop("tierConfigs")  # its time-based tiers need no time column, but keep it plain
+    assert api.post("/tables", offline, format="json").status_code == 200
+    response = api.post("/tables", airline_realtime_config, format="json")
+    assert response.status_code == 400
+    assert response.json()["field"] == "segmentsConfig.timeColumnName"
+    assert "hybrid table airlineStats" in response.json()["error"]
+    assert set(api.get("/tables/airlineStats").json()) == {"OFFLINE"}
