@@ -54,6 +54,8 @@ class ControllerRuntime:
         external_view_interval_s: float = 1.0,
         run_task: Callable[[ClusterStore, str], object] | None = None,
         retry_interval_s: float = 2.0,
+        task_driver: Callable[[ClusterStore], None] | None = None,
+        task_driver_interval_s: float = 0.25,
     ):
         self.connect = connect
         self.cluster_name = cluster_name
@@ -64,6 +66,8 @@ class ControllerRuntime:
         self.external_view_interval_s = external_view_interval_s
         self.run_task = run_task
         self.retry_interval_s = retry_interval_s
+        self.task_driver = task_driver
+        self.task_driver_interval_s = task_driver_interval_s
         self.client: KazooClient | None = None
         self.store: ClusterStore | None = None
         self._stopping = threading.Event()
@@ -130,6 +134,8 @@ class ControllerRuntime:
         self._scheduler.start()
         self._spawn(self._election_loop, "controller-election")
         self._spawn(self._external_view_loop, "controller-external-view")
+        if self.task_driver is not None:
+            self._spawn(self._task_driver_loop, "controller-task-driver")
         self._started.set()
         log.info("controller %s started", self.instance_id)
 
@@ -224,6 +230,20 @@ class ControllerRuntime:
             except (ZooKeeperUnavailableError, KazooException) as exc:
                 log.debug("external view aggregation skipped: %s", exc)
 
+    def _task_driver_loop(self) -> None:
+        """The minion task driver (tasks.logic.driver.tick) on the leader: a loop of its own,
+        since dispatch latency depends on how soon it runs after a subtask finishes."""
+        while not self._stopping.wait(self.task_driver_interval_s):
+            if not self.is_leader:
+                continue
+            close_old_connections()
+            try:
+                self.task_driver(self.store)
+            except Exception:  # one failed pass must not stop the driver
+                log.exception("minion task driver pass failed")
+            finally:
+                close_old_connections()
+
     def _run_periodic(self, name: str) -> None:
         if not self.is_leader or self.run_task is None:
             return
@@ -257,8 +277,17 @@ def start() -> None:
         initial_delay_s=settings.PERIODIC_TASK_INITIAL_DELAY_S,
         external_view_interval_s=settings.EXTERNAL_VIEW_INTERVAL_S,
         run_task=lambda store, name: run_task(store, name),
+        task_driver=_task_driver_tick,
+        task_driver_interval_s=settings.TASK_DRIVER_INTERVAL_S,
     )
     _runtime.start()
+
+
+def _task_driver_tick(store: ClusterStore) -> None:
+    from tasks.logic.driver import expire_tasks, tick
+
+    tick(store)
+    expire_tasks()
 
 
 def stop() -> None:

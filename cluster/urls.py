@@ -19,6 +19,7 @@ from cluster.api import (
     zk,
 )
 from cluster.api.metrics import metrics
+from cluster.api.tasks_urls import urlpatterns as task_urlpatterns
 
 urlpatterns = [
     # schemas
@@ -154,3 +155,4 @@ urlpatterns = [
         name="table-rebuild-broker-resource",
     ),
 ]
+urlpatterns += task_urlpatterns

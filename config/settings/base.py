@@ -47,6 +47,16 @@ REBALANCE_STABILIZATION_TIMEOUT_S = env.float("SPRIG_REBALANCE_TIMEOUT_S", defau
 REBALANCE_CHECK_INTERVAL_S = env.float("SPRIG_REBALANCE_CHECK_INTERVAL_S", default=1.0)
 # timeout of a query forwarded to a broker by POST /sql
 SQL_FORWARD_TIMEOUT_S = env.float("SPRIG_SQL_FORWARD_TIMEOUT_S", default=60.0)
+# --- minion tasks (Pinot's controller.task.* settings) -------------------------------------
+# modules that register extra task types (tasks.registry), imported by controller and minions
+MINION_TASK_PLUGINS = env.list("SPRIG_MINION_TASK_PLUGINS", default=[])
+# how often the lead controller syncs minion reports, times out, retries and sends subtasks
+TASK_DRIVER_INTERVAL_S = env.float("SPRIG_TASK_DRIVER_INTERVAL_S", default=0.25)
+# controller.task.expire.time.ms / controller.task.terminalState.expire.time.ms
+TASK_EXPIRE_TIME_MS = env.int("SPRIG_TASK_EXPIRE_TIME_MS", default=24 * 3_600_000)
+TASK_TERMINAL_STATE_EXPIRE_TIME_MS = env.int(
+    "SPRIG_TASK_TERMINAL_STATE_EXPIRE_TIME_MS", default=72 * 3_600_000
+)
 
 # --- Django -----------------------------------------------------------------------------
 SECRET_KEY = env.str(

@@ -1,0 +1,1 @@
+"""The built-in task types (one registration each; see tasks.registry)."""

@@ -1,0 +1,1 @@
+"""Controller-side halves of the task types: one ``<type>.py`` per type (see tasks.registry)."""

@@ -1,0 +1,143 @@
+# ruff: noqa: F811 - fixtures imported from tests.cluster.conftest are requested by name
+"""Fixtures for the task framework's integration tests: the controller in-process (Django
+test client) on the shared ZooKeeper, real minions (``sprig minion`` Celery workers) on the
+shared Redis, and a table whose config names the example TestTask.
+
+The minions are started once per module on a cluster of their own; every test uses that
+cluster name, so the minions' registrations are visible to it. Tests use their own table
+names, since the cluster's ZooKeeper state outlives a test (its database does not).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import time
+import uuid
+
+import pytest
+
+import tests.tasks.example  # noqa: F401 - registers TestTask in this (controller) process
+from sprig.stack.cluster import minion_process
+from tests.cluster.conftest import (  # noqa: F401 - fixtures shared with the controller tests
+    airline_dir,
+    airline_offline_config,
+    airline_schema,
+    controller_zk,
+    register_servers,
+)
+
+PLUGINS = "tests.tasks.example"
+
+
+@pytest.fixture(scope="session")
+def task_redis_url(redis_server) -> str:
+    """A Redis database of their own, so no other test's minion takes these tasks."""
+    return redis_server.url.rsplit("/", 1)[0] + "/7"
+
+
+@pytest.fixture(scope="session")
+def celery_link(task_redis_url):
+    """Points the controller's Celery app at the test Redis."""
+    from config.celery_app import app
+
+    app.conf.broker_url = task_redis_url
+    app.conf.result_backend = task_redis_url
+    yield app
+    app.close()
+
+
+@pytest.fixture(scope="module")
+def minion_cluster() -> str:
+    return f"tasks_{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture(scope="module")
+def start_minion(controller_zk, task_redis_url, minion_cluster, tmp_path_factory):
+    """start_minion(name, tags) -> a running minion process on the module's cluster."""
+    started = []
+    workdir = tmp_path_factory.mktemp("minions")
+
+    def start(name: str = "minion", tags: str = "minion_untagged", **extra_env):
+        env = {
+            "SPRIG_REDIS_URL": task_redis_url,
+            "SPRIG_ZK": controller_zk.address,
+            "SPRIG_CLUSTER_NAME": minion_cluster,
+            "SPRIG_DATA_DIR": str(workdir / name / "data"),
+            "SPRIG_MINION_TASK_PLUGINS": PLUGINS,
+            "SPRIG_LOG_LEVEL": "INFO",
+            "DJANGO_SETTINGS_MODULE": "config.settings.local",
+            "PYTHONPATH": os.getcwd(),
+            **extra_env,
+        }
+        process = minion_process(workdir, env, name=name, tags=tags)
+        started.append(process)
+        process.start()
+        process.wait_ready()
+        return process
+
+    yield start
+    for process in started:
+        process.stop()
+
+
+@pytest.fixture
+def task_settings(settings, controller_zk, minion_cluster, celery_link, tmp_path):
+    settings.ZK_ADDRESS = controller_zk.address
+    settings.CLUSTER_NAME = minion_cluster
+    settings.DEEP_STORE_URI = str(tmp_path / "deepstore")
+    settings.CONTROLLER_HOST = "127.0.0.1"
+    settings.CONTROLLER_PORT = 9000
+    return settings
+
+
+@pytest.fixture
+def api(task_settings, db):
+    from rest_framework.test import APIClient
+
+    return APIClient()
+
+
+@pytest.fixture
+def store(task_settings):
+    from cluster.zk import get_store
+
+    return get_store()
+
+
+@pytest.fixture
+def make_table(api, store, airline_schema, airline_offline_config):
+    """make_table(task_configs) -> the OFFLINE table name with type, under a fresh name."""
+    if store.instance_config("Server_127.0.0.1_8001") is None:  # the cluster outlives tests
+        register_servers(api, 1)
+    api.post("/schemas", airline_schema, format="json")
+
+    def make(task_configs: dict[str, dict], name: str | None = None) -> str:
+        name = name or f"t{uuid.uuid4().hex[:8]}"
+        schema = {**copy.deepcopy(airline_schema), "schemaName": name}
+        assert api.post("/schemas", schema, format="json").status_code == 200
+        config = copy.deepcopy(airline_offline_config)
+        config["tableName"] = name
+        config["task"] = {"taskTypeConfigsMap": task_configs}
+        response = api.post("/tables", config, format="json")
+        assert response.status_code == 200, response.content
+        return f"{name}_OFFLINE"
+
+    return make
+
+
+def wait_task(api, store, name: str, states=("COMPLETED",), timeout_s: float = 60.0) -> dict:
+    """Drive the task manager (as the lead controller's loop does) until the task reaches one
+    of `states`; returns its debug info with every subtask."""
+    from tasks.logic.driver import tick
+
+    deadline = time.monotonic() + timeout_s
+    state = None
+    while time.monotonic() < deadline:
+        tick(store)
+        state = api.get(f"/tasks/task/{name}/state").json()
+        if state in states:
+            return api.get(f"/tasks/task/{name}/debug?verbosity=1").json()
+        time.sleep(0.1)
+    debug = api.get(f"/tasks/task/{name}/debug?verbosity=1").json()
+    raise AssertionError(f"task {name} is {state}, not {states}, after {timeout_s}s: {debug}")
