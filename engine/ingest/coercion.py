@@ -164,7 +164,7 @@ def convert(arr: pa.Array, data_type: DataType) -> pa.Array:
     target = data_type.arrow_type
     if data_type in (DataType.INT, DataType.LONG) and pa.types.is_floating(arr.type):
         finite = pc.is_finite(arr)
-        if not pc.all(pc.or_(finite, pc.is_null(arr))).as_py():
+        if not pc.all(pc.or_(finite, pc.is_null(arr)), min_count=0).as_py():  # empty: ok
             raise ValueError("not a finite number")
         lo, hi = (-(2**31), 2**31 - 1) if data_type is DataType.INT else (-(2**63), 2**63 - 1)
         if pc.any(pc.or_(pc.less(arr, float(lo)), pc.greater(arr, float(hi)))).as_py():

@@ -1,0 +1,197 @@
+"""Growable column storage of a consuming segment.
+
+Memory per row is bounded: a dictionary-encoded single-value column costs 4 bytes per row
+(an int32 id) plus its distinct values once; a multi-value column 4 bytes per value plus 8 per
+row (offsets); a raw fixed-width column its value width; a raw text column its Arrow bytes;
+a null vector 1 byte per row. No Python object is kept per row, only per distinct value.
+
+Appends never touch the part of a buffer a reader may already hold: buffers grow by copying
+into a new, larger array, and rows are only ever added past the end. So a snapshot that took
+``n`` rows can read ``[:n]`` of the arrays it captured while the consumer keeps appending.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyroaring import BitMap
+
+from engine.spi.schema import FieldSpec
+
+INITIAL_CAPACITY = 1024
+
+
+class GrowableArray:
+    """A numpy array that doubles its capacity as values are appended."""
+
+    def __init__(self, dtype, capacity: int = INITIAL_CAPACITY):
+        self.data = np.empty(capacity, dtype=dtype)
+        self.size = 0
+
+    def extend(self, values: np.ndarray) -> None:
+        need = self.size + len(values)
+        if need > len(self.data):
+            grown = np.empty(max(need, 2 * len(self.data)), dtype=self.data.dtype)
+            grown[: self.size] = self.data[: self.size]
+            self.data = grown  # readers keep the old buffer, whose first rows never change
+        self.data[self.size : need] = values
+        self.size = need
+
+    def view(self, n: int | None = None) -> np.ndarray:
+        return self.data[: self.size if n is None else n]
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.data.nbytes)
+
+
+class SortedDictionary:
+    """A dictionary's values in sorted order at one cardinality, with ``rank`` mapping an
+    insertion-order id to its sorted id and ``order`` the reverse."""
+
+    def __init__(self, values: np.ndarray | pa.Array, rank: np.ndarray, order: np.ndarray):
+        self.values = values
+        self.rank = rank
+        self.order = order
+
+
+class DictionaryColumn:
+    """A dictionary-encoded column (SV or MV). Values get ids in arrival order; the sorted
+    dictionary the query engine needs is derived per snapshot (and reused while the
+    cardinality does not change). ``inverted`` keeps one bitmap of docs per id, up to date."""
+
+    def __init__(self, spec: FieldSpec, inverted: bool):
+        self.spec = spec
+        self.fixed = spec.data_type.numpy_dtype is not None
+        self._ids: dict = {}
+        self.values = GrowableArray(spec.data_type.numpy_dtype) if self.fixed else []
+        self.forward = GrowableArray(np.int32)  # SV: one id per doc; MV: flat ids
+        self.offsets = None if spec.single_value else GrowableArray(np.int64)
+        if self.offsets is not None:
+            self.offsets.extend(np.zeros(1, dtype=np.int64))
+        self.bitmaps: list[BitMap] | None = [] if inverted else None
+        self._sorted: SortedDictionary | None = None
+
+    @property
+    def cardinality(self) -> int:
+        return len(self._ids)
+
+    def append(self, column: pa.Array, first_doc: int) -> None:
+        """Append one batch (a coerced Arrow column, a ListArray for MV) whose first row is
+        doc ``first_doc``."""
+        if self.offsets is not None:
+            offsets = column.offsets.to_numpy().astype(np.int64)
+            flat = column.flatten()
+            self.offsets.extend(self.offsets.view()[-1] + (offsets[1:] - offsets[0]))
+            docs = np.repeat(
+                np.arange(first_doc, first_doc + len(column), dtype=np.uint32), np.diff(offsets)
+            )
+        else:
+            flat = column
+            docs = None
+        ids = self._encode(flat)
+        self.forward.extend(ids)
+        if self.bitmaps is not None and len(ids):
+            if docs is None:
+                docs = np.arange(first_doc, first_doc + len(ids), dtype=np.uint32)
+            self._index(ids, docs)
+
+    def _encode(self, flat: pa.Array) -> np.ndarray:
+        if len(flat) == 0:
+            return np.empty(0, dtype=np.int32)
+        encoded = pc.dictionary_encode(flat)
+        known = self._ids
+        local = np.empty(len(encoded.dictionary), dtype=np.int32)
+        new = []
+        # one dict probe per distinct value of the batch, not per row
+        for i, value in enumerate(encoded.dictionary.to_pylist()):
+            gid = known.get(value)
+            if gid is None:
+                gid = known[value] = len(known)
+                new.append(value)
+            local[i] = gid
+        if new:
+            if self.fixed:
+                self.values.extend(np.asarray(new, dtype=self.values.data.dtype))
+            else:
+                self.values.extend(new)
+            if self.bitmaps is not None:
+                self.bitmaps.extend(BitMap() for _ in new)
+        return local[encoded.indices.to_numpy(zero_copy_only=False)]
+
+    def _index(self, ids: np.ndarray, docs: np.ndarray) -> None:
+        order = np.argsort(ids, kind="stable")
+        sorted_ids = ids[order]
+        bounds = np.flatnonzero(np.diff(sorted_ids)) + 1
+        starts = np.concatenate(([0], bounds))
+        ends = np.concatenate((bounds, [len(ids)]))
+        for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
+            self.bitmaps[int(sorted_ids[start])].update(docs[order[start:end]])
+
+    def sorted_dictionary(self, cardinality: int) -> SortedDictionary:
+        """The dictionary's first ``cardinality`` values, sorted (cached per cardinality)."""
+        cached = self._sorted
+        if cached is not None and len(cached.rank) == cardinality:
+            return cached
+        if self.fixed:
+            values = self.values.view(cardinality)
+            order = np.argsort(values, kind="stable")
+            sorted_values = values[order]
+        else:
+            array = pa.array(self.values[:cardinality], type=self.spec.data_type.arrow_type)
+            order = pc.sort_indices(array).to_numpy()
+            sorted_values = array.take(pa.array(order))
+        rank = np.empty(cardinality, dtype=np.int32)
+        rank[order] = np.arange(cardinality, dtype=np.int32)
+        result = SortedDictionary(sorted_values, rank, order)
+        self._sorted = result
+        return result
+
+    @property
+    def nbytes(self) -> int:
+        size = self.forward.nbytes + (self.offsets.nbytes if self.offsets is not None else 0)
+        if self.fixed:
+            size += self.values.nbytes
+        else:
+            size += 64 * len(self.values)
+        return size
+
+
+class RawColumn:
+    """A no-dictionary column: fixed-width values in a growable numpy array, text and other
+    variable-width values as the appended Arrow chunks."""
+
+    def __init__(self, spec: FieldSpec):
+        self.spec = spec
+        self.fixed = spec.data_type.numpy_dtype is not None
+        self.values = GrowableArray(spec.data_type.numpy_dtype) if self.fixed else None
+        self.chunks: list[pa.Array] = []
+        self.offsets = None if spec.single_value else GrowableArray(np.int64)
+        if self.offsets is not None:
+            self.offsets.extend(np.zeros(1, dtype=np.int64))
+
+    def append(self, column: pa.Array, first_doc: int) -> None:
+        if self.offsets is not None:
+            offsets = column.offsets.to_numpy().astype(np.int64)
+            self.offsets.extend(self.offsets.view()[-1] + (offsets[1:] - offsets[0]))
+            column = column.flatten()
+        if self.fixed:
+            self.values.extend(
+                column.to_numpy(zero_copy_only=False).astype(self.values.data.dtype, copy=False)
+            )
+        elif len(column):
+            self.chunks.append(column)
+
+    def flat(self, entries: int, chunks: list[pa.Array]) -> np.ndarray | pa.Array:
+        """The first ``entries`` flat values (numpy for fixed width, Arrow otherwise)."""
+        if self.fixed:
+            return self.values.view(entries)
+        if not chunks:
+            return pa.array([], type=self.spec.data_type.arrow_type)
+        return pa.concat_arrays(chunks).slice(0, entries)
+
+    @property
+    def nbytes(self) -> int:
+        size = self.values.nbytes if self.fixed else sum(c.nbytes for c in self.chunks)
+        return size + (self.offsets.nbytes if self.offsets is not None else 0)

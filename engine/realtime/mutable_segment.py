@@ -1,0 +1,172 @@
+"""The consuming (mutable) segment: rows appended as they are consumed, queryable at once.
+
+Rows arrive as Arrow batches, already decoded. ``index()`` runs them through the same
+transform -> filter -> coercion pipeline as a batch build (``engine.ingest.prepare_rows``),
+so a row is shaped exactly as it would be in an immutable segment, then appends each column to
+its growable storage (``engine.realtime.columns``). Rows that cannot be coerced are skipped and
+counted, never stop consumption.
+
+``snapshot()`` gives the query engine an immutable view of the rows indexed so far, with the
+reader API of ``ImmutableSegment`` (see ``engine.realtime.snapshot``). ``build()`` turns the
+rows into an immutable segment with the engine's segment writer, with every index the table
+asks for (sorted, inverted, range, bloom, star-tree).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from engine.common.errors import IngestError
+from engine.ingest import prepare_rows
+from engine.ingest.coercion import NULL_COLUMN_PREFIX
+from engine.realtime.columns import DictionaryColumn, GrowableArray, RawColumn
+from engine.spi.schema import Schema
+from engine.spi.table_config import TableConfig
+
+
+@dataclasses.dataclass
+class IndexResult:
+    """What one ``index()`` call did: ``indexed`` rows appended; ``filtered`` rows dropped by
+    ``filterConfig``; ``errors`` one IngestError per row that could not be coerced (its
+    ``row`` is the position in the batch given)."""
+
+    indexed: int
+    filtered: int
+    errors: list[IngestError]
+
+
+class MutableSegment:
+    """A consuming segment of one partition. Thread-safe for one writer (the partition's
+    consumer) and any number of readers (queries through ``snapshot()``)."""
+
+    def __init__(self, name: str, schema: Schema, table_config: TableConfig):
+        self.name = name
+        self.schema = schema
+        self.table_config = table_config
+        self.table_name = table_config.table_name_with_type
+        self.creation_time_ms = int(time.time() * 1000)
+        no_dict = set(table_config.no_dictionary_columns)
+        inverted = set(table_config.inverted_index_columns)
+        self.columns: dict[str, DictionaryColumn | RawColumn] = {}
+        for spec in schema.fields:
+            if spec.name in no_dict:
+                self.columns[spec.name] = RawColumn(spec)
+            else:
+                self.columns[spec.name] = DictionaryColumn(spec, spec.name in inverted)
+        self.track_nulls = bool(
+            table_config.index_config.null_handling_enabled
+            or schema.to_json().get("enableColumnBasedNullHandling")
+        )
+        self.nulls = (
+            {name: GrowableArray(np.bool_) for name in self.columns} if self.track_nulls else {}
+        )
+        self.num_docs = 0
+        self.num_rows_filtered = 0
+        self.num_rows_errored = 0
+        self.last_indexed_ms: int | None = None
+        self._lock = threading.Lock()
+        self._snapshot = None
+
+    @property
+    def lock(self) -> threading.Lock:
+        """Held while rows are appended; readers of live index structures take it too."""
+        return self._lock
+
+    def index(self, batch: pa.RecordBatch | pa.Table, *, source: str = "stream") -> IndexResult:
+        """Transform, filter and coerce ``batch`` (decoded messages) and append the rows that
+        pass. Never raises for a bad row: it is skipped and returned in ``errors``."""
+        if batch.num_rows == 0:
+            return IndexResult(0, 0, [])
+        prepared = prepare_rows(
+            batch, self.schema, self.table_config, continue_on_error=True, source=source
+        )
+        table = prepared.table.combine_chunks()
+        with self._lock:
+            first = self.num_docs
+            for name, column in self.columns.items():
+                column.append(_single_chunk(table.column(name)), first)
+            for name, mask in self.nulls.items():
+                flags = (
+                    table.column(NULL_COLUMN_PREFIX + name)
+                    if (NULL_COLUMN_PREFIX + name in table.column_names)
+                    else None
+                )
+                mask.extend(
+                    np.zeros(table.num_rows, dtype=np.bool_)
+                    if flags is None
+                    else _single_chunk(flags).to_numpy(zero_copy_only=False)
+                )
+            self.num_docs = first + table.num_rows
+            self.num_rows_filtered += prepared.num_filtered
+            self.num_rows_errored += len(prepared.errors)
+            if table.num_rows:
+                self.last_indexed_ms = int(time.time() * 1000)
+        return IndexResult(table.num_rows, prepared.num_filtered, prepared.errors)
+
+    def snapshot(self):
+        """An immutable view of the rows indexed so far (the same object until rows are
+        added, so the query engine's per-segment caches are reused)."""
+        from engine.realtime.snapshot import SegmentSnapshot
+
+        with self._lock:
+            current = self._snapshot
+            if current is not None and current.total_docs == self.num_docs:
+                return current
+            self._snapshot = SegmentSnapshot.capture(self)
+            return self._snapshot
+
+    def to_arrow(self) -> pa.Table:
+        """The rows in stored types (MV as lists), nulls restored where the input was null
+        (null handling on): ready for ``build_segment``."""
+        return self.snapshot().to_arrow()
+
+    def build(self, out_dir: str | Path, *, segment_name: str | None = None,
+              custom_metadata: dict | None = None):  # fmt: skip
+        """Write the rows as an immutable segment under ``out_dir`` (engine.segment writer,
+        with all of the table's indexes) and return its ``SegmentBuildResult``."""
+        from engine.segment import build_segment
+
+        return build_segment(
+            self.to_arrow(),
+            self.schema,
+            _without_transforms(self.table_config),
+            out_dir,
+            segment_name=segment_name or self.name,
+            custom_metadata=custom_metadata,
+        )
+
+    @property
+    def memory_bytes(self) -> int:
+        """Bytes held by the column buffers (capacity, not just the rows in use)."""
+        return sum(c.nbytes for c in self.columns.values()) + sum(
+            m.nbytes for m in self.nulls.values()
+        )
+
+    def __repr__(self) -> str:
+        return f"MutableSegment({self.name!r}, docs={self.num_docs})"
+
+
+def _single_chunk(column: pa.ChunkedArray) -> pa.Array:
+    if column.num_chunks == 1:
+        return column.chunk(0)
+    if column.num_chunks == 0:
+        return pa.array([], type=column.type)
+    return pa.concat_arrays(column.chunks)
+
+
+def _without_transforms(table_config: TableConfig) -> TableConfig:
+    """The table config with its ingestion transforms and filter removed: the rows of a
+    mutable segment went through them already, and applying them twice would, e.g., filter
+    on columns that no longer exist."""
+    raw = table_config.to_json()
+    ingestion = dict(raw.get("ingestionConfig") or {})
+    ingestion.pop("transformConfigs", None)
+    ingestion.pop("filterConfig", None)
+    raw["ingestionConfig"] = ingestion
+    return TableConfig(raw)

@@ -1,0 +1,298 @@
+"""A point-in-time, read-only view of a consuming segment, with the reader API of
+``engine.segment.ImmutableSegment`` so the query engine runs on it unchanged.
+
+The query engine assumes sorted dictionaries (dictionary id order = value order). A consuming
+segment assigns ids in arrival order, so a snapshot maps them through the sorted dictionary's
+rank (cached while the cardinality is unchanged); everything else is a view of the first
+``total_docs`` rows of the buffers captured when the snapshot was taken.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyroaring import BitMap
+
+from engine.common.errors import SegmentError
+from engine.common.types import smallest_uint_dtype
+from engine.realtime.columns import DictionaryColumn, RawColumn
+from engine.segment.dictionary import Dictionary
+from engine.segment.metadata import ColumnMetadata, SegmentMetadata
+
+
+class _InvertedView:
+    """``.bitmap(sorted_id)``: the docs below the snapshot's row count holding that value."""
+
+    def __init__(self, column: DictionaryColumn, order: np.ndarray, n: int, lock):
+        self._column, self._order, self._n, self._lock = column, order, n, lock
+
+    def bitmap(self, dict_id: int) -> BitMap:
+        with self._lock:  # the consumer adds docs to these bitmaps under the same lock
+            docs = self._column.bitmaps[int(self._order[dict_id])]
+            return docs[: docs.rank(self._n - 1)] if self._n else BitMap()
+
+
+class SnapshotColumn:
+    """One column of a snapshot; mirrors ``engine.segment.column_reader.ColumnReader``."""
+
+    def __init__(self, snapshot: SegmentSnapshot, column, captured: dict):
+        self._snapshot = snapshot
+        self._column = column
+        self._captured = captured
+        self.spec = column.spec
+        self.name = column.spec.name
+        self.total_docs = snapshot.total_docs
+        self._dict_column = isinstance(column, DictionaryColumn)
+
+    # ---- dictionary -------------------------------------------------------------------------
+    @functools.cached_property
+    def _sorted(self):
+        return self._column.sorted_dictionary(self._captured["cardinality"])
+
+    @functools.cached_property
+    def dictionary(self) -> Dictionary | None:
+        if not self._dict_column:
+            return None
+        return Dictionary(self.spec.data_type, self._sorted.values)
+
+    @functools.cached_property
+    def _rank(self) -> np.ndarray:
+        card = self._captured["cardinality"]
+        return self._sorted.rank.astype(smallest_uint_dtype(max(card - 1, 0)))
+
+    def _flat_ids(self) -> np.ndarray:
+        forward = self._captured["forward"][: self._captured["entries"]]
+        return self._rank[forward]
+
+    def dict_ids(self) -> np.ndarray:
+        """SV: the sorted-dictionary id of each doc."""
+        self._require(single=True, dictionary=True)
+        return self._cached_ids
+
+    @functools.cached_property
+    def _cached_ids(self) -> np.ndarray:
+        return self._flat_ids()
+
+    def dict_ids_range(self, start: int, end: int) -> np.ndarray:
+        return self.dict_ids()[start:end]
+
+    def mv_offsets(self) -> np.ndarray:
+        self._require(single=False)
+        return self._captured["offsets"][: self.total_docs + 1]
+
+    def mv_dict_ids(self) -> np.ndarray:
+        self._require(single=False, dictionary=True)
+        return self._cached_ids
+
+    def _require(self, *, single: bool, dictionary: bool = False) -> None:
+        if self.spec.single_value != single:
+            kind = "single-value" if single else "multi-value"
+            raise SegmentError(f"this accessor is for {kind} columns; {self.name!r} is not")
+        if dictionary and not self._dict_column:
+            raise SegmentError(f"column {self.name!r} has no dictionary (it is raw)")
+
+    # ---- values ------------------------------------------------------------------------------
+    def _raw_flat(self):
+        column: RawColumn = self._column
+        return column.flat(self._captured["entries"], self._captured["chunks"])
+
+    def raw_values(self) -> pa.Array:
+        flat = self._raw_flat()
+        return pa.array(flat) if isinstance(flat, np.ndarray) else flat
+
+    def values(self):
+        """SV: one numpy array of values; MV: ``(offsets, flat values)``."""
+        if self._dict_column:
+            flat = self.dictionary.take(self._cached_ids)
+        else:
+            raw = self._raw_flat()
+            flat = raw if isinstance(raw, np.ndarray) else raw.to_numpy(zero_copy_only=False)
+        if self.spec.single_value:
+            return flat
+        return np.asarray(self.mv_offsets()), flat
+
+    # ---- indexes -----------------------------------------------------------------------------
+    @property
+    def null_bitmap(self) -> BitMap | None:
+        mask = self._captured.get("nulls")
+        if mask is None:
+            return None
+        return BitMap(np.flatnonzero(mask[: self.total_docs]).astype(np.uint32))
+
+    @functools.cached_property
+    def inverted_index(self):
+        if not self._dict_column or self._column.bitmaps is None:
+            return None
+        return _InvertedView(self._column, self._sorted.order, self.total_docs, self._snapshot.lock)
+
+    range_index = None
+    bloom_filter = None
+
+    def sorted_doc_range(self, dict_id: int) -> tuple[int, int]:
+        raise SegmentError(f"column {self.name!r} of a consuming segment is not sorted")
+
+    # ---- metadata ----------------------------------------------------------------------------
+    @functools.cached_property
+    def metadata(self) -> ColumnMetadata:
+        spec, data_type = self.spec, self.spec.data_type
+        entries = self._captured["entries"]
+        low = high = None
+        if self._dict_column:
+            cardinality = self._captured["cardinality"]
+            if cardinality:
+                low, high = self.dictionary.get(0), self.dictionary.get(cardinality - 1)
+        else:
+            cardinality = -1  # unknown without a dictionary, as in Pinot's consuming segments
+            flat = self._raw_flat()
+            if entries:
+                if isinstance(flat, np.ndarray):
+                    low, high = flat.min().item(), flat.max().item()
+                else:
+                    bounds = pc.min_max(flat)
+                    low, high = bounds["min"].as_py(), bounds["max"].as_py()
+        max_mv = 1
+        if not spec.single_value:
+            counts = np.diff(self.mv_offsets())
+            max_mv = int(counts.max()) if len(counts) else 0
+        indexes = []
+        if self.inverted_index is not None:
+            indexes.append("inverted")
+        if "nulls" in self._captured:
+            indexes.append("nullvec")
+        return ColumnMetadata(
+            name=self.name,
+            data_type=data_type,
+            field_type=spec.field_type,
+            single_value=spec.single_value,
+            cardinality=cardinality,
+            min_value=None if low is None else data_type.to_json_value(low),
+            max_value=None if high is None else data_type.to_json_value(high),
+            is_sorted=False,
+            has_dictionary=self._dict_column,
+            total_number_of_entries=entries,
+            max_num_multi_values=max_mv,
+            default_null_value=data_type.to_json_value(spec.default_null_value),
+            forward_format="mutable",
+            indexes=indexes,
+        )
+
+    def to_arrow(self) -> pa.Array:
+        """The column in stored Arrow types (MV as a list array), nulls where the input was
+        null when null handling is on."""
+        arrow_type = self.spec.data_type.arrow_type
+        if self._dict_column:
+            flat = self._sorted.values
+            flat = pa.array(flat, type=arrow_type) if isinstance(flat, np.ndarray) else flat
+            flat = flat.take(pa.array(self._cached_ids))
+        else:
+            flat = self.raw_values().cast(arrow_type)
+        if not self.spec.single_value:
+            offsets = pa.array(np.asarray(self.mv_offsets(), dtype=np.int32))
+            return pa.ListArray.from_arrays(offsets, flat)
+        mask = self._captured.get("nulls")
+        if mask is not None and mask[: self.total_docs].any():
+            flat = pc.if_else(pa.array(mask[: self.total_docs]), pa.nulls(1, arrow_type)[0], flat)
+        return flat
+
+
+class SegmentSnapshot:
+    """The first ``total_docs`` rows of a consuming segment, read-only."""
+
+    star_trees: list = []
+
+    def __init__(self, segment, total_docs: int, captured: dict[str, dict]):
+        self._segment = segment
+        self.name = segment.name
+        self.table_name = segment.table_name
+        self.total_docs = total_docs
+        self.lock = segment.lock
+        self._columns = {
+            name: SnapshotColumn(self, segment.columns[name], captured[name])
+            for name in segment.columns
+        }
+
+    @classmethod
+    def capture(cls, segment) -> SegmentSnapshot:
+        """Called with the segment's lock held: record the row count and the buffers."""
+        captured = {}
+        for name, column in segment.columns.items():
+            entry = {"entries": 0}
+            if isinstance(column, DictionaryColumn):
+                entry["forward"] = column.forward.data
+                entry["entries"] = column.forward.size
+                entry["cardinality"] = column.cardinality
+            else:
+                entry["entries"] = (
+                    column.values.size if column.fixed else sum(len(c) for c in column.chunks)
+                )
+                entry["chunks"] = list(column.chunks)
+            if column.offsets is not None:
+                entry["offsets"] = column.offsets.data
+            if name in segment.nulls:
+                entry["nulls"] = segment.nulls[name].data
+            captured[name] = entry
+        return cls(segment, segment.num_docs, captured)
+
+    @property
+    def column_names(self) -> list[str]:
+        return list(self._columns)
+
+    def has_column(self, name: str) -> bool:
+        return name in self._columns
+
+    def column(self, name: str) -> SnapshotColumn:
+        reader = self._columns.get(name)
+        if reader is None:
+            raise SegmentError(f"segment {self.name} has no column {name!r}")
+        return reader
+
+    @functools.cached_property
+    def metadata(self) -> SegmentMetadata:
+        """Segment-level facts like an immutable segment's (no CRC: it is not written yet)."""
+        config = self._segment.table_config
+        time_column = config.time_column_name
+        start = end = start_ms = end_ms = unit = None
+        if time_column and time_column in self._columns and self.total_docs:
+            meta = self._columns[time_column].metadata
+            start, end = meta.min_value, meta.max_value
+            fmt = self._segment.schema.field(time_column).datetime_format
+            if fmt is not None and start is not None:
+                spec = self._segment.schema.field(time_column)
+                bounds = pa.array(
+                    [spec.data_type.to_stored(start), spec.data_type.to_stored(end)],
+                    spec.data_type.arrow_type,
+                )
+                start_ms, end_ms = fmt.to_millis(bounds).to_pylist()
+                unit = fmt.time_unit
+        return SegmentMetadata(
+            segment_name=self.name,
+            table_name=self.table_name,
+            total_docs=self.total_docs,
+            crc=-1,
+            creation_time=self._segment.creation_time_ms,
+            columns={name: c.metadata for name, c in self._columns.items()},
+            time_column=time_column,
+            time_unit=unit,
+            start_time=start,
+            end_time=end,
+            start_time_ms=start_ms,
+            end_time_ms=end_ms,
+        )
+
+    def to_arrow(self, columns: list[str] | None = None):
+        """The rows as a pyarrow Table in stored types (nulls restored from the null flags,
+        so the table can be passed to ``build_segment``)."""
+        names = columns or self.column_names
+        return pa.table({name: self._columns[name].to_arrow() for name in names})
+
+    def size_bytes(self) -> int:
+        return self._segment.memory_bytes
+
+    def close(self) -> None:
+        """Nothing to release: the buffers belong to the consuming segment."""
+
+    def __repr__(self) -> str:
+        return f"SegmentSnapshot({self.name!r}, docs={self.total_docs})"
