@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import logging
 
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
@@ -61,3 +63,63 @@ def pinot_exception_handler(exc, context):
         response.data = {"code": response.status_code, "error": str(detail or response.data)}
         return response
     return None
+
+
+# --- errors raised outside DRF's views: unknown paths, Django's own 405s, crashes ----------
+# Pages (the console and its static files) keep Django's HTML errors; everything else is the
+# REST API, which answers in JSON whatever the settings, as Pinot's controller does.
+_PAGE_PREFIXES = ("/console", "/static/")
+_REASONS = {404: "HTTP 404 Not Found", 405: "HTTP 405 Method Not Allowed"}
+
+
+def is_api_path(path: str) -> bool:
+    return path != "/" and not path.startswith(_PAGE_PREFIXES)
+
+
+def _json_error(code: int, message: str) -> JsonResponse:
+    return JsonResponse({"code": code, "error": message}, status=code)
+
+
+class ApiJsonErrorsMiddleware:
+    """Turns every non-JSON 404, 405 and 500 on an API path into Pinot's error JSON. It wraps
+    Django's own handling, so it also covers DEBUG's technical pages, which must never reach
+    an API client (they show settings and stack traces)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if not is_api_path(request.path) or response.status_code not in (404, 405, 500):
+            return response
+        if response.get("Content-Type", "").startswith("application/json"):
+            return response
+        code = response.status_code
+        if code == 500:
+            return _server_error(request)
+        return _json_error(code, f"{_REASONS[code]}: {request.method} {request.path}")
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> None:
+        # Kept for the 500 body; Django still logs it and builds its response.
+        request._sprig_exception = exception
+        return None
+
+
+def _server_error(request: HttpRequest) -> JsonResponse:
+    # The exception's type and message say what failed; the stack trace stays in the log.
+    crash = getattr(request, "_sprig_exception", None)
+    detail = f"{type(crash).__name__}: {crash}" if crash is not None else "server error"
+    return _json_error(500, f"Internal error while serving {request.method} {request.path}: "
+                       f"{detail}")  # fmt: skip
+
+
+def handler404(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if is_api_path(request.path):
+        return _json_error(404, f"{_REASONS[404]}: {request.method} {request.path}")
+    return defaults.page_not_found(request, exception)
+
+
+def handler500(request: HttpRequest) -> HttpResponse:
+    if is_api_path(request.path):
+        return _server_error(request)
+    return defaults.server_error(request)
