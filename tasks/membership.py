@@ -12,17 +12,16 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import threading
 
 from celery.signals import worker_ready, worker_shutdown
 from django.conf import settings
 
 from engine.clusterstate import InstanceConfig
-from engine.server.participant import Participant
+from engine.runtime import Membership, Participant
 
 log = logging.getLogger(__name__)
 
-_membership: tuple[Participant, threading.Event, threading.Thread] | None = None
+_membership: Membership | None = None
 
 
 def minion_instance_id(name: str, host: str | None = None) -> str:
@@ -50,12 +49,10 @@ def join_cluster(**_kwargs) -> None:
         session_timeout_s=settings.ZK_SESSION_TIMEOUT_S,
         request_timeout_s=settings.ZK_REQUEST_TIMEOUT_S,
     )
-    stop = threading.Event()
-    thread = threading.Thread(
-        target=participant.keep_registered, args=(stop,), name="zk-membership", daemon=True
-    )
-    thread.start()
-    _membership = (participant, stop, thread)
+    # connects in its own thread, retrying while ZooKeeper is down, then re-registers in
+    # every new session
+    _membership = Membership(participant, interval_s=10.0, connect_timeout_s=10.0)
+    _membership.start()
     log.info("minion %s joins cluster %s at %s", instance_id, settings.CLUSTER_NAME,
              settings.ZK_ADDRESS)  # fmt: skip
 
@@ -67,9 +64,6 @@ def leave_cluster(**_kwargs) -> None:
     global _membership
     if _membership is None:
         return
-    participant, stop, thread = _membership
-    _membership = None
-    stop.set()
-    participant.changed.set()
-    thread.join(timeout=5)
-    participant.stop()
+    membership, _membership = _membership, None
+    membership.stop(timeout_s=5)
+    membership.participant.stop()

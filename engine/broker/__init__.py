@@ -15,8 +15,9 @@ health); ``time_boundary`` (hybrid tables); ``transport`` (keep-alive connection
 servers); ``scatter`` (all requests written, then the answers gathered); ``handler`` (one
 query, end to end); ``instance`` (the process and its HTTP API).
 
-The broker shares ``engine.server.http``, ``participant``, ``schemas``, ``plans`` and
-``metrics`` with the server, and learns about the cluster only from ZooKeeper.
+The broker builds on ``engine.runtime`` (HTTP service, ZooKeeper membership, follow loop,
+metrics, schema cache) like the server, imports nothing from ``engine.server``, and learns
+about the cluster only from ZooKeeper.
 """
 
 from engine.broker.errors import BadBrokerRequest, BrokerError

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.common.errors import EngineError
+from engine.runtime.errors import ProcessError
 
 SEGMENTS_UNAVAILABLE_ERROR_CODE = 305
 BROKER_TIMEOUT_ERROR_CODE = 400
@@ -11,7 +11,7 @@ SERVER_NOT_RESPONDING_ERROR_CODE = 427
 BROKER_REQUEST_ERROR_CODE = 200
 
 
-class BrokerError(EngineError):
+class BrokerError(ProcessError):
     """Something the broker process could not do."""
 
 

@@ -16,6 +16,7 @@ from collections import OrderedDict
 import orjson
 
 from engine.broker.errors import SEGMENTS_UNAVAILABLE_ERROR_CODE, BadBrokerRequest
+from engine.broker.metrics import BrokerMetrics
 from engine.broker.pruning import prune
 from engine.broker.routing import RoutingManager, RoutingSnapshot, ServerAddress
 from engine.broker.scatter import ScatterGather
@@ -26,11 +27,10 @@ from engine.query import QueryError, reduce
 from engine.query.errors import QueryExecutionError, TableNotFoundError
 from engine.query.explain import explain_response
 from engine.query.parser import parse_sql
+from engine.query.plan_cache import PlanCache
 from engine.query.response import error_response
-from engine.server.metrics import BrokerMetrics
-from engine.server.plans import PlanCache
-from engine.server.query import with_time_boundary
-from engine.server.schemas import SchemaCache
+from engine.query.time_boundary import with_time_boundary
+from engine.runtime import SchemaCache
 
 log = logging.getLogger(__name__)
 

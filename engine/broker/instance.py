@@ -18,16 +18,14 @@ import urllib3
 
 from engine.broker.errors import BROKER_REQUEST_ERROR_CODE, BadBrokerRequest
 from engine.broker.handler import BrokerQuery, QueryRunner
+from engine.broker.metrics import BrokerMetrics
 from engine.broker.routing import RoutingManager
 from engine.broker.scatter import ScatterGather
 from engine.broker.selection import BalancedSelector, ServerHealth
 from engine.clusterstate import InstanceConfig, InstanceType, split_table_name
 from engine.clusterstate.tags import instance_id as make_instance_id
 from engine.query.response import broker_response
-from engine.server.http import HttpService, Request, Response, Router
-from engine.server.metrics import BrokerMetrics
-from engine.server.participant import Participant
-from engine.server.schemas import SchemaCache
+from engine.runtime import HttpService, Participant, Request, Response, Router, SchemaCache
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +149,7 @@ class BrokerInstance:
         return Response.json(boundary.to_json())
 
     def _metrics(self, _request: Request) -> Response:
-        return Response(200, self.metrics.render(), "text/plain; version=0.0.4; charset=utf-8")
+        return self.metrics.response()
 
 
 def _bad_request(message: str) -> Response:

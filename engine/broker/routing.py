@@ -6,8 +6,9 @@ and CONSUMING replicas in the external view), what it knows of each segment for 
 partitioning (from its table config and schema). Server addresses come from the instance
 configs; liveness from ``LIVEINSTANCES``.
 
-One thread rebuilds the snapshot whenever a watch fires (and every ``resync_interval_s``);
-readers take ``snapshot`` and never lock. Segment metadata is cached and re-read only when
+One thread (an ``engine.runtime.Membership`` loop, which also keeps the broker registered)
+rebuilds the snapshot whenever a watch fires (and every ``resync_interval_s``); readers take
+``snapshot`` and never lock. Table configs are read through ``engine.spi.TableConfig``. Segment metadata is cached and re-read only when
 its znode changes.
 """
 
@@ -15,10 +16,9 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import threading
 
 import orjson
-from kazoo.exceptions import KazooException, NoNodeError
+from kazoo.exceptions import NoNodeError
 
 from engine.broker.pruning import ColumnPartitioning, SegmentInfo
 from engine.clusterstate import (
@@ -29,13 +29,12 @@ from engine.clusterstate import (
     ResourceAssignment,
     SegmentZKMetadata,
     ZNRecord,
-    ZooKeeperUnavailableError,
     split_table_name,
     table_config_from_record,
 )
 from engine.common.errors import ConfigError
-from engine.server.participant import Participant
-from engine.server.schemas import SchemaCache
+from engine.runtime import Membership, Participant, SchemaCache
+from engine.spi import TableConfig
 from engine.spi.datetime_format import UNIT_MILLIS, DateTimeFormat
 
 log = logging.getLogger(__name__)
@@ -90,7 +89,11 @@ class RoutingSnapshot:
         return [t for t in (f"{raw_table}_OFFLINE", f"{raw_table}_REALTIME") if t in self.routes]
 
 
-class RoutingManager:
+class RoutingManager(Membership):
+    """Keeps the broker registered and ``snapshot`` current (``ready`` once built)."""
+
+    while_unavailable = "keeping the last routing table"
+
     def __init__(
         self,
         participant: Participant,
@@ -99,56 +102,16 @@ class RoutingManager:
         resync_interval_s: float = 30.0,
         on_change=None,
     ) -> None:
-        self.participant = participant
+        super().__init__(participant, "routing", interval_s=resync_interval_s)
         self.schemas = schemas
-        self.resync_interval_s = resync_interval_s
         self.snapshot = RoutingSnapshot({}, {}, frozenset())
         self._segment_cache: dict[tuple[str, str], SegmentInfo | None] = {}
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self._on_change = on_change
-        self.ready = threading.Event()
 
-    @property
-    def changed(self) -> threading.Event:
-        return self.participant.changed
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="routing", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self.changed.set()
-        if self._thread is not None:
-            self._thread.join(timeout=30)
-
-    def _poke(self, _event=None) -> None:
-        self.changed.set()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self.changed.wait(self.resync_interval_s)
-            if self._stop.is_set():
-                return
-            self.changed.clear()
-            try:
-                if not self.participant.connected:
-                    raise ZooKeeperUnavailableError("not connected")
-                self.participant.ensure_registered()
-                self.refresh()
-                self.ready.set()
-                if self._on_change is not None:
-                    self._on_change(self.snapshot)
-            except (ZooKeeperUnavailableError, KazooException) as exc:
-                # keep routing on the last snapshot until ZooKeeper is back
-                log.warning("ZooKeeper unavailable (%s); keeping the last routing table", exc)
-                self._stop.wait(0.5)
-                self.changed.set()
-            except Exception:  # a bug in one pass must not stop routing updates
-                log.exception("routing refresh failed; retrying")
-                self._stop.wait(1.0)
-                self.changed.set()
+    def follow(self) -> None:
+        self.refresh()
+        if self._on_change is not None:
+            self._on_change(self.snapshot)
 
     # --- one rebuild -------------------------------------------------------------------------
     def refresh(self) -> RoutingSnapshot:
@@ -187,11 +150,12 @@ class RoutingManager:
         view_record = self._record(paths.external_view(table))
         if config_record is None and view_record is None:
             return None
-        config = {}
+        config = None
         if config_record is not None:
             try:
-                config = table_config_from_record(config_record)
-            except ClusterStateError as exc:
+                config = TableConfig.from_json(table_config_from_record(config_record))
+            except (ClusterStateError, ConfigError) as exc:
+                # the segments are still routed; only time and partition pruning are lost
                 log.error("table config %s is unreadable: %s", table, exc)
         view = ResourceAssignment.from_record(view_record) if view_record else None
         segment_servers = {}
@@ -200,7 +164,7 @@ class RoutingManager:
             segment_servers[segment] = serving
         segments = {}
         for segment in segment_servers:
-            info = self._segment_info(table, segment, config)
+            info = self._segment_info(table, segment)
             segments[segment] = info
         time_column, time_format = self._time_column(table, config)
         return TableRoute(
@@ -213,8 +177,10 @@ class RoutingManager:
             push_frequency_ms=_push_frequency_ms(config),
         )
 
-    def _time_column(self, table: str, config: dict) -> tuple[str | None, DateTimeFormat | None]:
-        column = (config.get("segmentsConfig") or {}).get("timeColumnName")
+    def _time_column(
+        self, table: str, config: TableConfig | None
+    ) -> tuple[str | None, DateTimeFormat | None]:
+        column = config.time_column_name if config is not None else None
         schema = self.schemas.get(split_table_name(table)[0])
         if schema is None:
             return column, None
@@ -226,7 +192,7 @@ class RoutingManager:
         except ConfigError:
             return column, None
 
-    def _segment_info(self, table: str, segment: str, config: dict) -> SegmentInfo:
+    def _segment_info(self, table: str, segment: str) -> SegmentInfo:
         key = (table, segment)
         if key in self._segment_cache and self._segment_cache[key] is not None:
             return self._segment_cache[key]
@@ -240,17 +206,17 @@ class RoutingManager:
 
     def _stale_segment(self, key: tuple[str, str]) -> None:
         self._segment_cache.pop(key, None)
-        self.changed.set()
+        self.poke()
 
     def _children(self, path: str) -> list[str]:
         try:
-            return self.participant.client.get_children(path, watch=self._poke)
+            return self.participant.client.get_children(path, watch=self.poke)
         except NoNodeError:
             return []
 
     def _record(self, path: str, watch=None) -> ZNRecord | None:
         try:
-            data, _ = self.participant.client.get(path, watch=watch or self._poke)
+            data, _ = self.participant.client.get(path, watch=watch or self.poke)
         except NoNodeError:
             return None
         if not data:
@@ -281,22 +247,15 @@ def segment_info_from_metadata(meta: SegmentZKMetadata) -> SegmentInfo:
     return SegmentInfo(meta.segment_name, start, end, partitions)
 
 
-def _partitioning(config: dict) -> dict[str, ColumnPartitioning]:
-    index = config.get("tableIndexConfig") or {}
-    column_map = (index.get("segmentPartitionConfig") or {}).get("columnPartitionMap") or {}
-    out = {}
-    for column, spec in column_map.items():
-        try:
-            out[column] = ColumnPartitioning(str(spec["functionName"]), int(spec["numPartitions"]))
-        except (KeyError, TypeError, ValueError):
-            log.warning("ignoring the malformed partition config of column %s", column)
-    return out
+def _partitioning(config: TableConfig | None) -> dict[str, ColumnPartitioning]:
+    if config is None:
+        return {}
+    return {
+        column: ColumnPartitioning(spec.function_name, spec.num_partitions)
+        for column, spec in config.index_config.segment_partition_config.items()
+    }
 
 
-def _push_frequency_ms(config: dict) -> int:
+def _push_frequency_ms(config: TableConfig | None) -> int:
     """One push-frequency unit: an hour for HOURLY pushes, else a day."""
-    batch = (config.get("ingestionConfig") or {}).get("batchIngestionConfig") or {}
-    frequency = batch.get("segmentIngestionFrequency") or (config.get("segmentsConfig") or {}).get(
-        "segmentPushFrequency"
-    )
-    return HOUR_MS if str(frequency or "").upper() == "HOURLY" else DAY_MS
+    return HOUR_MS if config is not None and config.push_frequency == "HOURLY" else DAY_MS

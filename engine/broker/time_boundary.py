@@ -26,7 +26,7 @@ class TimeBoundary:
         return {"timeColumn": self.column, "timeValue": str(self.value)}
 
     def clause(self, table_type: str) -> dict:
-        """The filter the server adds for ``table_type`` (see engine.server.query)."""
+        """The filter the server adds for ``table_type`` (see engine.query.time_boundary)."""
         op = "<=" if table_type == "OFFLINE" else ">"
         return {"column": self.column, "op": op, "value": self.value}
 

@@ -2,7 +2,7 @@
 
 A query's requests are all written first and the answers read afterwards, so the servers
 work in parallel while the broker's request thread needs no helper threads. The peers are
-always Sprig servers (``engine.server.http``), which answer with a Content-Length body, so a
+always Sprig servers (``engine.runtime.http``), which answer with a Content-Length body, so a
 minimal client suffices: it costs a fraction of http.client, which parses every response's
 headers with the email package. A kept-alive connection the server has closed meanwhile (it
 restarted, say) is retried once on a fresh connection; a timeout never is.

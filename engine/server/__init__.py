@@ -9,12 +9,10 @@ Public API::
     server.start()    # registers Server_<host>_<port>, follows the ideal states
     server.stop()
 
-Modules, bottom-up: ``errors``; ``http`` (a small HTTP/1.1 service, also used by the broker);
-``participant`` (ZooKeeper session, instance config, live instance; also used by the broker);
-``schemas`` (schema cache) and ``plans`` (plan cache), both also used by the broker;
-``download`` and ``segments`` (deep store fetch and the segment state transitions);
-``follower`` (the loop that follows ideal states and messages); ``query`` (the query
-endpoint); ``metrics``; ``instance`` (the process).
+It builds on ``engine.runtime`` (HTTP service, ZooKeeper membership and follow loop, metrics,
+schema cache). Modules, bottom-up: ``errors``; ``download`` and ``segments`` (deep store
+fetch and the segment state transitions); ``follower`` (the loop that follows ideal states and messages); ``query`` (the query
+endpoint); ``metrics`` (its Prometheus collectors); ``instance`` (the process).
 
 The server learns about the cluster only from ZooKeeper (see ``engine.clusterstate``) and
 downloads segments from ``segment.download.url``.

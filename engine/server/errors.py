@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from engine.common.errors import EngineError
+from engine.runtime.errors import ProcessError
 
 
-class ServerError(EngineError):
+class ServerError(ProcessError):
     """Something the server process could not do."""
 
 

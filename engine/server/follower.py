@@ -1,18 +1,18 @@
 """The server's worker loop: follow the ideal states and handle the controller's messages.
 
 ZooKeeper watches (one-shot, re-armed on every pass) and connection-state changes only poke
-``changed``; one thread then registers (on a new session), reconciles every ideal state with
-what is hosted, and handles ``INSTANCES/<id>/MESSAGES``. A periodic pass every
-``resync_interval_s`` covers anything a lost watch would miss. ZooKeeper outages are waited
-out: the loop retries and the hosted segments keep serving queries meanwhile.
+the loop (``engine.runtime.Membership``); one thread then registers (on a new session),
+reconciles every ideal state with what is hosted, and handles ``INSTANCES/<id>/MESSAGES``. A
+periodic pass every ``resync_interval_s`` covers anything a lost watch would miss. ZooKeeper
+outages are waited out: the loop retries and the hosted segments keep serving queries
+meanwhile.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 
-from kazoo.exceptions import KazooException, NoNodeError
+from kazoo.exceptions import NoNodeError
 
 from engine.clusterstate import (
     BROKER_RESOURCE,
@@ -21,9 +21,8 @@ from engine.clusterstate import (
     ResourceAssignment,
     SegmentState,
     ZNRecord,
-    ZooKeeperUnavailableError,
 )
-from engine.server.participant import Participant
+from engine.runtime.participant import Membership, Participant
 from engine.server.segments import SegmentDataManager
 
 log = logging.getLogger(__name__)
@@ -33,7 +32,7 @@ RESET = "SEGMENT_RESET"
 REFRESH = "SEGMENT_REFRESH"
 
 
-class IdealStateFollower:
+class IdealStateFollower(Membership):
     def __init__(
         self,
         participant: Participant,
@@ -41,53 +40,13 @@ class IdealStateFollower:
         *,
         resync_interval_s: float = 10.0,
     ) -> None:
-        self.participant = participant
+        super().__init__(participant, "ideal-state-follower", interval_s=resync_interval_s)
         self.segments = segments
-        self.resync_interval_s = resync_interval_s
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self.passes = 0  # completed passes, for readiness checks
 
-    @property
-    def changed(self) -> threading.Event:
-        return self.participant.changed
+    def on_new_session(self) -> None:
+        self.segments.publish_all()  # the lost session took the current states with it
 
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="ideal-state-follower", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self.changed.set()
-        if self._thread is not None:
-            self._thread.join(timeout=30)
-
-    def _poke(self, _event=None) -> None:
-        self.changed.set()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self.changed.wait(self.resync_interval_s)
-            if self._stop.is_set():
-                return
-            self.changed.clear()
-            try:
-                self.run_once()
-                self.passes += 1
-            except (ZooKeeperUnavailableError, KazooException) as exc:
-                log.warning("ZooKeeper unavailable (%s); retrying", exc)
-                self._stop.wait(0.5)
-                self.changed.set()
-            except Exception:  # a bug in one pass must not stop the server following
-                log.exception("ideal-state pass failed; retrying")
-                self._stop.wait(1.0)
-                self.changed.set()
-
-    def run_once(self) -> None:
-        if not self.participant.connected:
-            raise ZooKeeperUnavailableError("not connected")
-        if self.participant.ensure_registered():
-            self.segments.publish_all()
+    def follow(self) -> None:
         self.handle_messages()
         self.reconcile()
         if self.passes == 0:
@@ -100,7 +59,7 @@ class IdealStateFollower:
         paths = self.participant.store.paths
         me = self.participant.instance_id
         try:
-            resources = client.get_children(paths.ideal_states, watch=self._poke)
+            resources = client.get_children(paths.ideal_states, watch=self.poke)
         except NoNodeError:
             resources = []
         seen = set()
@@ -122,7 +81,7 @@ class IdealStateFollower:
 
     def _read_ideal_state(self, path: str) -> ResourceAssignment | None:
         try:
-            data, _ = self.participant.client.get(path, watch=self._poke)
+            data, _ = self.participant.client.get(path, watch=self.poke)
         except NoNodeError:
             return None
         if not data:
@@ -139,7 +98,7 @@ class IdealStateFollower:
         store = self.participant.store
         base = store.paths.messages(self.participant.instance_id)
         try:
-            names = client.get_children(base, watch=self._poke)
+            names = client.get_children(base, watch=self.poke)
         except NoNodeError:
             return
         for name in sorted(names):

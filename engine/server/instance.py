@@ -20,12 +20,10 @@ from pathlib import Path
 
 from engine.clusterstate import InstanceConfig, InstanceType, split_table_name
 from engine.clusterstate.tags import instance_id as make_instance_id
+from engine.runtime import HttpService, Participant, Request, Response, Router, SchemaCache
 from engine.server.follower import IdealStateFollower
-from engine.server.http import HttpService, Request, Response, Router
 from engine.server.metrics import ServerMetrics
-from engine.server.participant import Participant
 from engine.server.query import QueryExecutor
-from engine.server.schemas import SchemaCache
 from engine.server.segments import SegmentDataManager
 
 log = logging.getLogger(__name__)
@@ -138,4 +136,4 @@ class ServerInstance:
         self.metrics.segments.clear()
         for state, count in self.segments.count_by_state().items():
             self.metrics.segments.labels(state).set(count)
-        return Response(200, self.metrics.render(), "text/plain; version=0.0.4; charset=utf-8")
+        return self.metrics.response()

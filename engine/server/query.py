@@ -27,19 +27,17 @@ from engine.clusterstate import split_table_name
 from engine.query import QueryError, combine, execute_server
 from engine.query.errors import QueryExecutionError
 from engine.query.explain import segment_plans
-from engine.query.expressions import Function, Identifier, Literal
 from engine.query.plan import QueryPlan
+from engine.query.plan_cache import PlanCache
 from engine.query.runner import columns_from_segments
+from engine.query.time_boundary import BOUNDARY_OPS, with_time_boundary
+from engine.runtime import Request, Response, SchemaCache
 from engine.server.errors import BadQueryRequest
-from engine.server.http import Request, Response
 from engine.server.metrics import ServerMetrics
-from engine.server.plans import PlanCache
-from engine.server.schemas import SchemaCache
 from engine.server.segments import SegmentDataManager
 
 SEGMENTS_MISSING_ERROR_CODE = 235
 ARROW_STREAM = "application/vnd.apache.arrow.stream"
-_BOUNDARY_OPS = {"<=": "less_than_or_equal", ">": "greater_than"}
 
 
 @dataclasses.dataclass
@@ -74,7 +72,7 @@ class ServerQueryRequest:
         if boundary is not None and (
             not isinstance(boundary, dict)
             or not isinstance(boundary.get("column"), str)
-            or boundary.get("op") not in _BOUNDARY_OPS
+            or boundary.get("op") not in BOUNDARY_OPS
             or "value" not in boundary
         ):
             raise BadQueryRequest("'timeBoundary' must be {column, op ('<=' or '>'), value}")
@@ -83,19 +81,6 @@ class ServerQueryRequest:
             raise BadQueryRequest("'timeoutMs' must be a number of milliseconds")
         return cls(int(data.get("requestId") or 0), sql, table, segments,
                    {str(k): str(v) for k, v in options.items()}, boundary, budget)  # fmt: skip
-
-
-def with_time_boundary(plan: QueryPlan, boundary: dict | None) -> QueryPlan:
-    """``plan`` with ``column <= value`` (OFFLINE) or ``column > value`` (REALTIME) ANDed to
-    its filter (the hybrid table's time boundary)."""
-    if boundary is None:
-        return plan
-    clause = Function(
-        _BOUNDARY_OPS[boundary["op"]],
-        (Identifier(boundary["column"]), Literal(boundary["value"])),
-    )
-    where = clause if plan.filter is None else Function("and", (plan.filter, clause))
-    return dataclasses.replace(plan, filter=where)
 
 
 class QueryExecutor:

@@ -65,7 +65,11 @@ def hybrid(zookeeper, pinot_examples, day_rows, tmp_path_factory):
         "columnPartitionMap": {"Month": {"functionName": "Modulo", "numPartitions": 4}}
     }
     store.put_table_config(offline)
-    store.put_table_config({**offline, "tableType": "REALTIME"})
+    # the REALTIME half as the controller stores it: a REALTIME config names its stream
+    stream = {"streamType": "kafka", "stream.kafka.topic.name": "airline",
+              "stream.kafka.broker.list": "127.0.0.1:9092"}  # fmt: skip
+    index = {**offline["tableIndexConfig"], "streamConfigs": stream}
+    store.put_table_config({**offline, "tableType": "REALTIME", "tableIndexConfig": index})
     server = ServerInstance(ServerConfig(
         zookeeper.address, store.paths.cluster_name, host="127.0.0.1", bind="127.0.0.1",
         query_port=free_port(), admin_port=free_port(), data_dir=tmp_path / "server",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine.broker.transport import ServerConnections
-from engine.server.http import HttpService, Response, Router
+from engine.runtime.http import HttpService, Response, Router
 from sprig.stack.process import free_port
 
 

@@ -1,5 +1,5 @@
 """A small HTTP/1.1 service on the standard library's ThreadingHTTPServer (a thread per
-connection), shared by the server (query and admin ports) and the broker.
+connection), shared by the engine processes (the server's query and admin ports, the broker).
 
 Keep-alive connections, TCP_NODELAY (headers and body otherwise meet Nagle's algorithm and a
 delayed ACK: +40 ms per request) and one thread per connection keep the per-request overhead
@@ -22,7 +22,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import orjson
 
-from engine.server.errors import ServerError
+from engine.runtime.errors import ProcessError
 
 log = logging.getLogger(__name__)
 
@@ -207,7 +207,7 @@ class HttpService:
         try:
             self._server = _Server((host, port), _Handler, router, name)
         except OSError as exc:
-            raise ServerError(
+            raise ProcessError(
                 f"cannot listen on {host}:{port} for the {name} endpoint: {exc.strerror or exc}"
             ) from exc
         self._thread: threading.Thread | None = None

@@ -3,8 +3,9 @@ ephemeral live-instance node.
 
 kazoo reconnects by itself (``connection_retry`` retries forever). A lost session takes the
 live-instance node with it, so ``ensure_registered`` notices the new session id and registers
-again; the owner calls it from its worker loop whenever ``changed`` fires. Servers and brokers
-both use this class.
+again. ``Membership`` is the follow loop that calls it whenever ``changed`` fires; the server's
+and the broker's loops are Memberships that also follow the cluster's state, and a minion runs
+a plain one. Servers, brokers and minions all use this module.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from engine.clusterstate import (
     session_id_of,
 )
 from engine.clusterstate.tags import default_tags
+from engine.runtime.follow import FollowLoop
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +57,7 @@ class Participant:
         self.registered_session: str | None = None
         self._zk_address = zk_address
         self._stopping = False
+        self.started = False
 
     @property
     def instance_id(self) -> str:
@@ -74,6 +77,7 @@ class Participant:
                 f"cannot connect to ZooKeeper at {self._zk_address} within "
                 f"{connect_timeout_s:g} s; check SPRIG_ZK and that ZooKeeper is running"
             ) from exc
+        self.started = True  # from here on kazoo reconnects by itself
         self.changed.set()
 
     def stop(self) -> None:
@@ -117,24 +121,6 @@ class Participant:
         log.info("registered %s (tags %s) in session %s", self.instance_id, config.tags,
                  self.session_id())  # fmt: skip
 
-    def keep_registered(self, stop: threading.Event, interval_s: float = 10.0) -> None:
-        """Connect (retrying while ZooKeeper is down) and stay registered until ``stop`` is
-        set, re-registering after every new session. For processes with no other ZooKeeper
-        work to do, such as minions; run it in a thread."""
-        started = False
-        while not stop.is_set():
-            try:
-                if not started:
-                    self.start(connect_timeout_s=interval_s)
-                    started = True  # from here on kazoo reconnects by itself
-                self.ensure_registered()
-            except ZooKeeperUnavailableError as exc:
-                log.warning("%s: not registered yet: %s", self.instance_id, exc)
-            except Exception:  # a membership hiccup must not end the loop
-                log.exception("%s: registering failed; will retry", self.instance_id)
-            self.changed.wait(interval_s)
-            self.changed.clear()
-
     def _on_state(self, state: str) -> None:
         # runs on kazoo's event thread: never block here
         if self._stopping:
@@ -147,3 +133,43 @@ class Participant:
         else:
             log.info("ZooKeeper connected")
         self.changed.set()
+
+
+class Membership(FollowLoop):
+    """Keeps ``participant`` registered: connects (retrying while ZooKeeper is down, when the
+    owner has not connected it yet) and registers again in every new session. Subclasses
+    follow the cluster in ``follow`` after each check, and republish what the lost session
+    took with it in ``on_new_session``."""
+
+    def __init__(
+        self,
+        participant: Participant,
+        name: str = "zk-membership",
+        *,
+        interval_s: float = 10.0,
+        connect_timeout_s: float = 10.0,
+        **backoff,
+    ) -> None:
+        super().__init__(name, wake=participant.changed, interval_s=interval_s, **backoff)
+        self.participant = participant
+        self.connect_timeout_s = connect_timeout_s
+
+    @property
+    def changed(self) -> threading.Event:
+        return self.wake
+
+    def run_once(self) -> None:
+        participant = self.participant
+        if not participant.started:
+            participant.start(connect_timeout_s=self.connect_timeout_s)
+        if not participant.connected:
+            raise ZooKeeperUnavailableError("not connected")
+        if participant.ensure_registered():
+            self.on_new_session()
+        self.follow()
+
+    def on_new_session(self) -> None:
+        """Called once registered in a new session (the first one included)."""
+
+    def follow(self) -> None:
+        """The cluster-following part of a pass, after registration."""

@@ -7,7 +7,8 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
-from engine.query import QueryPlan, compile_query
+from engine.query.plan import QueryPlan
+from engine.query.runner import compile_query
 
 
 class PlanCache:

@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from engine.server.http import HttpService, Request, Response, Router
+from engine.runtime.http import HttpService, Request, Response, Router
 
 
 @pytest.fixture
@@ -96,7 +96,7 @@ def test_request_dataclass_carries_lowercase_headers(service):
 
 
 def test_a_port_in_use_is_a_clear_error(service):
-    from engine.server.errors import ServerError
+    from engine.runtime.errors import ProcessError
 
-    with pytest.raises(ServerError, match=f"127.0.0.1:{service.port} for the other endpoint"):
+    with pytest.raises(ProcessError, match=f"127.0.0.1:{service.port} for the other endpoint"):
         HttpService("other", "127.0.0.1", service.port, Router())

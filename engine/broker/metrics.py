@@ -1,0 +1,31 @@
+"""Prometheus metrics of a broker process."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Histogram
+
+from engine.runtime.metrics import LATENCY_BUCKETS_S, ProcessMetrics
+
+
+class BrokerMetrics(ProcessMetrics):
+    def __init__(self) -> None:
+        super().__init__()
+        self.queries = Counter(
+            "sprig_broker_queries", "Queries received", ["table"], registry=self.registry
+        )
+        self.latency = Histogram(
+            "sprig_broker_query_latency_seconds", "End-to-end query time at the broker",
+            ["table"], buckets=LATENCY_BUCKETS_S, registry=self.registry,
+        )  # fmt: skip
+        self.partial = Counter(
+            "sprig_broker_partial_responses", "Responses with partialResult true", ["table"],
+            registry=self.registry,
+        )  # fmt: skip
+        self.server_failures = Counter(
+            "sprig_broker_server_failures", "Server requests that failed or timed out",
+            ["server"], registry=self.registry,
+        )  # fmt: skip
+        self.docs_scanned = Counter(
+            "sprig_broker_docs_scanned", "Documents scanned by queries", ["table"],
+            registry=self.registry,
+        )  # fmt: skip
