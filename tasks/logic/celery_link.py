@@ -6,6 +6,7 @@ controller gave up on never overwrites the current one.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 
@@ -31,7 +32,8 @@ def send_attempt(*, subtask: str, task_type: str, attempt: int, configs: dict, q
     """Put one attempt on the queue of its minion tag; returns its id."""
     task_id = attempt_id(subtask, attempt)
     soft = max(1.0, timeout_ms / 1000.0)
-    celery_app().send_task(
+    app = celery_app()
+    app.send_task(
         RUN_SUBTASK,
         kwargs={
             "subtask": subtask,
@@ -45,6 +47,11 @@ def send_attempt(*, subtask: str, task_type: str, attempt: int, configs: dict, q
         soft_time_limit=soft,
         time_limit=soft + HARD_LIMIT_GRACE_S,
     )
+    # send_task subscribes this process to the attempt's result channel, for a .get() that
+    # the controller never does (it polls the stored state); unsubscribe, or the
+    # subscriptions pile up for the life of the controller
+    with contextlib.suppress(AttributeError):
+        app.backend.result_consumer.cancel_for(task_id)
     return task_id
 
 

@@ -1,4 +1,5 @@
-"""TestTask's executor: sleeps ``sleepMs`` reporting progress, fails subtask ``failIndex``
+"""TestTask's executor: sleeps ``sleepMs`` reporting progress (only while its attempt is at
+most ``sleepAttempts``, when given), fails subtask ``failIndex``
 (while its attempt is at most ``failAttempts``), else returns what it did."""
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ class TestTaskExecutor(TaskExecutor):
     def execute(self, ctx: SubtaskContext) -> dict:
         index = int(ctx.configs["index"])
         sleep_ms = int(ctx.configs.get("sleepMs", "0"))
+        if ctx.attempt > int(ctx.configs.get("sleepAttempts", str(ctx.attempt))):
+            sleep_ms = 0
         deadline = time.monotonic() + sleep_ms / 1000
         while time.monotonic() < deadline:
             ctx.report_progress(f"sleeping, {int((deadline - time.monotonic()) * 1000)} ms left")

@@ -9,7 +9,7 @@ from tasks.generators.base import GenerationContext, TaskGenerator
 from tasks.metadata import read_metadata, write_metadata
 
 # the executor's knobs, passed through to every subtask
-PASS_THROUGH = ("sleepMs", "failIndex", "failAttempts")
+PASS_THROUGH = ("sleepMs", "sleepAttempts", "failIndex", "failAttempts")
 
 
 def _int(task_config: dict[str, str], key: str, default: int, minimum: int) -> int:
