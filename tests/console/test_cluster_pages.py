@@ -177,3 +177,15 @@ def test_an_unknown_table_page_says_so(page, console_cluster):
     expect(page.get_by_role("alert")).to_contain_text("does not exist")
     expect(page.locator("#table-body")).to_be_hidden()
     expect(page.get_by_role("button", name="Delete table")).to_be_hidden()
+
+
+def test_table_page_lists_config_keys_sprig_does_not_act_on(page, console_cluster):
+    page.goto("/console/tables/airlineStats")
+    warnings = page.get_by_test_id("config-warnings")
+    expect(warnings).to_be_visible()
+    expect(warnings).to_contain_text("OFFLINE · tierConfigs")
+    expect(warnings).to_contain_text("tiered storage is not implemented")
+    page.get_by_role("tab", name="Table config").click()
+    page.get_by_role("button", name="Validate").first.click()
+    expect(page.get_by_test_id("config-feedback")).to_contain_text("Valid, with notes")
+    screenshot(page, "table-warnings")

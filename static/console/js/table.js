@@ -31,7 +31,31 @@ async function loadAll() {
     $(".page-head .actions").hidden = true;
     return;
   }
-  await Promise.all([loadSegments(), loadState(), loadConfig(), loadSchema()]);
+  await Promise.all([loadSegments(), loadState(), loadConfig(), loadSchema(), loadWarnings()]);
+}
+
+// What the controller accepted but Sprig does not act on (warnings) or does not know
+// (unrecognizedProperties), from the same validation the API runs on every config.
+async function loadWarnings() {
+  const host = $("#config-warnings");
+  const items = [];
+  for (const type of types()) {
+    let out;
+    try {
+      out = await api.post("/tables/validate", configs[type]);
+    } catch (err) {
+      items.push(el("li", { class: "error-text" }, `${type}: ${errorText(err)}`));
+      continue;
+    }
+    for (const w of out.warnings || []) {
+      items.push(el("li", {}, el("code", {}, `${type} · ${w.field}`), ` — ${w.message}`));
+    }
+    for (const key of Object.keys(out.unrecognizedProperties || {})) {
+      items.push(el("li", {}, el("code", {}, `${type} · ${key}`), " — not a Pinot config key; kept as given"));
+    }
+  }
+  host.hidden = items.length === 0;
+  clear(host, el("h2", {}, "Accepted, not implemented in Sprig"), el("ul", { class: "warning-list" }, items));
 }
 
 async function loadState() {
@@ -254,6 +278,7 @@ async function saveConfig() {
     await api.put(PATH, doc);
     configs = await api.get(PATH);
     setFeedback(feedback, "Saved: the controller accepted the config.", true);
+    loadWarnings();
   } catch (err) {
     setFeedback(feedback, errorText(err), false);
   }
@@ -284,8 +309,10 @@ async function saveSchema() {
 
 async function validateDoc(editor, path, feedback) {
   try {
-    await api.post(path, editor.parse());
-    setFeedback(feedback, "Valid.", true);
+    const out = await api.post(path, editor.parse());
+    const notes = (out.warnings || []).map((w) => `${w.field}: ${w.message}`);
+    notes.push(...Object.keys(out.unrecognizedProperties || {}).map((k) => `${k}: unknown key, kept`));
+    setFeedback(feedback, notes.length ? `Valid, with notes:\n${notes.join("\n")}` : "Valid.", true);
   } catch (err) {
     setFeedback(feedback, errorText(err), false);
   }
