@@ -23,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from spark_jobs.ingestion.errors import IngestionError
     from spark_jobs.ingestion.main import run as run_job
-    from sprig.cli import CommandError
+    from sprig.errors import CommandError
 
     try:
         return run_job(args)
