@@ -1,0 +1,327 @@
+"""The consuming loop of one partition's CONSUMING segment on one replica.
+
+From the segment's start offset it fetches message batches, decodes them and indexes the rows
+into the ``MutableSegment`` (queryable at once), until an end criteria: the segment's row
+target, the flush time, a force-commit request, or (when catching up) the offset the
+controller named. Then it follows the completion protocol (``engine.realtime.completion``)
+with the controller until the segment is COMMITTED (this replica built and uploaded it),
+RETAINED (it kept its own identical build), DISCARDED (another replica's build is to be
+downloaded) or ERROR.
+
+Bad input never stops the partition: a malformed message is counted and skipped; an offset
+Kafka no longer has is moved to per the stream's ``auto.offset.reset`` (counted and logged);
+transient stream errors are retried. Only a permanent stream error (the topic is gone,
+access refused) stops consumption, and the controller is told with segmentStoppedConsuming.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import logging
+import shutil
+import threading
+import time
+from collections import deque
+from pathlib import Path
+
+from engine.common.errors import EngineError
+from engine.realtime import completion as proto
+from engine.realtime.mutable_segment import MutableSegment
+from engine.stream.config import StreamConfig
+from engine.stream.decoders import MessageDecoder
+from engine.stream.errors import (
+    OffsetOutOfRangeError,
+    PermanentStreamError,
+    StreamError,
+    TransientStreamError,
+)
+
+log = logging.getLogger(__name__)
+MAX_POLL_MS = 500  # the longest one fetch waits, so stop and force-commit act quickly
+RETRY_MS = 1000  # back-off after a transient stream error
+
+
+class ConsumerState(enum.StrEnum):
+    INITIAL_CONSUMING = "INITIAL_CONSUMING"
+    CATCHING_UP = "CATCHING_UP"
+    HOLDING = "HOLDING"
+    COMMITTING = "COMMITTING"
+    RETAINING = "RETAINING"
+    COMMITTED = "COMMITTED"
+    RETAINED = "RETAINED"
+    DISCARDED = "DISCARDED"
+    ERROR = "ERROR"
+
+
+DONE_STATES = frozenset(
+    {ConsumerState.COMMITTED, ConsumerState.RETAINED, ConsumerState.DISCARDED, ConsumerState.ERROR}
+)
+
+
+@dataclasses.dataclass
+class ConsumingStats:
+    """Counters of one consuming segment (for metrics and consumingSegmentsInfo).
+    ``rows_malformed`` counts messages that could not be decoded or coerced;
+    ``last_message_time_ms`` is the Kafka timestamp of the newest message consumed."""
+
+    messages: int = 0
+    rows_indexed: int = 0
+    rows_filtered: int = 0
+    rows_malformed: int = 0
+    offset_resets: int = 0
+    transient_errors: int = 0
+    last_message_time_ms: int | None = None
+    last_consumed_at_ms: int | None = None
+    recent_errors: deque = dataclasses.field(default_factory=lambda: deque(maxlen=20))
+
+
+class PartitionConsumer:
+    """Consumes one partition into ``segment`` from ``start_offset`` and completes it.
+
+    ``consumer`` is a ``KafkaPartitionConsumer``-like object (``start``, ``fetch``, ``close``)
+    and ``metadata`` a ``KafkaMetadataProvider``-like one (``offset_for``), for resolving
+    ``auto.offset.reset`` after an out-of-range offset. ``row_limit`` is this segment's row
+    target (ZK ``segment.flush.threshold.size``); the time limit is the stream's flush time.
+    The built segment goes under ``build_dir``. Call ``run()`` on a thread of its own;
+    ``stop()`` makes it return, ``force_commit()`` ends consumption at the current offset."""
+
+    def __init__(self, *, segment: MutableSegment, stream: StreamConfig, partition: int,
+                 start_offset: int, row_limit: int, completion: proto.CompletionClient,
+                 consumer, metadata, build_dir: str | Path, time_limit_ms: int | None = None,
+                 hold_ms: int = proto.MAX_HOLD_TIME_MS):  # fmt: skip
+        self.segment = segment
+        self.stream = stream
+        self.partition = partition
+        self.start_offset = int(start_offset)
+        self.current_offset = int(start_offset)
+        self.row_limit = int(row_limit)
+        self.time_limit_ms = stream.flush.time_ms if time_limit_ms is None else time_limit_ms
+        self.completion = completion
+        self.build_dir = Path(build_dir)
+        self.hold_ms = hold_ms
+        self.state = ConsumerState.INITIAL_CONSUMING
+        self.stats = ConsumingStats()
+        self.stop_reason: str | None = None
+        self.final_offset: int | None = None
+        self.built = None  # SegmentBuildResult once COMMITTED or RETAINED
+        self.error: str | None = None
+        self._consumer = consumer
+        self._metadata = metadata
+        self._decoder = MessageDecoder.for_stream(stream, segment.schema)
+        self._stop = threading.Event()
+        self._force_commit = threading.Event()
+        self._consume_started = time.monotonic()
+
+    # ---- control -------------------------------------------------------------------------------
+    def stop(self) -> None:
+        self._stop.set()
+
+    def force_commit(self) -> None:
+        self._force_commit.set()
+
+    @property
+    def done(self) -> bool:
+        return self.state in DONE_STATES
+
+    def run(self) -> ConsumerState:
+        """Consume and complete; returns the final state (or the current one if stopped)."""
+        try:
+            self._consumer.start(self.current_offset)
+            while not self._stop.is_set() and not self.done:
+                if self.state in (ConsumerState.INITIAL_CONSUMING, ConsumerState.CATCHING_UP):
+                    if self._consume() and self.state is not ConsumerState.ERROR:
+                        self.state = ConsumerState.HOLDING
+                elif self.state is ConsumerState.HOLDING:
+                    self._ask_controller()
+        finally:
+            self._consumer.close()
+        return self.state
+
+    # ---- consuming -----------------------------------------------------------------------------
+    def _end_reached(self) -> bool:
+        if self.state is ConsumerState.CATCHING_UP:
+            return self.current_offset >= self.final_offset
+        if self._force_commit.is_set():
+            self.stop_reason = proto.REASON_FORCE_COMMIT
+        elif self.segment.num_docs >= self.row_limit:
+            self.stop_reason = proto.REASON_ROW_LIMIT
+        elif self._elapsed_ms() >= self.time_limit_ms:
+            self.stop_reason = proto.REASON_TIME_LIMIT
+        else:
+            return False
+        return True
+
+    def _elapsed_ms(self) -> float:
+        return (time.monotonic() - self._consume_started) * 1000
+
+    def _consume(self) -> bool:
+        """Consume until the end criteria (True) or until stopped or failed (False)."""
+        while not self._stop.is_set():
+            if self._end_reached():
+                return True
+            catching_up = self.state is ConsumerState.CATCHING_UP
+            wait_ms = MAX_POLL_MS
+            if not catching_up:
+                wait_ms = max(1, min(wait_ms, int(self.time_limit_ms - self._elapsed_ms())))
+            try:
+                batch = self._consumer.fetch(
+                    self.current_offset, self.final_offset if catching_up else None, wait_ms
+                )
+            except OffsetOutOfRangeError as err:
+                self._reset_offset(err)
+                continue
+            except TransientStreamError as err:
+                self.stats.transient_errors += 1
+                log.warning("segment %s: %s; retrying", self.segment.name, err)
+                self._stop.wait(RETRY_MS / 1000)
+                continue
+            except PermanentStreamError as err:
+                self._fail(err)
+                return False
+            if len(batch):
+                self._index(batch, catching_up)
+            elif batch.next_offset > self.current_offset:
+                self.current_offset = batch.next_offset
+        return False
+
+    def _index(self, batch, catching_up: bool) -> None:
+        take = len(batch)
+        if not catching_up:
+            # each message yields at most one row: stop exactly at the row target, so every
+            # replica ends this segment at the same offset
+            take = min(take, max(self.row_limit - self.segment.num_docs, 0))
+        if take == 0:
+            return
+        values = batch.values if take == len(batch) else batch.values[:take]
+        decoded = self._decoder.decode(values)
+        result = self.segment.index(decoded.batch, source=self.segment.name)
+        stats = self.stats
+        stats.messages += take
+        stats.rows_indexed += result.indexed
+        stats.rows_filtered += result.filtered
+        for position, why in decoded.errors.items():
+            self._record_bad(batch.offsets[position], why)
+        for error in result.errors:
+            self._record_bad(batch.offsets[decoded.positions[error.row]], error.message)
+        stamp = batch.timestamps_ms[take - 1]
+        if stamp >= 0:
+            stats.last_message_time_ms = stamp
+        stats.last_consumed_at_ms = int(time.time() * 1000)
+        self.current_offset = (
+            batch.offsets[take - 1] + 1 if take < len(batch) else batch.next_offset
+        )
+
+    def _record_bad(self, offset: int, why: str) -> None:
+        self.stats.rows_malformed += 1
+        self.stats.recent_errors.append((offset, why))
+        if self.stats.rows_malformed <= 10 or self.stats.rows_malformed % 1000 == 0:
+            log.warning("segment %s: skipped message at offset %d (%d so far): %s",
+                        self.segment.name, offset, self.stats.rows_malformed, why)  # fmt: skip
+
+    def _reset_offset(self, err: OffsetOutOfRangeError) -> None:
+        """Pinot's most reported real-time failure is a partition halted on an offset that
+        retention deleted; move to where ``auto.offset.reset`` points instead."""
+        criteria = self.stream.offset_criteria
+        try:
+            target = self._metadata.offset_for(self.partition, criteria)
+        except StreamError as lookup:
+            log.warning("segment %s: offset %d out of range and the %s offset is unknown (%s)",
+                        self.segment.name, err.offset, criteria.text, lookup)  # fmt: skip
+            self.stats.transient_errors += 1
+            self._stop.wait(RETRY_MS / 1000)
+            return
+        self.stats.offset_resets += 1
+        log.warning("segment %s: offset %d of %s/%d is out of range [%s, %s); resuming at %d "
+                    "(auto.offset.reset=%s)", self.segment.name, err.offset, self.stream.topic,
+                    self.partition, err.earliest, err.latest, target, criteria.text)  # fmt: skip
+        self.current_offset = target
+
+    def _fail(self, err: Exception) -> None:
+        self.error = f"{type(err).__name__}: {err}"
+        log.error("segment %s stops consuming at %d: %s", self.segment.name,
+                  self.current_offset, self.error)  # fmt: skip
+        self.completion.segment_stopped_consuming(
+            self.segment.name, self.current_offset, type(err).__name__
+        )
+        self.state = ConsumerState.ERROR
+
+    # ---- completion ----------------------------------------------------------------------------
+    def _commit_stats(self, **extra) -> proto.CommitStats:
+        return proto.CommitStats(
+            row_count=self.segment.num_docs, memory_used_bytes=self.segment.memory_bytes, **extra
+        )
+
+    def _hold(self) -> None:
+        self._stop.wait(self.hold_ms / 1000)
+
+    def _ask_controller(self) -> None:
+        reply = self.completion.segment_consumed(
+            self.segment.name, self.current_offset, self.stop_reason or "", self._commit_stats()
+        )
+        status = reply.status
+        if status == proto.CATCH_UP and reply.offset is not None:
+            if reply.offset > self.current_offset:
+                self.final_offset = reply.offset
+                self.state = ConsumerState.CATCHING_UP
+                return
+        elif status == proto.DISCARD:
+            self.state = ConsumerState.DISCARDED
+            return
+        elif status == proto.KEEP and reply.offset in (None, self.current_offset):
+            self.state = ConsumerState.RETAINING
+            self.state = ConsumerState.RETAINED if self._build() else ConsumerState.ERROR
+            return
+        elif (
+            status == proto.COMMIT
+            and reply.offset in (None, self.current_offset)
+            and self._commit()
+        ):
+            return
+        self._hold()  # HOLD, NOT_LEADER, NOT_SENT, FAILED, or an answer we cannot act on
+
+    def _build(self) -> bool:
+        target = self.build_dir / self.segment.name
+        shutil.rmtree(target, ignore_errors=True)
+        try:
+            self.built = self.segment.build(
+                target,
+                custom_metadata={
+                    "segment.realtime.startOffset": str(self.start_offset),
+                    "segment.realtime.endOffset": str(self.current_offset),
+                },
+            )
+        except EngineError as err:
+            self._fail(err)
+            return False
+        return True
+
+    def _commit(self) -> bool:
+        """Build, then commitStart / upload / commitEnd; False (back to HOLDING) if the
+        controller refuses any step."""
+        from engine.segment import pack_segment
+
+        self.state = ConsumerState.COMMITTING
+        started = time.monotonic()
+        if not self._build():
+            return True  # ERROR: stop here
+        build_ms = int((time.monotonic() - started) * 1000)
+        tar_gz = pack_segment(self.built.path, self.build_dir / f"{self.segment.name}.tar.gz")
+        stats = self._commit_stats(build_time_ms=build_ms, segment_size_bytes=tar_gz.stat().st_size)
+        name, offset = self.segment.name, self.current_offset
+        reply = self.completion.segment_commit_start(name, offset, stats)
+        if reply.status == proto.COMMIT_CONTINUE:
+            reply = self.completion.segment_upload(name, offset, tar_gz)
+            if reply.status == proto.UPLOAD_SUCCESS and reply.segment_location:
+                reply = self.completion.segment_commit_end(
+                    name, offset, reply.segment_location, self.built.path, stats
+                )
+                if reply.status == proto.COMMIT_SUCCESS:
+                    self.state = ConsumerState.COMMITTED
+                    tar_gz.unlink(missing_ok=True)
+                    return True
+        log.warning("segment %s: commit refused (%s); holding", name, reply.status)
+        tar_gz.unlink(missing_ok=True)
+        self.built = None
+        self.state = ConsumerState.HOLDING
+        return False

@@ -1,0 +1,112 @@
+"""Unit tests (no broker) of the consuming loop's fault handling, with stand-ins for the
+Kafka client: an out-of-range offset moves to auto.offset.reset and consumption goes on; a
+transient error is retried; a permanent one stops the partition and tells the controller."""
+
+from __future__ import annotations
+
+import orjson
+
+from engine.realtime import MutableSegment
+from engine.realtime import completion as proto
+from engine.realtime.completion import CompletionResponse
+from engine.realtime.partition_consumer import ConsumerState, PartitionConsumer
+from engine.spi import Schema, TableConfig
+from engine.stream.config import table_stream_configs
+from engine.stream.errors import (
+    OffsetOutOfRangeError,
+    PermanentStreamError,
+    TransientStreamError,
+)
+from engine.stream.kafka import MessageBatch
+
+SCHEMA = Schema.from_json(
+    {"schemaName": "t", "dimensionFieldSpecs": [{"name": "k", "dataType": "STRING"}]}
+)
+CONFIG = TableConfig.from_json(
+    {
+        "tableName": "t",
+        "tableType": "REALTIME",
+        "tableIndexConfig": {
+            "streamConfigs": {
+                "streamType": "kafka",
+                "stream.kafka.topic.name": "t",
+                "stream.kafka.decoder.class.name": "org.apache.pinot.plugin.stream.kafka."
+                "KafkaJSONMessageDecoder",
+                "stream.kafka.consumer.prop.auto.offset.reset": "smallest",
+            }
+        },
+    }
+)
+
+
+class FakeTopic:
+    """Messages at offsets [earliest, 100); fetch raises the scripted errors first."""
+
+    def __init__(self, earliest: int, errors: list[Exception]):
+        self.earliest = earliest
+        self.errors = list(errors)
+        self.starts: list[int] = []
+
+    def start(self, offset):
+        self.starts.append(offset)
+
+    def fetch(self, start, end, timeout_ms):
+        if self.errors:
+            raise self.errors.pop(0)
+        if start < self.earliest:
+            raise OffsetOutOfRangeError("gone", offset=start, earliest=self.earliest, latest=100)
+        stop = min(100, start + 10, end if end is not None else 100)
+        offsets = list(range(start, stop))
+        values = [orjson.dumps({"k": f"v{o}"}) for o in offsets]
+        return MessageBatch(values, offsets, [-1] * len(offsets), [None] * len(offsets),
+                            stop if offsets else start)  # fmt: skip
+
+    def offset_for(self, partition, criteria):
+        assert criteria.kind == "smallest"
+        return self.earliest
+
+    def close(self):
+        pass
+
+
+class Controller:
+    def __init__(self):
+        self.calls = []
+
+    def segment_consumed(self, segment, offset, reason, stats):
+        self.calls.append(("consumed", offset, reason))
+        return CompletionResponse(proto.DISCARD)
+
+    def segment_stopped_consuming(self, segment, offset, reason):
+        self.calls.append(("stopped", offset, reason))
+        return CompletionResponse(proto.PROCESSED)
+
+
+def consumer(topic: FakeTopic, controller, tmp_path, start: int) -> PartitionConsumer:
+    stream = table_stream_configs(CONFIG)[0]
+    return PartitionConsumer(
+        segment=MutableSegment("t__0__0__20260101T0000Z", SCHEMA, CONFIG), stream=stream,
+        partition=0, start_offset=start, row_limit=25, completion=controller, consumer=topic,
+        metadata=topic, build_dir=tmp_path, hold_ms=1,
+    )  # fmt: skip
+
+
+def test_deleted_offset_resumes_at_auto_offset_reset_and_transient_errors_retry(tmp_path,
+                                                                                monkeypatch):  # fmt: skip
+    monkeypatch.setattr("engine.realtime.partition_consumer.RETRY_MS", 1)
+    topic = FakeTopic(earliest=40, errors=[TransientStreamError("broker restarting")])
+    controller = Controller()
+    pc = consumer(topic, controller, tmp_path, start=5)  # offsets 5..39 were deleted
+    assert pc.run() is ConsumerState.DISCARDED
+    assert pc.stats.offset_resets == 1 and pc.stats.transient_errors == 1
+    assert pc.current_offset == 65 and pc.segment.num_docs == 25
+    assert controller.calls == [("consumed", 65, "rowLimit")]
+
+
+def test_permanent_error_stops_and_tells_the_controller(tmp_path):
+    topic = FakeTopic(earliest=0, errors=[PermanentStreamError("topic 't' does not exist")])
+    controller = Controller()
+    pc = consumer(topic, controller, tmp_path, start=3)
+    assert pc.run() is ConsumerState.ERROR
+    assert controller.calls == [("stopped", 3, "PermanentStreamError")]
+    assert "does not exist" in pc.error
