@@ -28,6 +28,7 @@ def execute_segment(plan: QueryPlan, segment) -> IntermediateResult:
     if prune_reason(view, plan.filter):
         return _empty(plan, result)
     stats["numSegmentsProcessed"] = 1
+    null_handling = plan.options.get("enableNullHandling", "false").lower() == "true"
     if (
         plan.kind == "aggregation"
         and plan.filter is None
@@ -41,13 +42,14 @@ def execute_segment(plan: QueryPlan, segment) -> IntermediateResult:
         stats["numSegmentsMatched"] = 1 if view.n else 0
         result.states = [(np.array([view.n], dtype=np.int64),) for _ in plan.aggregations]
         return result
-    if plan.kind != "selection" and plan.use_star_tree:
+    # Star-trees pre-aggregate stored values, nulls' defaults included: not with null handling.
+    if plan.kind != "selection" and plan.use_star_tree and not null_handling:
         from engine.query.startree import execute_star_tree
 
         star = execute_star_tree(plan, view, result)
         if star is not None:
             return star
-    evaluator = FilterEvaluator(view)
+    evaluator = FilterEvaluator(view, null_handling)
     docs = evaluator.evaluate(plan.filter)
     stats["numEntriesScannedInFilter"] = evaluator.entries_scanned
     matched = docs.count()
@@ -63,7 +65,7 @@ def execute_segment(plan: QueryPlan, segment) -> IntermediateResult:
     if plan.kind == "aggregation":
         result.states = []
         for fn in plan.aggregations:
-            fn_projection, _ = _filtered(fn, view, projection, doc_ids, None)
+            fn_projection, _ = _filtered(fn, view, projection, doc_ids, None, null_handling)
             block, _ = fn_projection.block(fn, None)
             result.states.append(fn.aggregate(block, None, 1))
     else:
@@ -90,23 +92,37 @@ def execute_segment(plan: QueryPlan, segment) -> IntermediateResult:
         result.keys = keys
         result.states = []
         for fn in plan.aggregations:
-            fn_projection, fn_groups = _filtered(fn, view, projection, doc_ids, groups)
+            fn_projection, fn_groups = _filtered(
+                fn, view, projection, doc_ids, groups, null_handling
+            )
             block, expanded = fn_projection.block(fn, fn_groups)
             result.states.append(fn.aggregate(block, expanded, n_groups))
     stats["numEntriesScannedPostFilter"] = matched * len(projection.columns_read)
     return result
 
 
-def _filtered(fn, view: SegmentView, projection: Projection, doc_ids, groups):
+def _filtered(fn, view: SegmentView, projection: Projection, doc_ids, groups, nulls=False):
     """The projection (and group ids) of the rows an ``AGG(...) FILTER (WHERE cond)`` sees:
-    the query's matching rows that also satisfy ``cond``."""
-    if fn.filter is None:
+    the query's matching rows that also satisfy ``cond``; with null handling, also only the
+    rows where the aggregated columns are not null (Pinot's aggregations skip nulls)."""
+    null_docs = [b for b in _null_bitmaps(view, fn) if b] if nulls else []
+    if fn.filter is None and not null_docs:
         return projection, groups
-    accepted = FilterEvaluator(view).evaluate(fn.filter).as_mask()
+    evaluator = FilterEvaluator(view, nulls)
+    accepted = evaluator.evaluate(fn.filter).as_mask().copy()
+    for bitmap in null_docs:
+        accepted[np.fromiter(bitmap, dtype=np.int64, count=len(bitmap))] = False
     rows = doc_array(doc_ids, view.n)
     keep = accepted[rows]
     subset = Projection(view, rows[keep])
     return subset, None if groups is None else groups[keep]
+
+
+def _null_bitmaps(view: SegmentView, fn) -> list:
+    argument = getattr(fn, "argument", None)
+    if argument is None:
+        return []
+    return [view.reader(column).null_bitmap for column in _columns(argument)]
 
 
 def _expand_for_mv_group(view: SegmentView, doc_ids, mv_keys):

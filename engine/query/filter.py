@@ -104,10 +104,13 @@ def _typed_literals(leaf: Leaf, meta) -> Leaf:
 class FilterEvaluator:
     """Evaluates one filter tree on one segment and counts the entries it scanned."""
 
-    def __init__(self, view: SegmentView):
+    def __init__(self, view: SegmentView, null_handling: bool = False):
         self.view = view
         self.n = view.n
         self.entries_scanned = 0
+        # enableNullHandling: a predicate on a null value is unknown, so the row never matches
+        # (nor does its NOT), as in Pinot; without it a null is its stored default value.
+        self.null_handling = null_handling
 
     # ---- access path choice (shared with EXPLAIN) -------------------------------------------
     def access_path(self, leaf: Leaf) -> str:
@@ -166,9 +169,21 @@ class FilterEvaluator:
                     break
             return result
         if expr.name == "not":
-            inner = complement(self.evaluate(expr.args[0], candidates))
+            inner = self._without_nulls(complement(self.evaluate(expr.args[0], candidates)), expr)
             return intersect(inner, candidates) if candidates is not None else inner
-        return self.leaf(to_leaf(expr), candidates)
+        if expr.name in _NULL_OPS:
+            return self.leaf(to_leaf(expr), candidates)
+        return self._without_nulls(self.leaf(to_leaf(expr), candidates), expr)
+
+    def _without_nulls(self, docs: DocSet, expr: Expression) -> DocSet:
+        """``docs`` minus the null docs of every column ``expr`` reads (with null handling)."""
+        if not self.null_handling or docs.kind == "empty":
+            return docs
+        for column in columns_of(expr):
+            nulls = self.view.reader(column).null_bitmap
+            if nulls:
+                docs = intersect(docs, complement(DocSet.of_bitmap(self.n, nulls)))
+        return docs
 
     def leaf(self, leaf: Leaf, candidates: DocSet | None) -> DocSet:
         path = self.access_path(leaf)
