@@ -1,9 +1,12 @@
 // The cluster manager: controllers, brokers, servers and minions (host, ports, alive, enabled,
 // tags; enable/disable and edit tags) and tenants with their server, broker and table counts.
+// Instances that are registered but not alive are listed at the top and counted in the tiles;
+// the instances are read again every few seconds, so a crash and a restart show without a reload.
 import { api, instanceRole } from "./api.js";
 import { el, clear, $, badge, notify, errorText, simpleTable, showDialog, pageReady } from "./ui.js";
 
 const ROLES = [["controller", "Controllers"], ["broker", "Brokers"], ["server", "Servers"], ["minion", "Minions"]];
+const REFRESH_MS = 5000;
 
 function ports(info) {
   const out = [];
@@ -59,7 +62,15 @@ async function loadInstances() {
       api.get(`/instances/${encodeURIComponent(id)}`).catch((err) => ({ instanceName: id, error: errorText(err) }))));
     const byRole = Object.fromEntries(ROLES.map(([role]) => [role, []]));
     for (const info of details) (byRole[instanceRole(info.instanceName)] || (byRole.other ||= [])).push(info);
-    for (const [role] of ROLES) $(`#tile-${role}`).textContent = String(byRole[role].length);
+    const notAlive = details.filter((i) => !i.error && !i.alive);
+    for (const [role] of ROLES) {
+      const dead = byRole[role].filter((i) => !i.error && !i.alive).length;
+      clear($(`#tile-${role}`), String(byRole[role].length),
+        dead ? el("span", { class: "tile-label error-text", "data-testid": `tile-${role}-not-alive` }, `${dead} not alive`) : "");
+      // the ones not alive first: they are what a person looks for here
+      byRole[role].sort((a, b) => Number(Boolean(a.alive || a.error)) - Number(Boolean(b.alive || b.error)));
+    }
+    showNotAlive(notAlive);
     clear(host, ROLES.map(([role, title]) => el("section", { class: "card", "data-role": role },
       el("div", { class: "card-head" }, el("h2", {}, title), el("span", { class: "muted" }, `${byRole[role].length}`)),
       simpleTable([
@@ -77,6 +88,16 @@ async function loadInstances() {
   } catch (err) {
     clear(host, el("p", { class: "error-text" }, `Could not list instances: ${errorText(err)}`));
   }
+}
+
+function showNotAlive(instances) {
+  const host = $("#not-alive");
+  host.hidden = instances.length === 0;
+  clear(host, instances.length ? el("div", { class: "card-head" },
+    el("h2", { class: "error-text" }, `${instances.length} not alive`),
+    el("span", { class: "muted" }, "registered, but holding no live ZooKeeper session: stopped, crashed or restarting")) : "",
+  instances.length ? el("ul", {}, instances.map((i) =>
+    el("li", { class: "mono", "data-instance": i.instanceName }, `${i.instanceName} (${instanceRole(i.instanceName)})`))) : "");
 }
 
 async function loadTenants() {
@@ -116,6 +137,6 @@ async function loadInfo() {
 }
 
 loadInfo();
-loadInstances();
+loadInstances().then(() => setInterval(loadInstances, REFRESH_MS));
 loadTenants();
 pageReady();
