@@ -12,6 +12,7 @@ COPY console console
 COPY tasks tasks
 COPY engine engine
 COPY spark_jobs spark_jobs
+COPY monitoring monitoring
 COPY templates templates
 COPY static static
 COPY manage.py ./

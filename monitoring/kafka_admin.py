@@ -77,18 +77,30 @@ class KafkaGroupReader:
     def commits(self, group_id: str) -> dict[g.TopicPartition, g.Commit | None]:
         """The group's committed offsets for every partition it has committed. None marks a
         partition the broker listed with no offset."""
-        request = [ConsumerGroupTopicPartitions(group_id)]
-        futures = self._admin.list_consumer_group_offsets(request, request_timeout=self.timeout_s)
-        result = self._wait(futures[group_id], f"read the offsets of group '{group_id}'")
-        commits: dict[g.TopicPartition, g.Commit | None] = {}
-        for tp in result.topic_partitions or ():
-            if tp.error is not None:
-                continue
-            # confluent-kafka maps every negative offset (no commit) to OFFSET_INVALID.
-            commits[(tp.topic, tp.partition)] = (
-                g.Commit(tp.offset, tp.leader_epoch, tp.metadata) if tp.offset >= 0 else None
+        return self.commits_of([group_id])[group_id]
+
+    def commits_of(self, group_ids: Iterable[str]) -> dict[str, dict]:
+        """`commits` for many groups: the client takes one group per request, so every request
+        is sent before any answer is awaited."""
+        futures = {}
+        for group_id in dict.fromkeys(group_ids):
+            request = [ConsumerGroupTopicPartitions(group_id)]
+            futures.update(
+                self._admin.list_consumer_group_offsets(request, request_timeout=self.timeout_s)
             )
-        return commits
+        found = {}
+        for group_id, future in futures.items():
+            result = self._wait(future, f"read the offsets of group '{group_id}'")
+            commits: dict[g.TopicPartition, g.Commit | None] = {}
+            for tp in result.topic_partitions or ():
+                if tp.error is not None:
+                    continue
+                # confluent-kafka maps every negative offset (no commit) to OFFSET_INVALID.
+                commits[(tp.topic, tp.partition)] = (
+                    g.Commit(tp.offset, tp.leader_epoch, tp.metadata) if tp.offset >= 0 else None
+                )
+            found[group_id] = commits
+        return found
 
     def end_offsets(
         self, partitions: Iterable[g.TopicPartition]
@@ -116,10 +128,8 @@ class KafkaGroupReader:
         """Descriptions with their partition rows, sorted by group id as the Kafka tool prints
         them. A Dead group has no rows."""
         descriptions = self.describe(group_ids)
-        commits = {
-            group_id: ({} if d.state == g.DEAD else self.commits(group_id))
-            for group_id, d in descriptions.items()
-        }
+        commits = self.commits_of(k for k, d in descriptions.items() if d.state != g.DEAD)
+        commits.update({k: {} for k, d in descriptions.items() if d.state == g.DEAD})
         wanted: set[g.TopicPartition] = set()
         for group_id, description in descriptions.items():
             wanted |= g.partitions_of(description, commits[group_id])
