@@ -54,7 +54,7 @@ class ControllerRuntime:
         external_view_interval_s: float = 1.0,
         run_task: Callable[[ClusterStore, str], object] | None = None,
         retry_interval_s: float = 2.0,
-        task_driver: Callable[[ClusterStore], None] | None = None,
+        task_driver: Callable[[ClusterStore, bool], None] | None = None,
         task_driver_interval_s: float = 0.25,
     ):
         self.connect = connect
@@ -231,18 +231,18 @@ class ControllerRuntime:
                 log.debug("external view aggregation skipped: %s", exc)
 
     def _task_driver_loop(self) -> None:
-        """The minion task driver (tasks.logic.driver.tick) on the leader: a loop of its own,
-        since dispatch latency depends on how soon it runs after a subtask finishes."""
+        """The minion task driver (tasks.controller.drive): works on the leader, drops its cron
+        jobs elsewhere; a loop of its own, since dispatch latency depends on how soon it runs
+        after a subtask finishes."""
         while not self._stopping.wait(self.task_driver_interval_s):
-            if not self.is_leader:
-                continue
             close_old_connections()
             try:
-                self.task_driver(self.store)
+                self.task_driver(self.store, self.is_leader)
             except Exception:  # one failed pass must not stop the driver
                 log.exception("minion task driver pass failed")
             finally:
                 close_old_connections()
+        self.task_driver(self.store, False)  # stopping: drop this controller's cron jobs
 
     def _run_periodic(self, name: str) -> None:
         if not self.is_leader or self.run_task is None:
@@ -268,6 +268,8 @@ def start() -> None:
     from cluster.periodic import frequency_seconds, get_task, run_task, task_names
 
     frequencies = {name: frequency_seconds(get_task(name)) for name in task_names()}
+    # a negative period (Pinot's "-1s") turns a task's schedule off; it can still be run
+    frequencies = {name: seconds for name, seconds in frequencies.items() if seconds}
     _runtime = ControllerRuntime(
         zk.get_zk,
         settings.CLUSTER_NAME,
@@ -283,11 +285,10 @@ def start() -> None:
     _runtime.start()
 
 
-def _task_driver_tick(store: ClusterStore) -> None:
-    from tasks.logic.driver import expire_tasks, tick
+def _task_driver_tick(store: ClusterStore, leading: bool) -> None:
+    from tasks.controller import drive
 
-    tick(store)
-    expire_tasks()
+    drive(store, leading)
 
 
 def stop() -> None:

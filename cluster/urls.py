@@ -142,6 +142,11 @@ urlpatterns = [
     ),
     path("periodictask/run", periodic_tasks.PeriodicTaskRunView.as_view(), name="periodictask-run"),
     path(
+        "periodictask/status",
+        periodic_tasks.PeriodicTaskStatusView.as_view(),
+        name="periodictask-status",
+    ),
+    path(
         "periodictask/SegmentStatusChecker/report",
         periodic_tasks.SegmentStatusReportView.as_view(),
         name="segment-status-report",

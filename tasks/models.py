@@ -73,3 +73,24 @@ class Subtask(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class ScheduledRun(models.Model):
+    """The last run of a controller periodic task (``kind`` periodic, ``name`` its name) or of
+    a table's cron schedule (``kind`` cron, ``name`` ``<tableNameWithType>/<TaskType>``), so
+    every controller and the console can show when it ran, how long it took and how it went."""
+
+    kind = models.CharField(max_length=16)
+    name = models.CharField(max_length=512)
+    last_start_ms = models.BigIntegerField()
+    last_duration_ms = models.BigIntegerField(default=0)
+    successful = models.BooleanField(default=True)
+    message = models.TextField(blank=True, help_text="the error of a failed run")
+    runs = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["kind", "name"]
+        constraints = [models.UniqueConstraint(fields=["kind", "name"], name="unique_run_name")]
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.name}"

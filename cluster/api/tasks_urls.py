@@ -5,12 +5,26 @@ from django.urls import path
 
 from cluster.api import tasks as t
 from cluster.api import tasks_info as i
+from cluster.api import tasks_scheduler as c
 
 urlpatterns = [
     path("tasks/tasktypes", t.TaskTypesView.as_view(), name="task-types"),
     path("tasks/summary", i.TaskSummaryView.as_view(), name="task-summary"),
     path("tasks/schedule", t.ScheduleView.as_view(), name="task-schedule"),
     path("tasks/execute", t.ExecuteView.as_view(), name="task-execute"),
+    path(
+        "tasks/scheduler/information",
+        c.SchedulerInformationView.as_view(),
+        name="task-scheduler-information",
+    ),
+    path(
+        "tasks/scheduler/jobKeys", c.SchedulerJobKeysView.as_view(), name="task-scheduler-job-keys"
+    ),
+    path(
+        "tasks/scheduler/jobDetails",
+        c.SchedulerJobDetailsView.as_view(),
+        name="task-scheduler-job-details",
+    ),
     path("tasks/lock/forceRelease", t.ForceReleaseLockView.as_view(), name="task-lock-release"),
     path(
         "tasks/generator/<str:table>/<str:task_type>/debug",

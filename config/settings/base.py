@@ -36,6 +36,9 @@ PERIODIC_TASK_FREQUENCIES = {
     "RetentionManager": env.str("SPRIG_RETENTION_FREQUENCY", default="6h"),
     "SegmentStatusChecker": env.str("SPRIG_STATUS_CHECKER_FREQUENCY", default="5m"),
     "ClusterStateReconciler": env.str("SPRIG_RECONCILE_FREQUENCY", default="10m"),
+    # controller.task.frequencyPeriod: every minion task type on every table ("-1s" = off)
+    "PinotTaskManager": env.str("SPRIG_TASK_FREQUENCY_PERIOD", default="-1s"),
+    "TaskMetricsEmitter": env.str("SPRIG_TASK_METRICS_EMITTER_FREQUENCY", default="5m"),
 }
 PERIODIC_TASK_INITIAL_DELAY_S = env.float("SPRIG_PERIODIC_TASK_INITIAL_DELAY_S", default=120.0)
 # how often the leader re-aggregates external views from the instances' current states
@@ -57,6 +60,13 @@ TASK_EXPIRE_TIME_MS = env.int("SPRIG_TASK_EXPIRE_TIME_MS", default=24 * 3_600_00
 TASK_TERMINAL_STATE_EXPIRE_TIME_MS = env.int(
     "SPRIG_TASK_TERMINAL_STATE_EXPIRE_TIME_MS", default=72 * 3_600_000
 )
+# cron `schedule`s in table task configs run without Pinot's controller.task.scheduler.enabled
+TASK_SCHEDULER_ENABLED = env.bool("SPRIG_TASK_SCHEDULER_ENABLED", default=True)
+# controller.task.skipLateCronSchedule / controller.task.maxCronScheduleDelayInSeconds
+TASK_SKIP_LATE_CRON_SCHEDULE = env.bool("SPRIG_TASK_SKIP_LATE_CRON_SCHEDULE", default=False)
+TASK_MAX_CRON_SCHEDULE_DELAY_S = env.int("SPRIG_TASK_MAX_CRON_SCHEDULE_DELAY_S", default=600)
+# how often the leader re-reads the table configs' cron schedules
+TASK_SCHEDULE_SYNC_S = env.float("SPRIG_TASK_SCHEDULE_SYNC_S", default=5.0)
 
 # --- Django -----------------------------------------------------------------------------
 SECRET_KEY = env.str(

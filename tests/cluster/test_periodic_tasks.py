@@ -30,24 +30,58 @@ def table(api, airline_schema, airline_offline_config):
 def test_periodic_task_names_and_unknown_task(api, cluster_settings):
     names = api.get("/periodictask/names").json()
     assert names[:3] == ["RetentionManager", "SegmentStatusChecker", "ClusterStateReconciler"]
+    assert {"PinotTaskManager", "TaskMetricsEmitter"} <= set(names)
     response = api.get("/periodictask/run?taskname=NoSuchTask")
-    assert response.status_code == 400 and "RetentionManager" in response.json()["error"]
+    assert response.status_code == 404
+    assert response.json()["error"].startswith("Periodic task 'NoSuchTask' not found.")
+    assert "RetentionManager" in response.json()["error"]
     assert api.get("/periodictask/run").status_code == 400  # taskname is required
 
 
-def test_registry_is_extensible(api, store):
+def test_registry_is_extensible_and_every_run_is_recorded(api, store):
     seen = []
-    register(PeriodicTask("TestOnlyTask", lambda s, rows: seen.append(len(rows)) or {"ok": 1}))
+
+    def run(store, rows):
+        seen.append(len(rows))
+        if len(seen) == 2:
+            raise RuntimeError("second run breaks")
+        return {"ok": 1}
+
+    register(PeriodicTask("TestOnlyTask", run, "-1s", "a test task"))
     try:
         assert "TestOnlyTask" in task_names()
+        before = int(time.time() * 1000)
         body = api.get("/periodictask/run?taskname=TestOnlyTask").json()
-        assert body["Controllers notified"] is True and body["taskReport"] == {"ok": 1}
-        assert body["Log Request Id"].startswith("api-")
+        assert body["isSuccessful"] is True and body["taskReport"] == {"ok": 1}
+        assert body["taskId"].startswith("api-") and len(body["taskId"]) == 12
         assert seen == [0]
+        (status,) = [s for s in api.get("/periodictask/status").json()
+                     if s["taskName"] == "TestOnlyTask"]  # fmt: skip
+        assert status["lastRunTimeMs"] >= before and status["lastRunDurationMs"] >= 0
+        assert status["lastRunSuccessful"] is True and status["numberOfRuns"] == 1
+        assert status["frequencySeconds"] is None and status["frequency"] == "-1s"
+        # a failing run answers isSuccessful false and is recorded with its error
+        body = api.get("/periodictask/run?taskname=TestOnlyTask").json()
+        assert body["isSuccessful"] is False and "second run breaks" in body["error"]
+        (status,) = [s for s in api.get("/periodictask/status").json()
+                     if s["taskName"] == "TestOnlyTask"]  # fmt: skip
+        assert status["lastRunSuccessful"] is False and status["numberOfRuns"] == 2
+        assert status["lastRunError"] == "RuntimeError: second run breaks"
     finally:
         from cluster.periodic import registry
 
         registry._tasks.pop("TestOnlyTask", None)
+
+
+def test_status_lists_every_task_with_its_frequency(api, cluster_settings):
+    status = {s["taskName"]: s for s in api.get("/periodictask/status").json()}
+    assert status["RetentionManager"]["frequencySeconds"] == 6 * 3600
+    assert status["TaskMetricsEmitter"]["frequencySeconds"] == 300
+    assert status["PinotTaskManager"]["frequencySeconds"] is None  # off unless configured
+    assert status["SegmentStatusChecker"]["numberOfRuns"] == 0
+    api.get("/periodictask/run?taskname=TaskMetricsEmitter")
+    status = {s["taskName"]: s for s in api.get("/periodictask/status").json()}
+    assert status["TaskMetricsEmitter"]["numberOfRuns"] == 1
 
 
 def test_retention_deletes_segments_older_than_retention(api, store, table, airline_segments,
