@@ -1,0 +1,10 @@
+"""The controller side of real-time (LLC) ingestion, as plain functions and small objects:
+
+- ``llc_metadata``: ZK metadata of new CONSUMING segments and of committed ones, the row
+  target of each new segment (``realtime.segment.flush.threshold.*``);
+- ``completion_fsm``: the per-segment completion state machine (Pinot's blocking FSM);
+- ``completion_manager``: the FSMs of a controller, keyed by segment, answering NOT_LEADER
+  for tables it does not lead.
+
+LLC segment names are ``engine.realtime.llc_name.LLCSegmentName`` (shared with the servers).
+"""
