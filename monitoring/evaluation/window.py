@@ -60,7 +60,9 @@ def build_window(samples: Iterable[Sample], now_ms: int, config: WindowConfig) -
         if last_seen is None or _new_commit(last_seen, sample):
             commit = Commit(
                 offset=sample.committed,
-                timestamp_ms=sample.commit_timestamp_ms or sample.timestamp_ms,
+                timestamp_ms=sample.timestamp_ms
+                if sample.commit_timestamp_ms is None
+                else sample.commit_timestamp_ms,
                 lag=offset_lag(sample.committed, sample.end_offset),
                 observed_at_ms=sample.timestamp_ms,
             )
