@@ -1,22 +1,20 @@
-"""A process-wide, byte-bounded LRU of decoded column data (forward indexes, raw values,
-string dictionaries as numpy).
+"""A byte-bounded LRU of decoded column data (forward indexes, raw values, string
+dictionaries as numpy), one per ``engine.query.QueryEngine``.
 
 Segments keep forward indexes chunk-compressed on disk; decoding a 5M-row column costs far
 more than scanning it, so hot columns stay decoded here, like Pinot's HEAP load mode, but
-within ``SPRIG_QUERY_CACHE_BYTES`` (default 4 GiB). Entries of a segment are dropped when the
-segment object is garbage-collected (unloaded), so a refreshed segment is never served stale.
+within a byte budget (``QuerySettings.decoded_cache_bytes``, default 4 GiB). Entries of a
+segment are dropped when the segment object is garbage-collected (unloaded) or ``forget`` is
+called, so a refreshed segment is never served stale.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 import weakref
 from collections import OrderedDict
 
 import numpy as np
-
-DEFAULT_BUDGET = 4 << 30
 
 
 def _nbytes(value) -> int:
@@ -64,17 +62,13 @@ class DecodedCache:
                 _, (_, dropped) = self._entries.popitem(last=False)
                 self.used -= dropped
 
+    def forget(self, segment) -> None:
+        """Drop ``segment``'s decoded data now (call when unloading or replacing a segment;
+        otherwise it goes when the segment object is garbage-collected)."""
+        self.drop_segment(id(segment))
+
     def drop_segment(self, seg_id: int) -> None:
         with self._lock:
             self._tracked.discard(seg_id)
             for key in [k for k in self._entries if k[0] == seg_id]:
                 self.used -= self._entries.pop(key)[1]
-
-
-CACHE = DecodedCache(int(os.environ.get("SPRIG_QUERY_CACHE_BYTES", DEFAULT_BUDGET)))
-
-
-def forget_segment(segment) -> None:
-    """Drop ``segment``'s decoded data now (call when unloading or replacing a segment;
-    otherwise it goes when the segment object is garbage-collected)."""
-    CACHE.drop_segment(id(segment))

@@ -6,6 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from engine.query.decoded_cache import DecodedCache
 from engine.query.docset import DocSet
 from engine.query.errors import QueryValidationError
 from engine.query.expressions import Identifier
@@ -18,9 +19,12 @@ from engine.query.pruning import prune_reason
 from engine.query.segment_view import SegmentView
 
 
-def execute_segment(plan: QueryPlan, segment) -> IntermediateResult:
-    """The plan's intermediate result for one loaded segment (``ImmutableSegment``)."""
-    view = SegmentView(segment)
+def execute_segment(
+    plan: QueryPlan, segment, cache: DecodedCache | None = None
+) -> IntermediateResult:
+    """The plan's intermediate result for one loaded segment (``ImmutableSegment``); decoded
+    columns are kept in ``cache`` across queries when one is given."""
+    view = SegmentView(segment, cache)
     stats = empty_stats()
     stats["numSegmentsQueried"] = 1
     stats["totalDocs"] = view.n

@@ -1,34 +1,73 @@
-"""A small LRU of compiled plans keyed on the SQL text, the query options and the schema
-object, in front of ``engine.query.compile_query``: a repeated query costs one dict lookup
-instead of rebuilding the cache key from every column of the schema."""
+"""Compiled plans, cached: sqlglot parsing costs far more than running a small query, so a
+repeated query must not parse again.
+
+Three LRUs, each ``size`` entries: by (SQL, options, schema object), so a repeated query
+against the same schema costs one dict lookup; by (SQL, columns, options), so a schema read
+anew with the same columns still hits; and the parsed SQL by its text, so only planning runs
+when the columns change.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import OrderedDict
 
-from engine.query.plan import QueryPlan
-from engine.query.runner import compile_query
+from engine.query.parser import parse_sql
+from engine.query.plan import QueryPlan, build_plan, columns_from_schema
+
+DEFAULT_SIZE = 1024
 
 
 class PlanCache:
-    def __init__(self, size: int = 1024) -> None:
+    def __init__(self, size: int = DEFAULT_SIZE) -> None:
+        if size < 1:
+            raise ValueError(f"a plan cache needs room for at least one plan, got size={size}")
         self.size = size
-        self._plans: OrderedDict[tuple, tuple[object, QueryPlan]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._by_schema: OrderedDict[tuple, tuple[object, QueryPlan]] = OrderedDict()
+        self._by_columns: OrderedDict[tuple, QueryPlan] = OrderedDict()
+        self._parsed: OrderedDict[str, object] = OrderedDict()
+        self._lock = threading.Lock()  # servers and brokers compile from many request threads
 
-    def compile(self, sql: str, schema, options: dict[str, str]) -> QueryPlan:
-        """The plan of ``sql`` (see ``compile_query``); raises QueryError subclasses."""
-        key = (sql, tuple(sorted(options.items())), id(schema))
+    def compile(self, sql: str, schema=None, options: dict | None = None) -> QueryPlan:
+        """The plan of ``sql``. ``schema``: an ``engine.spi.schema.Schema`` or a dict of
+        ``ColumnInfo``; with it unknown columns are rejected (710). ``options`` override the
+        query's own ``SET`` options. Raises QueryError subclasses."""
+        option_key = tuple(sorted((options or {}).items()))
+        fast_key = (sql, option_key, id(schema))
         with self._lock:
-            hit = self._plans.get(key)
+            hit = self._by_schema.get(fast_key)
             # the schema object is kept with the plan, so its id cannot be reused meanwhile
             if hit is not None and hit[0] is schema:
-                self._plans.move_to_end(key)
+                self._by_schema.move_to_end(fast_key)
                 return hit[1]
-        plan = compile_query(sql, schema, options=options)
-        with self._lock:
-            self._plans[key] = (schema, plan)
-            if len(self._plans) > self.size:
-                self._plans.popitem(last=False)
+        columns = columns_from_schema(schema)
+        key = (sql, tuple(sorted(columns.items())), option_key)
+        plan = self._get(self._by_columns, key)
+        if plan is None:
+            parsed = self._get(self._parsed, sql)
+            if parsed is None:
+                parsed = parse_sql(sql)
+                self._put(self._parsed, sql, parsed)
+            plan = build_plan(parsed, sql, columns)
+            if options:
+                plan = dataclasses.replace(
+                    plan, options={**plan.options, **{k: str(v) for k, v in options.items()}}
+                )
+            self._put(self._by_columns, key, plan)
+        self._put(self._by_schema, fast_key, (schema, plan))
         return plan
+
+    def _get(self, cache: OrderedDict, key):
+        with self._lock:
+            value = cache.get(key)
+            if value is not None:
+                cache.move_to_end(key)
+            return value
+
+    def _put(self, cache: OrderedDict, key, value) -> None:
+        with self._lock:
+            cache[key] = value
+            cache.move_to_end(key)
+            if len(cache) > self.size:
+                cache.popitem(last=False)

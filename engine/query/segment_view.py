@@ -1,26 +1,27 @@
 """Per-segment column access for the query operators. Decoded data (string dictionaries as
-numpy, decompressed forward indexes, expanded sorted columns) goes through the process-wide
-``engine.query.decoded_cache.CACHE``."""
+numpy, decompressed forward indexes, expanded sorted columns) goes through the query engine's
+``engine.query.decoded_cache.DecodedCache`` when one is given, else lives for one query."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from engine.query.decoded_cache import CACHE
+from engine.query.decoded_cache import DecodedCache
 from engine.query.errors import UnknownColumnError
 
 
 class _SegmentCache:
     """dict-like facade of the shared cache for one segment (plus a per-query memo)."""
 
-    def __init__(self, segment):
+    def __init__(self, segment, shared: DecodedCache | None):
         self.segment = segment
+        self.shared = shared
         self.local: dict = {}
 
     def get(self, key, default=None):
         value = self.local.get(key)
-        if value is None:
-            value = CACHE.get(self.segment, key)
+        if value is None and self.shared is not None:
+            value = self.shared.get(self.segment, key)
             if value is not None:
                 self.local[key] = value
         return default if value is None else value
@@ -36,14 +37,15 @@ class _SegmentCache:
 
     def __setitem__(self, key, value) -> None:
         self.local[key] = value
-        CACHE.put(self.segment, key, value)
+        if self.shared is not None:
+            self.shared.put(self.segment, key, value)
 
 
 class SegmentView:
-    def __init__(self, segment):
+    def __init__(self, segment, cache: DecodedCache | None = None):
         self.segment = segment
         self.n = int(segment.total_docs)
-        self._cache = _SegmentCache(segment)
+        self._cache = _SegmentCache(segment, cache)
 
     @property
     def name(self) -> str:

@@ -20,6 +20,8 @@ from pathlib import Path
 
 from engine.clusterstate import InstanceConfig, InstanceType, split_table_name
 from engine.clusterstate.tags import instance_id as make_instance_id
+from engine.query.runner import QueryEngine
+from engine.query.settings import QuerySettings
 from engine.runtime import HttpService, Participant, Request, Response, Router, SchemaCache
 from engine.server.follower import IdealStateFollower
 from engine.server.metrics import ServerMetrics
@@ -42,6 +44,8 @@ class ServerConfig:
     tenant_isolation: bool = True
     session_timeout_s: float = 10.0
     resync_interval_s: float = 10.0
+    # read once at start-up (``QuerySettings.from_env`` in ``sprig server``)
+    query: QuerySettings = dataclasses.field(default_factory=QuerySettings)
 
     @property
     def resolved_instance_id(self) -> str:
@@ -54,6 +58,7 @@ class ServerInstance:
         self.instance_id = config.resolved_instance_id
         # bind both ports first: a port in use fails here, before anything is registered
         self.metrics = ServerMetrics()
+        self.query_engine = QueryEngine(config.query)  # plan and column caches, segment pool
         query_router, admin_router = Router(), Router()
         self.query_http = HttpService("query", config.bind, config.query_port, query_router)
         self.admin_http = HttpService("admin", config.bind, config.admin_port, admin_router)
@@ -74,12 +79,15 @@ class ServerInstance:
             Path(config.data_dir),
             lambda: self.participant.store,
             self.participant.session_id,
+            on_unload=self.query_engine.forget_segment,
         )
         self.follower = IdealStateFollower(
             self.participant, self.segments, resync_interval_s=config.resync_interval_s
         )
         self.schemas = SchemaCache(self.participant.store)
-        self.executor = QueryExecutor(self.instance_id, self.segments, self.schemas, self.metrics)
+        self.executor = QueryExecutor(
+            self.instance_id, self.segments, self.schemas, self.metrics, self.query_engine
+        )
         query_router.add("POST", "/query", self.executor.handle)
         query_router.add("GET", "/health", self._health)
         admin_router.add("GET", "/health", self._health)
@@ -102,6 +110,7 @@ class ServerInstance:
         self.query_http.stop()
         self.admin_http.stop()
         self.segments.unload_all()
+        self.query_engine.close()
 
     # --- admin ---------------------------------------------------------------------------
     def healthy(self) -> bool:

@@ -24,12 +24,11 @@ import time
 import orjson
 
 from engine.clusterstate import split_table_name
-from engine.query import QueryError, combine, execute_server
+from engine.query import QueryError, combine
 from engine.query.errors import QueryExecutionError
 from engine.query.explain import segment_plans
 from engine.query.plan import QueryPlan
-from engine.query.plan_cache import PlanCache
-from engine.query.runner import columns_from_segments
+from engine.query.runner import QueryEngine, columns_from_segments
 from engine.query.time_boundary import BOUNDARY_OPS, with_time_boundary
 from engine.runtime import Request, Response, SchemaCache
 from engine.server.errors import BadQueryRequest
@@ -90,12 +89,13 @@ class QueryExecutor:
         segments: SegmentDataManager,
         schemas: SchemaCache,
         metrics: ServerMetrics,
+        engine: QueryEngine,
     ) -> None:
         self.instance_id = instance_id
         self.segments = segments
         self.schemas = schemas
         self.metrics = metrics
-        self.plans = PlanCache()
+        self.engine = engine
         self.parallel_below = os.cpu_count() or 1
         self._in_flight = 0
         self._lock = threading.Lock()
@@ -127,8 +127,8 @@ class QueryExecutor:
         one after the other in this thread once as many queries as cores are running, where
         parallelism no longer shortens anything and the hand-offs only cost."""
         if len(segments) < 2 or self._in_flight <= self.parallel_below:
-            return execute_server(plan, segments, deadline=deadline)
-        parts = [execute_server(plan, [segment], deadline=deadline) for segment in segments]
+            return self.engine.execute_server(plan, segments, deadline=deadline)
+        parts = [self.engine.execute_server(plan, [s], deadline=deadline) for s in segments]
         return combine(plan, parts)
 
     def execute(self, query: ServerQueryRequest, started: float) -> bytes:
@@ -136,7 +136,7 @@ class QueryExecutor:
         schema = self.schemas.get(split_table_name(query.table)[0])
         if schema is None and found:
             schema = columns_from_segments(found)
-        plan = self.plans.compile(query.sql, schema, query.options)
+        plan = self.engine.compile(query.sql, schema, query.options)
         plan = with_time_boundary(plan, query.time_boundary)
         budget_ms = plan.timeout_ms
         if query.budget_ms is not None:  # what is left of the broker's budget

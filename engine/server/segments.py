@@ -30,7 +30,6 @@ from engine.clusterstate import (
     ZooKeeperUnavailableError,
 )
 from engine.common.errors import EngineError
-from engine.query.decoded_cache import forget_segment
 from engine.segment import ImmutableSegment, load_segment, read_metadata, unpack_segment
 from engine.server.download import download_segment
 from engine.server.errors import SegmentLoadError
@@ -75,11 +74,14 @@ class SegmentDataManager:
         data_dir: Path,
         store_of: Callable[[], ClusterStore],
         session_of: Callable[[], str],
+        *,
+        on_unload: Callable[[ImmutableSegment], None] = lambda _segment: None,
     ) -> None:
         self.instance_id = instance_id
         self.data_dir = Path(data_dir)
         self._store_of = store_of
         self._session_of = session_of
+        self._on_unload = on_unload  # e.g. drop the segment's decoded columns now
         self._hosted: dict[str, dict[str, HostedSegment]] = {}
         # resource -> segment -> loaded segment; replaced (never mutated) on every change
         self._online: dict[str, dict[str, ImmutableSegment]] = {}
@@ -296,7 +298,7 @@ class SegmentDataManager:
         if hosted.state == ONLINE:
             self._set_online(resource, name, None)
         if hosted.segment is not None:
-            forget_segment(hosted.segment)  # its decoded columns go now, not at GC time
+            self._on_unload(hosted.segment)  # its decoded columns go now, not at GC time
         hosted.state, hosted.segment = OFFLINE, None
         hosted.updated_ms = _now_ms()
 
@@ -304,7 +306,7 @@ class SegmentDataManager:
         self._set_online(resource, name, None)
         hosted = self._hosted[resource].pop(name, None)
         if hosted is not None and hosted.segment is not None:
-            forget_segment(hosted.segment)
+            self._on_unload(hosted.segment)
         shutil.rmtree(self._segment_dir(resource, name), ignore_errors=True)
         log.info("segment %s/%s dropped", resource, name)
 

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from sprig.engine_process import add_instance_arguments, cluster_settings, prepare_process, serve
+from sprig.errors import CommandError
 from sprig.runtime import REPO_ROOT
 
 
@@ -33,15 +34,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from engine.common.errors import ConfigError
+    from engine.query.settings import QuerySettings
     from engine.server import ServerConfig, ServerInstance
 
     prepare_process()
+    try:
+        query = QuerySettings.from_env()  # read once: the server keeps these until it stops
+    except ConfigError as exc:
+        raise CommandError(str(exc)) from None
     config = ServerConfig(
         host=args.host,
         query_port=args.query_port,
         admin_port=args.admin_port,
         bind=args.bind,
         instance_id=args.instance_id,
+        query=query,
         **cluster_settings(),
     )
     data_root = Path(os.environ.get("SPRIG_DATA_DIR", REPO_ROOT / "var"))

@@ -6,7 +6,7 @@ import gc
 
 import numpy as np
 
-from engine.query.decoded_cache import CACHE, DecodedCache, forget_segment
+from engine.query.decoded_cache import DecodedCache
 
 
 class FakeSegment:  # a stand-in object with identity and weak references, nothing more
@@ -35,9 +35,12 @@ def test_entries_die_with_their_segment():
     assert cache.used == 0
 
 
-def test_forget_segment_drops_its_entries_now():
-    seg = FakeSegment()
-    CACHE.put(seg, ("ids", "x"), np.zeros(10))
-    assert CACHE.get(seg, ("ids", "x")) is not None
-    forget_segment(seg)
-    assert CACHE.get(seg, ("ids", "x")) is None
+def test_forget_drops_a_segments_entries_now():
+    cache = DecodedCache(budget_bytes=1 << 20)
+    seg, other = FakeSegment(), FakeSegment()
+    cache.put(seg, ("ids", "x"), np.zeros(10))
+    cache.put(other, ("ids", "x"), np.zeros(10))
+    assert cache.get(seg, ("ids", "x")) is not None
+    cache.forget(seg)
+    assert cache.get(seg, ("ids", "x")) is None
+    assert cache.get(other, ("ids", "x")) is not None and cache.used == 80

@@ -5,7 +5,6 @@ result shapes (DISTINCT, HAVING, OFFSET, default LIMIT) and error codes."""
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 
 import numpy as np
 import orjson
@@ -14,6 +13,8 @@ import pytest
 from engine.query import IntermediateResult, compile_query, execute_segment, reduce, run_query
 from engine.query.combine import combine
 from engine.query.errors import QueryExecutionError
+from engine.query.runner import QueryEngine
+from engine.query.settings import QuerySettings
 
 GROUP_QUERIES = [
     "SELECT country, COUNT(*), SUM(clicks), MIN(score), MAX(latency), AVG(clicks), MINMAXRANGE(score) "
@@ -284,33 +285,33 @@ def test_concurrent_queries_share_caches_safely(synth):
     assert [r["resultTable"] for r in responses] == [expected[sql] for sql in sqls]
 
 
-def test_segments_run_in_parallel_only_when_their_cost_pays(synth, monkeypatch):
-    from engine.query import runner
+class ThreadRecordingEngine(QueryEngine):
+    """Notes which thread ran each segment."""
 
+    def __init__(self, settings):
+        super().__init__(settings)
+        self.threads = []
+
+    def _timed_segment(self, plan, segment):
+        self.threads.append(threading.current_thread().name)
+        return super()._timed_segment(plan, segment)
+
+
+def test_segments_run_in_parallel_only_when_their_cost_pays(synth):
     _, schema, _, three = synth
     sql = "SELECT country, SUM(clicks) FROM synth WHERE site < 50 GROUP BY country ORDER BY country"
-    plan = compile_query(sql, schema)
-    submitted = []
-    real_timed = runner._timed_segment
-
-    def spy(plan, segment):
-        submitted.append(threading.current_thread().name)
-        return real_timed(plan, segment)
-
-    monkeypatch.setattr(runner, "_timed_segment", spy)
-    monkeypatch.setattr(runner, "QUERY_THREADS", 2)
-    monkeypatch.setattr(runner, "_SEGMENT_COST_MS", OrderedDict())
     answers = []
     for threshold in (1e9, 0.0):  # every segment "cheap", then every segment "worth a thread"
-        monkeypatch.setattr(runner, "PARALLEL_MIN_SEGMENT_MS", threshold)
-        runner.execute_server(plan, three)  # first run: cost unknown, so parallel
-        assert all(name.startswith("sprig-query") for name in submitted)
-        assert runner._SEGMENT_COST_MS[sql] > 0  # measured in thread CPU time
-        submitted.clear()
-        answers.append(reduce(plan, [runner.execute_server(plan, three)], num_servers_queried=1))
-        in_pool = [name.startswith("sprig-query") for name in submitted]
+        engine = ThreadRecordingEngine(QuerySettings(threads=2, parallel_min_segment_ms=threshold))
+        plan = engine.compile(sql, schema)
+        engine.execute_server(plan, three)  # first run: cost unknown, so parallel
+        assert len(engine.threads) == 3
+        assert all(name.startswith("sprig-query") for name in engine.threads)
+        assert engine.segment_cost_ms(sql) > 0  # measured in thread CPU time
+        engine.threads.clear()
+        answers.append(reduce(plan, [engine.execute_server(plan, three)], num_servers_queried=1))
+        in_pool = [name.startswith("sprig-query") for name in engine.threads]
         assert in_pool == [threshold == 0.0] * 3
-        submitted.clear()
-        runner._SEGMENT_COST_MS.clear()
+        engine.close()
     assert answers[0]["resultTable"] == answers[1]["resultTable"]
     assert answers[0]["resultTable"] == run_query(sql, three, table_schema=schema)["resultTable"]
