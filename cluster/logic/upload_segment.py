@@ -221,7 +221,9 @@ def _extra_fields(metadata: SegmentMetadata, stored_url: str | None) -> dict[str
             "functionName": column.partition_function,
             "numPartitions": column.num_partitions,
             "partitions": sorted(column.partitions or []),
-            "functionConfig": None,
+            # {} rather than null for "no config", so readers can tell it from metadata
+            # written before the config was recorded (see engine.spi.partition)
+            "functionConfig": column.partition_function_config,
         }
         for name, column in metadata.columns.items()
         if column.partition_function

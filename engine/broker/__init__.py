@@ -8,9 +8,9 @@ Public API::
     broker.start()    # registers Broker_<host>_<port>, builds routing from ZooKeeper
     broker.stop()
 
-Modules, bottom-up: ``errors``; ``partition`` (Pinot's partition functions); ``pruning``
-(time and partition pruning on segment metadata); ``routing`` (routing tables from the
-external views, kept current by watches); ``selection`` (balanced replica choice and server
+Modules, bottom-up: ``errors``; ``pruning`` (time and partition pruning on segment metadata,
+with ``engine.spi.partition``); ``routing`` (routing tables from the external views, kept
+current by watches); ``selection`` (balanced replica choice and server
 health); ``time_boundary`` (hybrid tables); ``transport`` (keep-alive connections to the
 servers); ``scatter`` (all requests written, then the answers gathered); ``handler`` (one
 query, end to end); ``instance`` (the process and its HTTP API).

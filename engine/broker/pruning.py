@@ -3,7 +3,9 @@
 * Time: the filter's constraint on the time column, as a union of intervals in epoch ms,
   against each segment's ``[segment.start.time, segment.end.time]`` (inclusive).
 * Partition: EQ / IN on a ``segmentPartitionConfig`` column against the partitions recorded
-  in the segment's ``segment.partition.metadata``.
+  in the segment's ``segment.partition.metadata``, computed with the function (and its
+  ``functionConfig``) recorded there, as Pinot's broker does, else the table's. The functions
+  are ``engine.spi.partition``'s, the ones the segment writer used.
 
 Only what the filter *requires* prunes: an OR prunes when all its branches do, NOT and
 predicates on other columns never do. Anything unknown keeps the segment.
@@ -12,11 +14,19 @@ predicates on other columns never do. Anything unknown keeps the segment.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
+from collections.abc import Mapping
 
-from engine.broker.partition import partition_of
+import orjson
+
+from engine.common.errors import ConfigError
+from engine.common.types import DataType
 from engine.query.expressions import Expression, Function, Identifier, Literal
 from engine.query.filter import to_leaf
+from engine.spi.partition import PartitionFunction, partition_function, recorded_function
+
+log = logging.getLogger(__name__)
 
 Interval = tuple[float, float]  # inclusive epoch-ms bounds; +-inf for open ends
 
@@ -24,18 +34,85 @@ Interval = tuple[float, float]  # inclusive epoch-ms bounds; +-inf for open ends
 @dataclasses.dataclass(frozen=True)
 class SegmentInfo:
     """What the broker knows of one segment: its time range in epoch ms (inclusive; None when
-    unknown) and, per partitioned column, the partitions its values fall in."""
+    unknown) and, per partitioned column, the partitions its values fall in and the function
+    that computed them (None: recorded but unusable, so the column never prunes it; absent:
+    the table's function applies)."""
 
     name: str
     start_ms: float | None = None
     end_ms: float | None = None
     partitions: dict[str, frozenset[int]] = dataclasses.field(default_factory=dict)
+    partition_functions: dict[str, PartitionFunction | None] = dataclasses.field(
+        default_factory=dict
+    )
 
 
 @dataclasses.dataclass(frozen=True)
 class ColumnPartitioning:
+    """A table's ``columnPartitionMap`` entry, with the column's type from the schema (needed
+    to turn a filter literal into the text the writer hashed; None: hash functions never
+    prune at the broker)."""
+
     function: str
     num_partitions: int
+    function_config: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    data_type: DataType | None = None
+
+    def partition_function(self) -> PartitionFunction | None:
+        try:
+            return partition_function(self.function, self.num_partitions, self.function_config)
+        except ConfigError:
+            return None
+
+
+def table_partitioning(column_map: Mapping, schema=None) -> dict[str, ColumnPartitioning]:
+    """The pruning view of a ``columnPartitionMap``: values are ``ColumnPartitionConfig`` (from
+    ``TableConfig``) or raw JSON entries; ``schema`` (an ``engine.spi.Schema``) gives types."""
+    out = {}
+    for column, spec in column_map.items():
+        data_type = None
+        if schema is not None and schema.has_column(column):
+            data_type = schema.field(column).data_type
+        try:
+            if isinstance(spec, Mapping):
+                name, num, config = (
+                    spec["functionName"],
+                    spec["numPartitions"],
+                    spec.get("functionConfig"),
+                )
+            else:
+                name, num, config = spec.function_name, spec.num_partitions, spec.function_config
+            function = partition_function(str(name), int(num), config)
+        except (KeyError, TypeError, ValueError, ConfigError):
+            log.warning("ignoring the malformed partition config of column %s", column)
+            continue
+        out[column] = ColumnPartitioning(
+            function.name, function.num_partitions, function.function_config, data_type
+        )
+    return out
+
+
+def recorded_partitions(
+    raw: str | None, segment: str = ""
+) -> tuple[dict[str, frozenset[int]], dict[str, PartitionFunction | None]]:
+    """Partitions and functions from Pinot's ``segment.partition.metadata`` JSON
+    (``{"columnPartitionMap": {col: {functionName, numPartitions, partitions,
+    functionConfig}}}``); empty when absent or unreadable."""
+    partitions: dict[str, frozenset[int]] = {}
+    functions: dict[str, PartitionFunction | None] = {}
+    if not raw:
+        return partitions, functions
+    try:
+        column_map = orjson.loads(raw).get("columnPartitionMap") or {}
+        for column, spec in column_map.items():
+            partitions[column] = frozenset(int(p) for p in spec.get("partitions") or [])
+            functions[column] = recorded_function(
+                spec.get("functionName"), spec.get("numPartitions"), spec.get("functionConfig")
+            )
+    except (orjson.JSONDecodeError, AttributeError, TypeError, ValueError):
+        log.warning("segment %s: unreadable segment.partition.metadata", segment)
+        return {}, {}
+    return partitions, functions
 
 
 def time_intervals(expr: Expression | None, column: str, unit_ms: float) -> list[Interval] | None:
@@ -143,8 +220,13 @@ def matches_partitions(
         values = partition_values(expr, column)
         if values is None:
             continue
-        wanted = {partition_of(partitioning.function, partitioning.num_partitions, v)
-                  for v in values}  # fmt: skip
+        if column in segment.partition_functions:
+            function = segment.partition_functions[column]
+        else:
+            function = partitioning.partition_function()
+        if function is None:
+            continue
+        wanted = {function.partition_of_literal(v, partitioning.data_type) for v in values}
         if None in wanted:
             continue
         if not wanted & recorded:

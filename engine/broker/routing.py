@@ -17,10 +17,14 @@ from __future__ import annotations
 import dataclasses
 import logging
 
-import orjson
 from kazoo.exceptions import NoNodeError
 
-from engine.broker.pruning import ColumnPartitioning, SegmentInfo
+from engine.broker.pruning import (
+    ColumnPartitioning,
+    SegmentInfo,
+    recorded_partitions,
+    table_partitioning,
+)
 from engine.clusterstate import (
     SERVING_STATES,
     ClusterStateError,
@@ -173,7 +177,7 @@ class RoutingManager(Membership):
             segments=segments,
             time_column=time_column,
             time_format=time_format,
-            partitioning=_partitioning(config),
+            partitioning=_partitioning(config, self.schemas.get(split_table_name(table)[0])),
             push_frequency_ms=_push_frequency_ms(config),
         )
 
@@ -230,30 +234,20 @@ class RoutingManager(Membership):
 
 def segment_info_from_metadata(meta: SegmentZKMetadata) -> SegmentInfo:
     """Time range in epoch ms (from ``segment.start/end.time`` in ``segment.time.unit``) and
-    partitions (from Pinot's ``segment.partition.metadata`` JSON)."""
+    partitions with the function that computed them (Pinot's ``segment.partition.metadata``)."""
     start = end = None
     unit_ms = UNIT_MILLIS.get((meta.time_unit or "").upper())
     if unit_ms and meta.start_time is not None and meta.end_time is not None:
         start, end = meta.start_time * unit_ms, meta.end_time * unit_ms
-    partitions = {}
     raw = meta.extra.get("segment.partition.metadata")
-    if raw:
-        try:
-            column_map = orjson.loads(raw).get("columnPartitionMap") or {}
-            for column, spec in column_map.items():
-                partitions[column] = frozenset(int(p) for p in spec.get("partitions") or [])
-        except (orjson.JSONDecodeError, AttributeError, TypeError, ValueError):
-            log.warning("segment %s: unreadable segment.partition.metadata", meta.segment_name)
-    return SegmentInfo(meta.segment_name, start, end, partitions)
+    partitions, functions = recorded_partitions(raw, meta.segment_name)
+    return SegmentInfo(meta.segment_name, start, end, partitions, functions)
 
 
-def _partitioning(config: TableConfig | None) -> dict[str, ColumnPartitioning]:
+def _partitioning(config: TableConfig | None, schema) -> dict[str, ColumnPartitioning]:
     if config is None:
         return {}
-    return {
-        column: ColumnPartitioning(spec.function_name, spec.num_partitions)
-        for column, spec in config.index_config.segment_partition_config.items()
-    }
+    return table_partitioning(config.index_config.segment_partition_config, schema)
 
 
 def _push_frequency_ms(config: TableConfig | None) -> int:

@@ -7,8 +7,7 @@ from __future__ import annotations
 from engine.query.expressions import Expression, Function, Identifier, Literal
 from engine.query.filter import to_leaf
 from engine.query.segment_view import SegmentView
-from engine.segment.index.partition import partition_of
-from engine.spi.table_config_model import ColumnPartitionConfig
+from engine.spi.partition import recorded_function
 
 
 def prune_reason(view: SegmentView, expr: Expression | None) -> str | None:
@@ -37,7 +36,13 @@ def prune_reason(view: SegmentView, expr: Expression | None) -> str | None:
         if bloom is not None and values and not any(_might_contain(bloom, v) for v in values):
             return f"bloom filter of {leaf.column}"
         if meta.partitions is not None and meta.partition_function and values:
-            wanted = {_partition(meta, v) for v in values}
+            function = recorded_function(
+                meta.partition_function, meta.num_partitions, meta.partition_function_config
+            )
+            wanted = {
+                function.partition_of_literal(v, meta.data_type) if function else None
+                for v in values
+            }
             if None not in wanted and not wanted & set(meta.partitions):
                 return f"partition of {leaf.column}"
     elif (
@@ -89,13 +94,3 @@ def _might_contain(bloom, value) -> bool:
         return bool(bloom.might_contain(value))
     except (TypeError, ValueError):
         return True
-
-
-def _partition(meta, value) -> int | None:
-    """The partition id of ``value`` under the column's partition function, or None when it
-    cannot be computed (then the segment is not pruned)."""
-    config = ColumnPartitionConfig(meta.partition_function, int(meta.num_partitions or 0))
-    try:
-        return int(partition_of(config, value))
-    except (TypeError, ValueError, KeyError, ArithmeticError):
-        return None

@@ -30,6 +30,9 @@ class ColumnMetadata:
     partition_function: str | None = None
     num_partitions: int | None = None
     partitions: list[int] | None = None
+    # None only in metadata written before the function config was recorded (see
+    # engine.spi.partition.recorded_function); {} when the function has none
+    partition_function_config: dict[str, str] | None = None
     default_null_value: Any = None
     file_prefix: str = ""
     forward_dtype: str | None = None
@@ -51,6 +54,7 @@ class ColumnMetadata:
             "partitionFunction": self.partition_function,
             "numPartitions": self.num_partitions,
             "partitions": self.partitions,
+            "partitionFunctionConfig": self.partition_function_config,
             "defaultNullValue": self.default_null_value,
             "filePrefix": self.file_prefix,
             "forwardIndexDataType": self.forward_dtype,
@@ -75,6 +79,7 @@ class ColumnMetadata:
             partition_function=raw.get("partitionFunction"),
             num_partitions=raw.get("numPartitions"),
             partitions=raw.get("partitions"),
+            partition_function_config=raw.get("partitionFunctionConfig"),
             default_null_value=raw.get("defaultNullValue"),
             file_prefix=raw["filePrefix"],
             forward_dtype=raw.get("forwardIndexDataType"),
@@ -185,6 +190,8 @@ class SegmentMetadata:
                     key + "numPartitions": col.num_partitions,
                     key + "partitionValues": ",".join(str(p) for p in col.partitions or []),
                 }
+                for config_key, value in (col.partition_function_config or {}).items():
+                    props[key + "partitionFunctionConfig." + config_key] = value
         return {k: _property_text(v) for k, v in props.items() if v is not None}
 
 

@@ -7,6 +7,7 @@ import dataclasses
 from typing import Any
 
 from engine.common.errors import ConfigError
+from engine.spi.partition import partition_function
 
 STAR_TREE_FUNCTIONS = frozenset(
     {
@@ -48,13 +49,6 @@ PINOT_STAR_TREE_FUNCTIONS = frozenset(
         "PERCENTILERAWTDIGEST",
     }
 )
-PARTITION_FUNCTIONS = {
-    "murmur": "Murmur",
-    "murmur3": "Murmur3",
-    "modulo": "Modulo",
-    "hashcode": "HashCode",
-    "bytearray": "ByteArray",
-}
 
 
 def as_dict(value: Any, path: str) -> dict:
@@ -241,18 +235,14 @@ class ColumnPartitionConfig:
     @classmethod
     def from_json(cls, raw: Any, path: str) -> ColumnPartitionConfig:
         raw = as_dict(raw, path)
-        name = raw.get("functionName")
-        canonical = PARTITION_FUNCTIONS.get(str(name).lower())
-        if canonical is None:
-            raise ConfigError(
-                f"{path}.functionName",
-                f"unknown partition function {name!r}; expected one of "
-                + ", ".join(PARTITION_FUNCTIONS.values()),
-            )
         num = as_int(raw.get("numPartitions"), f"{path}.numPartitions", minimum=1)
         if num is None:
             raise ConfigError(f"{path}.numPartitions", "numPartitions is required")
-        return cls(canonical, num, as_dict(raw.get("functionConfig"), f"{path}.functionConfig"))
+        # engine.spi.partition owns the names (case-insensitive) and each function's config
+        function = partition_function(
+            raw.get("functionName"), num, raw.get("functionConfig"), path=f"{path}."
+        )
+        return cls(function.name, num, function.function_config)
 
 
 @dataclasses.dataclass(frozen=True)

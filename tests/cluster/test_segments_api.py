@@ -330,9 +330,9 @@ def test_partitioned_segments_record_pinot_partition_metadata(
 
     from engine.broker.routing import segment_info_from_metadata
     from engine.segment import build_segment, pack_segment
-    from engine.segment.index.partition import partition_of
+    from engine.common.types import DataType
     from engine.spi import Schema, TableConfig
-    from engine.spi.table_config_model import ColumnPartitionConfig
+    from engine.spi.partition import partition_function
 
     register_servers(api, 1)
     config = copy.deepcopy(airline_offline_config)
@@ -346,8 +346,8 @@ def test_partitioned_segments_record_pinot_partition_metadata(
     with path.open("rb") as handle:
         rows = pa.Table.from_pylist(list(fastavro.reader(handle)))
     carriers = rows.column("Carrier").to_pylist()
-    murmur4 = ColumnPartitionConfig("Murmur", 4)
-    expected = sorted({partition_of(murmur4, carrier) for carrier in carriers})
+    murmur4 = partition_function("Murmur", 4)
+    expected = murmur4.partitions_of_values(carriers, DataType.STRING)
     schema = Schema.from_json(airline_schema)
     built = build_segment(
         rows, schema, TableConfig.from_json(config, schema=schema), tmp_path / "s"
@@ -358,6 +358,7 @@ def test_partitioned_segments_record_pinot_partition_metadata(
     meta = store.segment_metadata("airlineStats_OFFLINE", built.name)
     info = segment_info_from_metadata(meta)
     assert sorted(info.partitions["Carrier"]) == expected
+    assert info.partition_functions["Carrier"] == murmur4
     assert (
         api.get("/segments/airlineStats/zkmetadata")
         .json()[built.name]["segment.partition.metadata"]

@@ -1,2 +1,2 @@
 """Per-column indexes: inverted (roaring bitmaps), sorted doc ranges, range, bloom filter,
-and the partition functions whose results go in the column metadata."""
+and the partition metadata (the partition functions are in ``engine.spi.partition``)."""

@@ -9,7 +9,7 @@ from engine.segment.column_writer import EncodedColumn
 from engine.segment.files import BufferWriter
 from engine.segment.index.bloom import DEFAULT_FPP, write_bloom_filter
 from engine.segment.index.inverted import docs_grouped_by_id, write_inverted_index
-from engine.segment.index.partition import partitions_of
+from engine.segment.index.partition import record_partitions
 from engine.segment.index.range_index import write_range_index
 from engine.spi.table_config import TableConfig
 
@@ -64,7 +64,4 @@ def build_indexes(
             )
             meta.indexes.append("bloom")
         if name in partitioning:
-            config = partitioning[name]
-            meta.partition_function = config.function_name
-            meta.num_partitions = config.num_partitions
-            meta.partitions = partitions_of(config, _distinct(column))
+            record_partitions(meta, partitioning[name], _distinct(column))

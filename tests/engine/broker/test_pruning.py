@@ -6,7 +6,6 @@ import pytest
 
 from engine.broker.errors import BadBrokerRequest
 from engine.broker.handler import parse_query_options
-from engine.broker.partition import murmur2, partition_of
 from engine.broker.pruning import ColumnPartitioning, SegmentInfo, prune, time_intervals
 from engine.broker.routing import RoutingSnapshot, ServerAddress, TableRoute
 from engine.broker.selection import BalancedSelector
@@ -60,22 +59,6 @@ def test_a_segment_without_time_metadata_is_never_pruned():
 def test_time_intervals_in_milliseconds():
     assert time_intervals(where("d = 2"), "d", DAY) == [(2 * DAY, 2 * DAY)]
     assert time_intervals(where("x = 2"), "d", DAY) is None
-
-
-def test_murmur2_matches_kafka_reference_values():
-    # reference values of Kafka's Utils.murmur2 (used by Pinot's Murmur partition function)
-    assert murmur2(b"21") == -973932308
-    assert murmur2(b"foobar") == -790332482
-    assert murmur2(b"a-little-bit-long-string") == -985981536
-    assert murmur2(b"") == 275646681
-
-
-def test_partition_functions():
-    assert partition_of("Modulo", 4, 10) == 2
-    assert partition_of("Modulo", 4, "7") == 3
-    assert partition_of("Murmur", 8, "21") == (-973932308 & 0x7FFFFFFF) % 8
-    assert partition_of("NoSuchFunction", 4, 1) is None
-    assert partition_of("Modulo", 4, "not-a-number") is None
 
 
 def test_partition_pruning_on_eq_and_in():
