@@ -23,6 +23,19 @@ class Sample:
     end_offset: int | None  # the high watermark; None = unknown
     commit_timestamp_ms: int | None = None  # when the broker stored the commit, if known
 
+    @classmethod
+    def from_record(cls, record: dict) -> Sample:
+        """A sample from one JSON record of the `consumer_offsets` topic/table. The collector's
+        `commitTimestamp` is its poll time; a decoded commit's is the real commit time."""
+        stamp = record["commitTimestamp"]
+        from_commit = record.get("source") != "collector"
+        return cls(
+            timestamp_ms=stamp,
+            committed=record.get("offset"),
+            end_offset=record.get("logEndOffset"),
+            commit_timestamp_ms=stamp if from_commit else None,
+        )
+
 
 @dataclass(frozen=True)
 class WindowConfig:

@@ -140,3 +140,11 @@ def test_time_lag_in_seconds_and_its_unknowns():
     assert not table.add(1100, 9_000)  # so is an older time
     with pytest.raises(ValueError, match="room for 2 points"):
         EndOffsetTable(capacity=1)
+
+
+def test_samples_from_table_records_know_whose_timestamp_is_a_commit_time():
+    collected = {"group": "g", "topic": "t", "partition": 0, "offset": 5, "logEndOffset": 9,
+                 "commitTimestamp": 60_000, "source": "collector"}  # fmt: skip
+    assert Sample.from_record(collected) == Sample(60_000, 5, 9, None)
+    decoded = {"group": "g", "topic": "t", "partition": 0, "offset": 5, "commitTimestamp": 1234}
+    assert Sample.from_record(decoded) == Sample(1234, 5, None, 1234)
