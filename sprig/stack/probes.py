@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 
 
@@ -10,6 +11,7 @@ def minion_answers(redis_url: str, queue: str, timeout_s: float = 3.0) -> bool:
     from celery import Celery
 
     app = Celery("sprig-probe", broker=redis_url, backend=redis_url)
+    result = None
     try:
         token = uuid.uuid4().hex
         result = app.send_task("sprig.minion.ping", args=[token], queue=queue)
@@ -17,4 +19,11 @@ def minion_answers(redis_url: str, queue: str, timeout_s: float = 3.0) -> bool:
         result.forget()
         return answer.get("token") == token
     finally:
+        if result is not None:
+            # An unanswered result stays registered with the backend, and at exit its
+            # __del__ would unsubscribe through a Redis that may be gone by then (a noisy
+            # "Retry limit exceeded" on the quickstart's console): let go of it now.
+            with contextlib.suppress(Exception):
+                app.backend.remove_pending_result(result)
+            result.backend = None
         app.close()

@@ -219,9 +219,11 @@ class KafkaService(_Service):
     def _ready(self) -> bool:
         from confluent_kafka.admin import AdminClient
 
+        # log_level 0: "connection refused" while it starts is expected, not worth a line
         admin = AdminClient(
-            {"bootstrap.servers": self.bootstrap_servers, "socket.timeout.ms": 1000}
-        )
+            {"bootstrap.servers": self.bootstrap_servers, "socket.timeout.ms": 1000,
+             "log_level": 0}
+        )  # fmt: skip
         metadata = admin.list_topics(timeout=1.0)
         return bool(metadata.brokers)
 
