@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ipaddress
+import re
+
 from django.conf import settings
 
 from cluster import models
@@ -21,6 +24,7 @@ def register_instance(store: ClusterStore, body: dict, *, update: bool = False) 
         kind = InstanceType.parse(body["type"])
     except ValueError as exc:
         raise BadRequest(str(exc)) from exc
+    check_host(body["host"], kind)
     ident = instance_id(kind, body["host"], body["port"])
     existing = store.instance_config(ident)
     if existing is not None and not update:
@@ -41,6 +45,32 @@ def register_instance(store: ClusterStore, body: dict, *, update: bool = False) 
     if kind is InstanceType.BROKER:
         refresh_broker_resource(store)
     return {"status": f"Added instance: {ident}"}
+
+
+# one DNS label (RFC 1123), plus '_', which container and compose service names use
+_HOST_LABEL = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?\Z")
+
+
+def check_host(host: str, kind: InstanceType) -> None:
+    """Raise BadRequest (field ``host``) unless ``host`` is a host name (dot-separated labels of
+    letters, digits, '-' and '_', at most 253 characters, a trailing dot allowed) or an IPv4/IPv6
+    address. The host becomes part of the ZooKeeper node name ``<Type>_<host>_<port>``: a '/'
+    there would create nested nodes, and control characters are refused by ZooKeeper."""
+    try:
+        ipaddress.ip_address(host)
+        return
+    except ValueError:
+        pass
+    name = host[:-1] if host.endswith(".") else host
+    if 0 < len(name) <= 253 and all(_HOST_LABEL.match(label) for label in name.split(".")):
+        return
+    err = BadRequest(
+        f"host {host!r} is not a host name or IP address: it names the ZooKeeper node "
+        f"{kind.prefix}<host>_<port>, so use letters, digits, '-', '_' and '.' (labels of at "
+        "most 63 characters, not starting or ending with '-'), or an IPv4/IPv6 address"
+    )
+    err.field = "host"
+    raise err
 
 
 def get_instance(store: ClusterStore, ident: str) -> InstanceConfig:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.cluster.conftest import register_servers
@@ -97,3 +99,48 @@ def test_tenant_update_grows_and_shrinks(api, store):
         ["t_OFFLINE", "t_REALTIME"], ["server_untagged"], ["server_untagged"]]  # fmt: skip
     missing = api.put("/tenants", {**body, "tenantName": "nope"}, format="json")
     assert missing.status_code == 404
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "a/b",
+        "/abs",
+        "h\u0000x",
+        "tab\there",
+        "with space",
+        "..",
+        "-lead.example",
+        "x" * 254,
+        "a..b",
+        "\u00e9t\u00e9",
+        "\ud800",
+    ],
+)
+def test_a_host_that_cannot_be_in_a_zookeeper_path_is_400_naming_host(api, store, host):
+    """The host becomes part of the node name Server_<host>_<port>: a bad one is the caller's
+    mistake (400 naming the field), not a ZooKeeper outage (503), and nothing is written."""
+    before = store.instance_ids()
+    for method, path in (("post", "/instances"), ("put", "/instances/Server_h_1")):
+        if method == "put":
+            api.post("/instances", {"host": "h", "port": 1, "type": "SERVER"}, format="json")
+            before = store.instance_ids()
+        # JSON text: a lone surrogate goes as its \\u escape, as any JSON client sends it
+        body = json.dumps({"host": host, "port": 8001, "type": "SERVER"})
+        response = getattr(api, method)(path, body, content_type="application/json")
+        assert response.status_code == 400, (method, response.content)
+        assert response.json()["field"] == "host"
+        assert "host" in response.json()["error"]
+        assert store.instance_ids() == before
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["localhost", "pinot-server-0.pinot-server-headless.default.svc.cluster.local", "my_server",
+     "10.1.2.3", "::1", "fe80::1%eth0", "example.com."],
+)  # fmt: skip
+def test_host_names_and_ip_addresses_register(api, store, host):
+    response = api.post("/instances", {"host": host, "port": 8001, "type": "BROKER"},
+                        format="json")  # fmt: skip
+    assert response.status_code == 200, response.content
+    assert store.instance_config(f"Broker_{host}_8001").host == host
