@@ -13,6 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 import engine.query.functions as functions
+from engine.functions import FunctionArgumentError
 from engine.query.errors import QueryExecutionError, QueryValidationError
 from engine.query.expressions import Expression, Function, Identifier, Literal
 
@@ -43,6 +44,8 @@ def _eval(expr: Expression, lookup: Lookup):
     args = [_eval(a, lookup) for a in expr.args]
     try:
         return fn.impl(*args)
+    except FunctionArgumentError as err:  # a bad unit, format, pattern or path: code 700
+        raise QueryValidationError(str(err)) from err
     except QueryExecutionError as err:
         if err.message.startswith("Error evaluating"):
             raise

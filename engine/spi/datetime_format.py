@@ -2,18 +2,26 @@
 
 Formats are ``size:UNIT:EPOCH``, ``size:UNIT:TIMESTAMP``, ``size:UNIT:SIMPLE_DATE_FORMAT:pattern``
 or the newer pipe form ``EPOCH|MILLISECONDS|1``, ``SIMPLE_DATE_FORMAT|yyyy-MM-dd``,
-``TIMESTAMP``. Patterns use Java/Joda letters and are translated to strptime codes.
+``TIMESTAMP``. Patterns are Java/Joda patterns, read by ``engine.spi.datetime_pattern``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from engine.common.errors import ConfigError
+from engine.spi.datetime_pattern import (
+    InvalidPatternError,
+    check_pattern,
+    format_java_datetime,
+    parse_java_datetime,
+)
+
+__all__ = ["UNIT_MILLIS", "DateTimeFormat", "format_java_datetime", "parse_java_datetime"]
 
 UNIT_MILLIS = {
     "NANOSECONDS": 1e-6,
@@ -24,34 +32,6 @@ UNIT_MILLIS = {
     "HOURS": 3_600_000,
     "DAYS": 86_400_000,
 }
-
-# Java/Joda pattern letter runs -> strptime codes. Longest runs first.
-_JAVA_TO_STRPTIME = [
-    ("yyyy", "%Y"),
-    ("YYYY", "%Y"),
-    ("yy", "%y"),
-    ("MMMM", "%B"),
-    ("MMM", "%b"),
-    ("MM", "%m"),
-    ("M", "%m"),
-    ("dd", "%d"),
-    ("d", "%d"),
-    ("HH", "%H"),
-    ("H", "%H"),
-    ("hh", "%I"),
-    ("h", "%I"),
-    ("mm", "%M"),
-    ("m", "%M"),
-    ("ss", "%S"),
-    ("s", "%S"),
-    ("a", "%p"),
-    ("EEEE", "%A"),
-    ("EEE", "%a"),
-    ("ZZ", "%z"),
-    ("Z", "%z"),
-    ("XXX", "%z"),
-    ("X", "%z"),
-]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,8 +61,14 @@ class DateTimeFormat:
         text = text.strip()
         try:
             if "|" in text or text.upper() in ("TIMESTAMP", "EPOCH"):
-                return cls._parse_pipe(text)
-            return cls._parse_colon(text)
+                fmt = cls._parse_pipe(text)
+            else:
+                fmt = cls._parse_colon(text)
+            if fmt.pattern is not None:
+                check_pattern(fmt.pattern, parsing=True)
+            return fmt
+        except InvalidPatternError as exc:
+            raise ConfigError(field, str(exc)) from exc
         except (ValueError, KeyError, IndexError) as exc:
             raise ConfigError(field, f"invalid date-time format {text!r}: {exc}") from exc
 
@@ -120,91 +106,54 @@ class DateTimeFormat:
             return cls("SIMPLE_DATE_FORMAT", "MILLISECONDS", 1, parts[1])
         raise ValueError(f"unknown format type {parts[0]!r}")
 
-    def to_millis(self, values: pa.Array) -> pa.Array:
-        """Convert an Arrow array in this format to int64 epoch milliseconds (nulls stay)."""
+    def to_millis(self, values):
+        """Values in this format as int64 epoch milliseconds. An Arrow array gives an Arrow
+        array (nulls stay null); a numpy array or list gives a numpy array. Epoch values in
+        units finer than a millisecond are floored."""
         if self.kind == "SIMPLE_DATE_FORMAT":
-            return parse_java_datetime(values, self.pattern or "")
-        if self.kind == "TIMESTAMP":
-            return pc.cast(values, pa.int64())
-        factor = self.unit_millis
-        as_float = pc.multiply(pc.cast(values, pa.float64()), factor)
-        return pc.cast(pc.floor(as_float), pa.int64())
+            return _like(values, parse_java_datetime(values, self.pattern or ""))
+        factor = self.unit_millis if self.kind == "EPOCH" else 1
 
-    def from_millis(self, millis: pa.Array) -> pa.Array:
-        """Convert int64 epoch milliseconds to this format (floor division for EPOCH units)."""
+        def convert(raw: np.ndarray) -> np.ndarray:
+            if raw.dtype.kind in "iub" and factor == int(factor):
+                return raw.astype(np.int64, copy=False) * int(factor)
+            return np.floor(raw.astype(np.float64) * factor).astype(np.int64)
+
+        return _apply(values, convert)
+
+    def from_millis(self, millis):
+        """int64 epoch milliseconds in this format (floor division for EPOCH units), Arrow
+        in, Arrow out; numpy in, numpy out."""
         if self.kind == "SIMPLE_DATE_FORMAT":
-            return format_java_datetime(millis, self.pattern or "")
-        if self.kind == "TIMESTAMP":
-            return pc.cast(millis, pa.int64())
-        factor = self.unit_millis
-        return pc.cast(pc.floor(pc.divide(pc.cast(millis, pa.float64()), factor)), pa.int64())
+            return _like(millis, format_java_datetime(millis, self.pattern or ""))
+        factor = self.unit_millis if self.kind == "EPOCH" else 1
+
+        def convert(raw: np.ndarray) -> np.ndarray:
+            raw = raw.astype(np.int64, copy=False)
+            if factor == int(factor):
+                return raw if factor == 1 else np.floor_divide(raw, int(factor))
+            return np.floor(raw / factor).astype(np.int64)
+
+        return _apply(millis, convert)
 
 
-def java_pattern_to_strptime(pattern: str) -> str:
-    """Translate a Java SimpleDateFormat/Joda pattern to a strptime format.
-    Quoted text ('T', and '' for a quote) becomes literal text."""
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "'":
-            end = pattern.find("'", i + 1)
-            if end == i + 1:  # '' is a literal quote
-                out.append("'")
-                i += 2
-                continue
-            if end < 0:
-                raise ValueError(f"unterminated quote in {pattern!r}")
-            out.append(pattern[i + 1 : end].replace("%", "%%"))
-            i = end + 1
-            continue
-        if ch == "S":  # fraction of a second; handled by the caller's fractional parsing
-            run = len(re.match(r"S+", pattern[i:]).group(0))
-            out.append("%f" if run else "")
-            i += run
-            continue
-        for java, code in _JAVA_TO_STRPTIME:
-            if pattern.startswith(java, i):
-                out.append(code)
-                i += len(java)
-                break
-        else:
-            if ch.isalpha():
-                raise ValueError(f"unsupported pattern letter {ch!r} in {pattern!r}")
-            out.append("%%" if ch == "%" else ch)
-            i += 1
-    return "".join(out)
+def _apply(values, convert):
+    """Run a numpy kernel over Arrow (keeping nulls) or numpy input."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if not isinstance(values, pa.Array):
+        return convert(np.asarray(values))
+    if pa.types.is_timestamp(values.type):
+        values = values.cast(pa.timestamp("ms")).view(pa.int64())
+    elif not (pa.types.is_integer(values.type) or pa.types.is_floating(values.type)):
+        values = pc.cast(values, pa.float64())  # numbers read as text; bad text raises here
+    raw = pc.fill_null(values, 0).to_numpy(zero_copy_only=False)
+    mask = values.is_null().to_numpy(zero_copy_only=False) if values.null_count else None
+    return pa.array(convert(raw), pa.int64(), mask=mask)
 
 
-def parse_java_datetime(values: pa.Array, pattern: str) -> pa.Array:
-    """Parse strings with a Java date pattern into int64 epoch ms (UTC unless the string
-    carries an offset). Unparseable strings raise pyarrow.ArrowInvalid."""
-    fmt = java_pattern_to_strptime(pattern)
-    strings = pc.cast(values, pa.string())
-    if "%z" in fmt:
-        # Joda's Z accepts a literal "Z" for UTC; strptime wants "+0000".
-        strings = pc.replace_substring_regex(strings, r"Z$", "+0000")
-    if "%f" in fmt:
-        # Arrow's strptime has no %f; parse the fraction separately.
-        head, _, tail = fmt.partition("%f")
-        parsed = pc.strptime(
-            pc.replace_substring_regex(strings, r"\.(\d+)", ""),
-            format=head.rstrip(".") + tail,
-            unit="ms",
-        )
-        frac = pc.extract_regex(strings, r"\.(?P<f>\d{1,3})")
-        millis = pc.cast(pc.utf8_rpad(pc.struct_field(frac, [0]), 3, "0"), pa.int64())
-        return pc.add(pc.cast(parsed, pa.int64()), pc.fill_null(millis, 0))
-    return pc.cast(pc.strptime(strings, format=fmt, unit="ms"), pa.int64())
-
-
-def format_java_datetime(millis: pa.Array, pattern: str) -> pa.Array:
-    """Format int64 epoch ms as strings with a Java date pattern (UTC)."""
-    fmt = java_pattern_to_strptime(pattern)
-    ts = pc.cast(pc.cast(millis, pa.int64()), pa.timestamp("ms", tz="UTC"))
-    if "%f" in fmt:
-        # Arrow's %S on a millisecond timestamp prints "SS.fff": it stands for "ss.SSS".
-        fmt = fmt.replace("%S.%f", "%S").replace("%f", "")
-    else:
-        ts = pc.cast(ts, pa.timestamp("s", tz="UTC"), safe=False)
-    return pc.strftime(ts, format=fmt.replace("%z", "+0000"))
+def _like(values, result: pa.Array):
+    """``result`` as numpy when the caller passed numpy (or a list)."""
+    if isinstance(values, pa.Array | pa.ChunkedArray):
+        return result
+    return result.to_numpy(zero_copy_only=False)

@@ -1,0 +1,455 @@
+"""Java date-time patterns (``yyyy-MM-dd'T'HH:mm:ss.SSSZ``): the one place they are read.
+
+Pinot reads these patterns with Joda-Time's ``DateTimeFormat.forPattern(p).withZoneUTC()``
+(``DateTimePatternHandler``) for ``toDateTime`` / ``fromDateTime``, DATETIMECONVERT and the
+``SIMPLE_DATE_FORMAT`` date-time field format. This module follows Joda's rules:
+
+- a run of one letter is one field; the run length is the minimum number of digits printed
+  (``d`` prints ``5``, ``dd`` prints ``05``), ``yy`` is the two-digit year, ``MMM``/``MMMM``
+  and ``E``/``EEEE`` are short/full English names, ``S`` runs are the fraction of a second
+  to that many digits (``SSS`` = milliseconds);
+- text in single quotes is literal (``'T'``), ``''`` is a quote;
+- any other letter is an error that names the letter and the pattern, as Joda's "Illegal
+  pattern component" is.
+
+Everything is vectorised with Arrow: formatting builds one string column per field and joins
+them; parsing matches one regular expression per pattern and computes epoch milliseconds
+from the captured fields with integer arithmetic.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import functools
+import re
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from engine.common.errors import EngineError
+
+
+class InvalidPatternError(EngineError, ValueError):
+    """A date-time pattern that Joda would reject (unknown letter, unterminated quote)."""
+
+
+class DateTimeParseError(EngineError, pa.ArrowInvalid):
+    """A value that does not match its date-time pattern. It is an ``ArrowInvalid`` so that
+    callers that convert columns with Arrow handle both failures alike."""
+
+
+# Joda's pattern letters, plus Java's ISO offset letter X (accepted by Pinot users' configs).
+_LETTERS = set("GCYxwhHkKmsSyDMdaEezZX")
+_UNPARSEABLE = set("Cxwz")  # printable, but reading them back is not supported here
+_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
+           "September", "October", "November", "December"]  # fmt: skip
+_DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+_UTC_NAMES = {"UTC", "GMT", "Z", "ETC/UTC", "ETC/GMT", "+00:00", "UCT"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Field:
+    """One piece of a pattern: a letter repeated ``count`` times, or literal ``text``."""
+
+    letter: str
+    count: int = 0
+    text: str = ""
+
+
+@functools.lru_cache(maxsize=512)
+def compile_pattern(pattern: str) -> tuple[Field, ...]:
+    """Split a pattern into fields; raises InvalidPatternError naming a bad letter."""
+    if not isinstance(pattern, str) or not pattern:
+        raise InvalidPatternError(f"date-time pattern must be a non-empty string, got {pattern!r}")
+    fields: list[Field] = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "'":
+            if pattern.startswith("''", i):
+                fields.append(Field("", text="'"))
+                i += 2
+                continue
+            text, i = _quoted(pattern, i + 1)
+            fields.append(Field("", text=text))
+        elif ch.isascii() and ch.isalpha():
+            if ch not in _LETTERS:
+                raise InvalidPatternError(
+                    f"unknown pattern letter {ch!r} in date-time pattern {pattern!r}"
+                )
+            run = len(pattern) - i - len(pattern[i:].lstrip(ch))
+            fields.append(Field(ch, run))
+            i += run
+        else:
+            fields.append(Field("", text=ch))
+            i += 1
+    return tuple(fields)
+
+
+def _quoted(pattern: str, start: int) -> tuple[str, int]:
+    out, i = [], start
+    while i < len(pattern):
+        if pattern[i] == "'":
+            if pattern.startswith("''", i):
+                out.append("'")
+                i += 2
+                continue
+            return "".join(out), i + 1
+        out.append(pattern[i])
+        i += 1
+    raise InvalidPatternError(f"unterminated quote in date-time pattern {pattern!r}")
+
+
+def check_pattern(pattern: str, *, parsing: bool = False) -> None:
+    """Raise InvalidPatternError if ``pattern`` cannot be used (to parse, if ``parsing``)."""
+    for f in compile_pattern(pattern):
+        if parsing and f.letter in _UNPARSEABLE:
+            raise InvalidPatternError(
+                f"pattern letter {f.letter!r} in {pattern!r} can be printed but not parsed"
+            )
+
+
+def is_utc(timezone: str | None) -> bool:
+    return timezone is None or str(timezone).upper() in _UTC_NAMES
+
+
+def _zone(timezone: str | None) -> str:
+    if is_utc(timezone):
+        return "UTC"
+    try:
+        pa.array([0], pa.timestamp("ms", tz=str(timezone))).cast(pa.string())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise InvalidPatternError(f"unknown time zone {timezone!r}") from exc
+    return str(timezone)
+
+
+# ---- formatting -----------------------------------------------------------------------------
+
+
+def format_java_datetime(millis, pattern: str, timezone: str | None = None) -> pa.Array:
+    """Epoch milliseconds (Arrow or numpy int64; Arrow nulls stay null) as text in
+    ``pattern``, in ``timezone`` (UTC by default, as Pinot's ``withZoneUTC``)."""
+    fields = compile_pattern(pattern)
+    zone = _zone(timezone)
+    millis = _int64_array(millis)
+    stamps = millis.view(pa.timestamp("ms", tz=zone))
+    parts = _Parts(stamps, millis, zone)
+    pieces = [f.text if not f.letter else parts.field(f) for f in fields]
+    if not any(isinstance(p, pa.Array) for p in pieces):
+        pieces.insert(0, pc.if_else(pc.is_valid(millis), "", pa.scalar(None, pa.string())))
+    if len(pieces) == 1:
+        return pieces[0]
+    return pc.binary_join_element_wise(*pieces, "")
+
+
+class _Parts:
+    """Calendar fields of a timestamp column, each computed at most once."""
+
+    def __init__(self, stamps: pa.Array, millis: pa.Array, zone: str):
+        self.stamps, self.millis, self.zone = stamps, millis, zone
+        self._cache: dict[str, pa.Array] = {}
+
+    def get(self, name: str) -> pa.Array:
+        if name not in self._cache:
+            if name == "weekday":
+                value = pc.day_of_week(self.stamps, count_from_zero=False, week_start=1)
+            elif name == "offset_minutes":
+                local = pc.local_timestamp(self.stamps).view(pa.int64())
+                value = pc.divide(pc.subtract(local, self.millis), 60_000)
+            else:
+                value = getattr(pc, name)(self.stamps)
+            self._cache[name] = pc.cast(value, pa.int64())
+        return self._cache[name]
+
+    def field(self, f: Field) -> pa.Array:
+        n, letter = f.count, f.letter
+        if letter in "yY":
+            year = self.get("year")
+            return (
+                _digits(pc.subtract(year, pc.multiply(pc.divide(year, 100), 100)), 2)
+                if n == 2
+                else _digits(year, n)
+            )
+        if letter == "x":
+            return _digits(self.get("iso_year"), n)
+        if letter == "C":
+            return _digits(pc.divide(self.get("year"), 100), n)
+        if letter == "G":
+            return pc.if_else(pc.greater(self.get("year"), 0), "AD", "BC")
+        if letter == "M":
+            month = self.get("month")
+            return _names(_MONTHS, pc.subtract(month, 1), n) if n >= 3 else _digits(month, n)
+        if letter in "Ee":
+            day = self.get("weekday")
+            return _names(_DAYS, pc.subtract(day, 1), n) if letter == "E" else _digits(day, n)
+        if letter == "a":
+            return pc.if_else(pc.less(self.get("hour"), 12), "AM", "PM")
+        if letter in "hHkK":
+            return _digits(_hour(self.get("hour"), letter), n)
+        if letter == "S":
+            fraction = _digits(self.get("millisecond"), 3)
+            return (
+                pc.utf8_slice_codeunits(fraction, 0, n)
+                if n <= 3
+                else pc.utf8_rpad(fraction, n, "0")
+            )
+        if letter in "zZX":
+            return self._zone_field(letter, n)
+        name = {"w": "iso_week", "D": "day_of_year", "d": "day", "m": "minute", "s": "second"}
+        return _digits(self.get(name[letter]), n)
+
+    def _zone_field(self, letter: str, n: int):
+        if letter == "z" or (letter == "Z" and n >= 3):
+            return self.zone
+        offset = self.get("offset_minutes")
+        sign = pc.if_else(pc.less(offset, 0), "-", "+")
+        offset = pc.abs(offset)
+        hours, minutes = (
+            _digits(pc.divide(offset, 60), 2),
+            _digits(pc.subtract(offset, pc.multiply(pc.divide(offset, 60), 60)), 2),
+        )
+        colon = ":" if (letter == "Z" and n == 2) or (letter == "X" and n >= 3) else ""
+        text = pc.binary_join_element_wise(sign, hours, colon, minutes, "")
+        if letter == "X":  # Java's ISO offset prints Z for UTC and hours only for one X
+            if n == 1:
+                text = pc.binary_join_element_wise(sign, hours, "")
+            text = pc.if_else(pc.equal(offset, 0), "Z", text)
+        return text
+
+
+def _hour(hour: pa.Array, letter: str) -> pa.Array:
+    if letter == "H":
+        return hour
+    if letter == "k":  # 1-24
+        return pc.if_else(pc.equal(hour, 0), 24, hour)
+    half = pc.subtract(hour, pc.multiply(pc.divide(hour, 12), 12))
+    return half if letter == "K" else pc.if_else(pc.equal(half, 0), 12, half)
+
+
+def _digits(values: pa.Array, width: int) -> pa.Array:
+    text = pc.cast(values, pa.string())
+    return pc.utf8_lpad(text, width, "0") if width > 1 else text
+
+
+def _names(names: list[str], index: pa.Array, count: int) -> pa.Array:
+    table = pa.array(names if count >= 4 else [name[:3] for name in names])
+    return pc.take(table, index)
+
+
+def _int64_array(values) -> pa.Array:
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if isinstance(values, pa.Array):
+        if pa.types.is_timestamp(values.type):
+            values = values.cast(pa.timestamp("ms")).view(pa.int64())
+        return values.cast(pa.int64())
+    return pa.array(np.asarray(values, dtype=np.int64))
+
+
+# ---- parsing --------------------------------------------------------------------------------
+
+_NUMERIC = set("yYxCwDMdhHkKmsSe")
+_HOUR_RANGE = {"H": (0, 23), "k": (1, 24), "K": (0, 11), "h": (1, 12)}
+
+
+def parse_java_datetime(values, pattern: str, timezone: str | None = None) -> pa.Array:
+    """Text in ``pattern`` (Arrow or numpy strings; nulls stay null) as int64 epoch
+    milliseconds. Text without an offset is read in ``timezone`` (UTC by default). A value
+    that does not match, or names an impossible date, raises DateTimeParseError naming the
+    value and the pattern."""
+    regex, groups, plain = _parser(pattern)
+    zone = _zone(timezone)
+    strings = _string_array(values)
+    text = strings.drop_null() if strings.null_count else strings
+    fields = _fixed_width_fields(text, plain) if plain else None
+    if fields is None:
+        matched = pc.extract_regex(text, regex) if groups else None
+        ok = matched.is_valid() if groups else pc.match_substring_regex(text, regex)
+        _raise_first(text, pc.invert(ok), pattern)
+        fields = [(f, _field_value(f, pc.struct_field(matched, [i]))) for i, f in enumerate(groups)]
+    millis, invalid = _epoch_millis(fields, len(text), zone)
+    _raise_first(text, pa.array(invalid), pattern, "has a field out of range for")
+    if not strings.null_count:
+        return pa.array(millis, pa.int64())
+    present = strings.is_valid().to_numpy(zero_copy_only=False)
+    return pc.take(pa.array(millis, pa.int64()), pa.array(np.cumsum(present) - 1, mask=~present))
+
+
+@functools.lru_cache(maxsize=256)
+def _parser(pattern: str) -> tuple[str, tuple[Field, ...], tuple[Field, ...] | None]:
+    """The regular expression that matches ``pattern``, the field of each of its groups,
+    and (for the fixed-width reader) all fields when they are only numbers and literals."""
+    check_pattern(pattern, parsing=True)
+    fields = compile_pattern(pattern)
+    regex, groups = ["^"], []
+    for i, f in enumerate(fields):
+        if not f.letter:
+            regex.append(re.escape(f.text))
+            continue
+        nxt = fields[i + 1] if i + 1 < len(fields) else None
+        # Joda: a number followed directly by another number has the fixed width of its run.
+        fixed = nxt is not None and nxt.letter in _NUMERIC and (f.letter != "M" or f.count < 3)
+        regex.append(f"(?P<g{len(groups)}>{_group_regex(f, fixed)})")
+        groups.append(f)
+    regex.append("$")
+    plain = all(f.letter in _NUMERIC or not f.letter for f in fields)
+    return "".join(regex), tuple(groups), fields if plain else None
+
+
+def _group_regex(f: Field, fixed: bool) -> str:
+    if (f.letter == "M" and f.count >= 3) or f.letter in "EG":
+        return "[A-Za-z]+"
+    if f.letter == "a":
+        return "[AaPp][Mm]"
+    if f.letter in "ZX":
+        return r"Z|[+-]\d{2}(?::?\d{2})?"
+    if f.letter in "yY" and f.count == 2:
+        return r"\d{2}"
+    if fixed:
+        return rf"\d{{{f.count}}}"
+    return r"[+-]?\d+" if f.letter in "yY" else r"\d+"
+
+
+def _fixed_width_fields(text: pa.Array, fields: tuple[Field, ...]):
+    """The common case read straight from the bytes: a pattern of numbers and literals and
+    values that all have its width (``2021-07-21 06:00:00``). None when the general reader
+    must decide (it names the value that does not match)."""
+    if len(text) == 0 or any(f.letter == "M" and f.count >= 3 for f in fields):
+        return None
+    width = sum(f.count or len(f.text.encode()) for f in fields)
+    offsets = np.frombuffer(text.buffers()[1], np.int32, len(text) + 1, text.offset * 4)
+    if not np.all(np.diff(offsets) == width):
+        return None
+    data = np.frombuffer(text.buffers()[2], np.uint8)[offsets[0] : offsets[-1]]
+    digits = data.reshape(len(text), width) - np.uint8(48)  # '0'..'9' -> 0..9, others > 9
+    out, at = [], 0
+    for f in fields:
+        size = f.count or len(f.text.encode())
+        if not f.letter:
+            expected = np.frombuffer(f.text.encode(), np.uint8) - np.uint8(48)
+            if not np.array_equal(
+                digits[:, at : at + size], np.broadcast_to(expected, (len(text), size))
+            ):
+                return None
+        else:
+            if digits[:, at : at + size].max() > 9:
+                return None
+            value = digits[:, at].astype(np.int64)
+            for k in range(at + 1, at + size):
+                value = value * 10 + digits[:, k]
+            if f.letter == "S":  # a fraction: its first three digits are milliseconds
+                value = value * 10 ** max(0, 3 - size) // 10 ** max(0, size - 3)
+            out.append((f, value))
+        at += size
+    return out
+
+
+def _field_value(f: Field, text: pa.Array) -> np.ndarray:
+    """A captured field as a number: month names as 1-12, AM/PM as 0/1, offsets in minutes,
+    fractions of a second in milliseconds."""
+    if f.letter == "M" and f.count >= 3:
+        names = [m.upper() for m in _MONTHS] + [m[:3].upper() for m in _MONTHS]
+        index = _numbers(pc.fill_null(pc.index_in(pc.utf8_upper(text), pa.array(names)), -1))
+        return np.where(index < 0, 0, index % 12 + 1)  # 0 marks an unknown name as invalid
+    if f.letter == "a":
+        return _numbers(pc.equal(pc.utf8_upper(text), "PM"))
+    if f.letter in "ZX":
+        digits = pc.replace_substring(pc.replace_substring(text, ":", ""), "Z", "+0000")
+        hours = _numbers(pc.utf8_slice_codeunits(digits, 1, 3))
+        minutes = _numbers(
+            pc.if_else(
+                pc.equal(pc.utf8_length(digits), 3), "0", pc.utf8_slice_codeunits(digits, 3, 5)
+            )
+        )
+        return (1 - 2 * _numbers(pc.starts_with(digits, "-"))) * (hours * 60 + minutes)
+    if f.letter == "S":
+        return _numbers(pc.utf8_slice_codeunits(pc.utf8_rpad(text, 3, "0"), 0, 3))
+    if f.letter in "EG":
+        return np.zeros(len(text), np.int64)
+    return _numbers(text)
+
+
+def _numbers(values: pa.Array) -> np.ndarray:
+    return pc.cast(values, pa.int64()).to_numpy(zero_copy_only=False)
+
+
+def _epoch_millis(fields: list, n: int, zone: str) -> tuple[np.ndarray, np.ndarray]:
+    """Epoch ms from numeric field values, and a mask of impossible dates and times."""
+    got = {f.letter if f.letter != "Y" else "y": (f, v) for f, v in fields}
+    zeros = np.zeros(n, np.int64)
+    year = got["y"][1] if "y" in got else np.full(n, 1970)
+    if "y" in got and got["y"][0].count == 2:
+        year = _pivot(year)
+    month = got["M"][1] if "M" in got else np.ones(n, np.int64)
+    invalid = (month < 1) | (month > 12)
+    hour = zeros
+    for letter, (low, high) in _HOUR_RANGE.items():
+        if letter in got:
+            hour = got[letter][1]
+            invalid |= (hour < low) | (hour > high)
+            hour = hour % 24 if letter == "k" else hour
+            if letter in "hK" and "a" in got:
+                hour = hour % 12 + 12 * got["a"][1]
+    minute, second = (got[k][1] if k in got else zeros for k in "ms")
+    invalid |= (minute > 59) | (second > 59)
+    if "D" in got:
+        day_of_year = got["D"][1]
+        days = _days_from_civil(year, 1, 1) + day_of_year - 1
+        invalid |= (day_of_year < 1) | (day_of_year > 365 + _is_leap(year))
+    else:
+        day = got["d"][1] if "d" in got else np.ones(n, np.int64)
+        month = np.clip(month, 1, 12)
+        month_days = _MONTH_DAYS[month - 1] + ((month == 2) & _is_leap(year))
+        invalid |= (day < 1) | (day > month_days)
+        days = _days_from_civil(year, month, day)
+    fraction = got["S"][1] if "S" in got else zeros
+    millis = days * 86_400_000 + hour * 3_600_000 + minute * 60_000 + second * 1000 + fraction
+    offset = got.get("Z", got.get("X"))
+    if offset is not None:
+        millis = millis - offset[1] * 60_000
+    elif zone != "UTC":
+        local = pa.array(millis, pa.timestamp("ms"))
+        utc = pc.assume_timezone(local, zone, ambiguous="earliest", nonexistent="earliest")
+        millis = utc.view(pa.int64()).to_numpy()
+    return millis, invalid
+
+
+_MONTH_DAYS = np.array([31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
+
+
+def _is_leap(year):
+    return (year % 4 == 0) & ((year % 100 != 0) | (year % 400 == 0))
+
+
+def _days_from_civil(year, month, day):
+    """Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm), in
+    integer numpy arithmetic: faster than going through datetime64 months."""
+    y = year - (month <= 2)
+    era = y // 400
+    year_of_era = y - era * 400
+    day_of_year = (153 * ((month + 9) % 12) + 2) // 5 + day - 1
+    day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
+    return era * 146097 + day_of_era - 719468
+
+
+def _raise_first(strings, bad, pattern: str, what: str = "does not match") -> None:
+    if pc.any(bad).as_py():
+        first = pc.index(bad, True).as_py()
+        raise DateTimeParseError(f"{strings[first].as_py()!r} {what} date-time pattern {pattern!r}")
+
+
+def _string_array(values) -> pa.Array:
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if not isinstance(values, pa.Array):
+        values = pa.array(np.asarray(values, dtype=object), pa.string())
+    return values if pa.types.is_string(values.type) else pc.cast(values, pa.string())
+
+
+def _pivot(two_digits: np.ndarray) -> np.ndarray:
+    """Joda's two-digit year: the year within 50 years either side of this year."""
+    base = _dt.datetime.now(_dt.UTC).year - 50
+    year = (base // 100) * 100 + two_digits
+    return np.where(year < base, year + 100, year)
