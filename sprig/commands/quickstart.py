@@ -43,7 +43,7 @@ DEFAULT_SERVER_PORTS = ((8098, 8097), (8096, 8095))
 REPLICATION = len(DEFAULT_SERVER_PORTS)
 INSTANCE_HOST = "127.0.0.1"
 EXAMPLES_DIR = REPO_ROOT / "examples" / "pinot"
-EXAMPLE_TABLES = ("airlineStats", "billing")
+EXAMPLE_TABLES = ("airlineStats", "billing", "clientSalaryNulls")
 EXAMPLE_QUERIES = (
     "SELECT Carrier, COUNT(*) AS flights, AVG(ArrDelay) AS avgArrDelay FROM airlineStats "
     "WHERE Cancelled = 0 AND Diverted = 0 GROUP BY Carrier ORDER BY flights DESC LIMIT 10",
@@ -52,6 +52,9 @@ EXAMPLE_QUERIES = (
     "ORDER BY flights DESC LIMIT 5",
     "SELECT city, COUNT(*) AS bills, SUM(totalToPay) AS toPay FROM billing "
     "GROUP BY city ORDER BY toPay DESC LIMIT 5",
+    # Pinot's null-handling quickstart: nulls are skipped only with enableNullHandling
+    "SET enableNullHandling=true; SELECT COUNT(*) AS clients, COUNT(*) FILTER (WHERE salary "
+    "IS NULL) AS noSalary, MIN(salary) AS minSalary FROM clientSalaryNulls",
 )
 LOAD_TIMEOUT_S = 300
 
