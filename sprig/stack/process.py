@@ -46,25 +46,37 @@ def free_port(host: str = "127.0.0.1") -> int:
         return sock.getsockname()[1]
 
 
+# Ports this process has chosen for its children. A child binds its port only once it runs,
+# so without this list the broker and a server started together could both be handed the
+# same free port when their preferred ones are taken.
+_promised: set[int] = set()
+
+
 def choose_port(
     name: str, preferred: int | None, *, strict: bool = False, host: str = "127.0.0.1"
 ) -> int:
-    """The preferred port when it is free; otherwise the next free one above it.
+    """The preferred port when it is free; otherwise the next free one above it. A port
+    chosen earlier by this process does not count as free.
 
     With `strict` (the user named the port explicitly) a port in use is an error that names it.
     """
     if preferred is None:
-        return free_port(host)
-    if port_is_free(preferred, host):
-        return preferred
+        return _promise(free_port(host))
+    if preferred not in _promised and port_is_free(preferred, host):
+        return _promise(preferred)
     if strict:
         raise ServiceError(
             f"{name}: port {preferred} is already in use; stop whatever listens there or choose another port"
         )
     for candidate in range(preferred + 1, min(preferred + 200, 65535)):
-        if port_is_free(candidate, host):
-            return candidate
-    return free_port(host)
+        if candidate not in _promised and port_is_free(candidate, host):
+            return _promise(candidate)
+    return _promise(free_port(host))
+
+
+def _promise(port: int) -> int:
+    _promised.add(port)
+    return port
 
 
 def log_tail(path: Path, lines: int = 25) -> str:

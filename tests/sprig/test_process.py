@@ -104,3 +104,10 @@ def _alive(pid: int) -> bool:
     # a zombie still answers kill 0; it is dead for our purpose
     with open(f"/proc/{pid}/stat") as stat:
         return stat.read().split()[2] != "Z"
+
+
+def test_ports_chosen_together_differ_while_nothing_listens_yet(busy_port):
+    # the broker's and a server's preferred ports are both taken: each gets its own next one
+    first = choose_port("broker", busy_port)
+    second = choose_port("server", busy_port)
+    assert first != busy_port and second != busy_port and first != second
