@@ -57,14 +57,16 @@ def should_print_table(group: str, state: str, num_rows: int, out: TextIO, err: 
     return state != g.DEAD and num_rows > 0
 
 
-def print_offsets(groups: Sequence[g.GroupOffsets], out: TextIO, err: TextIO) -> None:
+def print_offsets(
+    groups: Sequence[g.GroupOffsets], out: TextIO, err: TextIO, verbose: bool = False
+) -> None:
     """`--describe [--offsets]`: GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG
-    CONSUMER-ID HOST CLIENT-ID, per group."""
+    CONSUMER-ID HOST CLIENT-ID, per group; `verbose` adds LEADER-EPOCH after PARTITION."""
     for entry in groups:
         description, rows = entry.description, entry.rows
         if not should_print_table(description.group_id, description.state, len(rows), out, err):
             continue
-        widths = (
+        widths = [
             max(15, *(len(r.group) for r in rows)),
             max(15, *(len(_text(r.topic)) for r in rows)),
             10,
@@ -74,11 +76,17 @@ def print_offsets(groups: Sequence[g.GroupOffsets], out: TextIO, err: TextIO) ->
             max(15, *(len(_text(r.consumer_id)) for r in rows)),
             max(15, *(len(_text(r.host)) for r in rows)),
             0,
-        )
-        out.write("\n" + _line(widths, _OFFSET_HEADER))
+        ]
+        header = list(_OFFSET_HEADER)
+        if verbose:
+            widths.insert(3, 15)
+            header.insert(3, "LEADER-EPOCH")
+        out.write("\n" + _line(widths, header))
         for r in rows:
-            values = (r.group, r.topic, r.partition, r.committed, r.end_offset, r.lag)
-            values += (r.consumer_id, r.host, r.client_id)
+            values = [r.group, r.topic, r.partition, r.committed, r.end_offset, r.lag]
+            values += [r.consumer_id, r.host, r.client_id]
+            if verbose:
+                values.insert(3, r.leader_epoch)
             out.write("\n" + _line(widths, [_text(v) for v in values]))
         out.write("\n")
 
@@ -119,14 +127,28 @@ def print_lag_sums(groups: Sequence[g.GroupOffsets], out: TextIO, err: TextIO) -
     out.write("\n")
 
 
-def print_members(descriptions: Sequence[g.GroupDescription], out: TextIO, err: TextIO) -> None:
-    """`--describe --members`: GROUP CONSUMER-ID [GROUP-INSTANCE-ID] HOST CLIENT-ID #PARTITIONS.
-    Kafka 4.x prints the header even after the "does not exist" error, and ends every line with
-    a space (its format ends in `%-15s `); both are kept so scripts see the same bytes."""
+def assignment_text(assignment: Sequence[g.TopicPartition]) -> str:
+    """`topic1:0,1;topic2:3`: topics sorted, partitions sorted; `-` when empty."""
+    by_topic: dict[str, list[int]] = {}
+    for topic, partition in assignment:
+        by_topic.setdefault(topic, []).append(partition)
+    parts = sorted(f"{t}:{','.join(map(str, sorted(ps)))}" for t, ps in by_topic.items())
+    return ";".join(parts) or MISSING
+
+
+def print_members(
+    descriptions: Sequence[g.GroupDescription], out: TextIO, err: TextIO, verbose: bool = False
+) -> None:
+    """`--describe --members`: GROUP CONSUMER-ID [GROUP-INSTANCE-ID] HOST CLIENT-ID #PARTITIONS;
+    `verbose` adds CURRENT-EPOCH CURRENT-ASSIGNMENT TARGET-EPOCH TARGET-ASSIGNMENT (the epochs
+    print `-`: the admin client does not return them). Kafka 4.x prints the header even after
+    the "does not exist" error, and ends the base columns with a space (its format ends in
+    `%-15s `); both are kept so scripts see the same bytes."""
     for d in descriptions:
         members = d.members
         group_w = consumer_w = host_w = client_w = 15
         instance_w = 17
+        current_w = target_w = 20
         with_instance = False
         if should_print_table(d.group_id, d.state, len(members), out, err):
             for m in members:
@@ -136,28 +158,56 @@ def print_members(descriptions: Sequence[g.GroupDescription], out: TextIO, err: 
                 host_w = max(host_w, len(m.host))
                 client_w = max(client_w, len(m.client_id))
                 with_instance = with_instance or bool(m.group_instance_id)
+                current_w = max(current_w, len(assignment_text(m.assignment)))
+                target_w = max(target_w, len(assignment_text(m.target_assignment)))
         if with_instance:
             widths = (group_w, consumer_w, instance_w, host_w, client_w, 15)
             header = ("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID")
         else:
             widths = (group_w, consumer_w, host_w, client_w, 15)
             header = ("GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID")
-        out.write("\n" + _line(widths, (*header, "#PARTITIONS")) + " \n")
+        extra_widths = (15, current_w, 15, target_w)
+        extra = ""
+        if verbose:
+            extra = _line(extra_widths, _MEMBER_VERBOSE_HEADER)
+        out.write("\n" + _line(widths, (*header, "#PARTITIONS")) + " " + extra + "\n")
         for m in members:
             values = [d.group_id, m.member_id]
             if with_instance:
                 values.append(m.group_instance_id or "")
             values += [m.host, m.client_id, len(m.assignment)]
-            out.write(_line(widths, values) + " \n")
+            if verbose:
+                extra = _line(
+                    extra_widths,
+                    (MISSING, assignment_text(m.assignment), MISSING,
+                     assignment_text(m.target_assignment)),
+                )  # fmt: skip
+            out.write(_line(widths, values) + " " + extra + "\n")
 
 
-def print_states(descriptions: Sequence[g.GroupDescription], out: TextIO, err: TextIO) -> None:
-    """`--describe --state`: GROUP COORDINATOR (ID) ASSIGNMENT-STRATEGY STATE #MEMBERS."""
+_MEMBER_VERBOSE_HEADER = (
+    "CURRENT-EPOCH",
+    "CURRENT-ASSIGNMENT",
+    "TARGET-EPOCH",
+    "TARGET-ASSIGNMENT",
+)
+
+
+def print_states(
+    descriptions: Sequence[g.GroupDescription], out: TextIO, err: TextIO, verbose: bool = False
+) -> None:
+    """`--describe --state`: GROUP COORDINATOR (ID) ASSIGNMENT-STRATEGY STATE #MEMBERS;
+    `verbose` adds GROUP-EPOCH and TARGET-ASSIGNMENT-EPOCH (`-`: not given by the admin
+    client) before #MEMBERS."""
     for d in descriptions:
         if not should_print_table(d.group_id, d.state, 1, out, err):
             continue
         coordinator = d.coordinator.label() if d.coordinator else MISSING
-        widths = (max(15, len(d.group_id)), max(25, len(coordinator)), 20, 20, 0)
-        header = ("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS")
-        values = (d.group_id, coordinator, d.assignor or MISSING, d.state, len(d.members))
+        widths = [max(15, len(d.group_id)), max(25, len(coordinator)), 20, 20, 0]
+        header = ["GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS"]
+        values = [d.group_id, coordinator, d.assignor or MISSING, d.state, len(d.members)]
+        if verbose:
+            widths[4:4] = [15, 25]
+            header[4:4] = ["GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH"]
+            values[4:4] = [MISSING, MISSING]
         out.write("\n" + _line(widths, header) + "\n" + _line(widths, values) + "\n")

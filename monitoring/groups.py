@@ -75,6 +75,7 @@ class Member:
     host: str = ""
     group_instance_id: str | None = None
     assignment: tuple[TopicPartition, ...] = ()
+    target_assignment: tuple[TopicPartition, ...] = ()  # KIP-848 groups only
 
 
 @dataclass(frozen=True)

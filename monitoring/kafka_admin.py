@@ -188,11 +188,8 @@ def _description(found) -> g.GroupDescription:
                 client_id=m.client_id or "",
                 host=m.host or "",
                 group_instance_id=m.group_instance_id or None,
-                assignment=tuple(
-                    (tp.topic, tp.partition) for tp in (m.assignment.topic_partitions or ())
-                )
-                if m.assignment
-                else (),
+                assignment=_partitions(m.assignment),
+                target_assignment=_partitions(getattr(m, "target_assignment", None)),
             )
             for m in found.members or ()
         ),
@@ -201,3 +198,9 @@ def _description(found) -> g.GroupDescription:
         if coordinator
         else None,
     )
+
+
+def _partitions(assignment) -> tuple[g.TopicPartition, ...]:
+    if assignment is None:
+        return ()
+    return tuple((tp.topic, tp.partition) for tp in (assignment.topic_partitions or ()))

@@ -52,6 +52,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "optionally only these (e.g. stable,empty)",
     )
     parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="with --describe: more columns (leader epoch, assignments, epochs)",
+    )
+    parser.add_argument(
         "--sum", action="store_true", help="with --describe: one row per group with its total lag"
     )
     parser.add_argument(
@@ -88,14 +93,16 @@ def run(args: argparse.Namespace) -> int:
         group_ids = _group_ids(reader, args)
         if args.members:
             descriptions = reader.describe(group_ids)
-            cgc_format.print_members([descriptions[k] for k in sorted(descriptions)], out, err)
+            ordered = [descriptions[k] for k in sorted(descriptions)]
+            cgc_format.print_members(ordered, out, err, args.verbose)
         elif args.state is not None:
             descriptions = reader.describe(group_ids)
-            cgc_format.print_states([descriptions[k] for k in sorted(descriptions)], out, err)
+            ordered = [descriptions[k] for k in sorted(descriptions)]
+            cgc_format.print_states(ordered, out, err, args.verbose)
         elif args.sum:
             cgc_format.print_lag_sums(reader.group_offsets(group_ids), out, err)
         else:
-            cgc_format.print_offsets(reader.group_offsets(group_ids), out, err)
+            cgc_format.print_offsets(reader.group_offsets(group_ids), out, err, args.verbose)
         return 0
     except KafkaUnavailableError as exc:
         raise CommandError(str(exc)) from exc
@@ -123,7 +130,7 @@ def _check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
         if args.sum and (args.members or args.state is not None):
             parser.error("Option --sum goes with --offsets only")
     else:
-        for flag in ("members", "offsets", "sum"):
+        for flag in ("members", "offsets", "sum", "verbose"):
             if getattr(args, flag):
                 parser.error(f"Option --{flag} may be used with --describe only")
         if args.state:

@@ -208,3 +208,38 @@ def test_state_filter_is_case_insensitive_and_rejects_unknown_names():
     assert g.parse_state_filter("stable, EMPTY") == {g.STABLE, g.EMPTY}
     with pytest.raises(ValueError, match="Invalid state list 'stable,sleeping'"):
         g.parse_state_filter("stable,sleeping")
+
+
+def test_verbose_offsets_add_the_leader_epoch_after_the_partition():
+    out = io.StringIO()
+    cgc_format.print_offsets([offsets_of(STABLE)], out, io.StringIO(), verbose=True)
+    lines = out.getvalue().splitlines()
+    assert lines[1].startswith(
+        "GROUP           TOPIC           PARTITION  LEADER-EPOCH    CURRENT-OFFSET  LOG-END-OFFSET"
+    )
+    assert lines[2].startswith("billing         orders          0          -               10 ")
+    assert lines[3].startswith("billing         orders          1          3               7 ")
+
+
+def test_verbose_members_add_epochs_and_assignments():
+    target = g.Member("m-1", "c-1", "/h", None, (("b", 1), ("a", 2), ("a", 0)), (("a", 0),))
+    out = io.StringIO()
+    description = g.GroupDescription("g", g.RECONCILING, (target, IDLE))
+    cgc_format.print_members([description], out, io.StringIO(), verbose=True)
+    assert out.getvalue().splitlines()[1:] == [
+        "GROUP           CONSUMER-ID     HOST            CLIENT-ID       #PARTITIONS     "
+        "CURRENT-EPOCH   CURRENT-ASSIGNMENT   TARGET-EPOCH    TARGET-ASSIGNMENT   ",
+        "g               m-1             /h              c-1             3               "
+        "-               a:0,2;b:1            -               a:0                 ",
+        "g               consumer-3-cccc /10.0.0.3       consumer-3      0               "
+        "-               -                    -               -                   ",
+    ]
+    assert cgc_format.assignment_text([]) == "-"
+
+
+def test_verbose_state_adds_the_epoch_columns_before_the_member_count():
+    out = io.StringIO()
+    cgc_format.print_states([STABLE], out, io.StringIO(), verbose=True)
+    header, row = out.getvalue().splitlines()[1:]
+    assert header.split()[-4:] == ["STATE", "GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH", "#MEMBERS"]
+    assert row.endswith("Stable               -               -                         3")

@@ -80,6 +80,16 @@ def test_describe_prints_each_committed_partition_with_end_offset_and_lag(kafka,
     assert run(kafka, capsys, "--describe", "--group", group, "--offsets") == (0, out, err)
 
 
+def test_verbose_describe_adds_the_leader_epoch_column(kafka, capsys, billing):
+    group, topic = billing
+    code, out, _ = run(kafka, capsys, "--describe", "--group", group, "--verbose")
+    assert code == 0
+    header, first, _ = out.splitlines()[1:]
+    assert header.split()[:4] == ["GROUP", "TOPIC", "PARTITION", "LEADER-EPOCH"]
+    # Tansu returns no leader epoch with commits, so it is unknown here.
+    assert first.split()[:7] == [group, topic, "0", "-", "2", "5", "3"]
+
+
 def test_sum_prints_the_total_lag_of_the_group(kafka, capsys, billing):
     group, _ = billing
     code, out, _ = run(kafka, capsys, "--describe", "--group", group, "--sum")
@@ -170,6 +180,7 @@ def test_unreachable_cluster_is_one_clear_error_with_exit_2(capsys):
         (["--describe", "--group", "g", "--state", "stable"], "does not take a value for --state"),
         (["--describe", "--group", "g", "--members", "--sum"], "--sum goes with --offsets only"),
         (["--list", "--members"], "--members may be used with --describe only"),
+        (["--list", "--verbose"], "--verbose may be used with --describe only"),
         (["--list", "--state", "stable,asleep"], "Invalid state list 'stable,asleep'"),
         (["--list", "--timeout", "0"], "--timeout must be a positive number"),
     ],
