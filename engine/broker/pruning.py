@@ -211,27 +211,41 @@ def partition_values(expr: Expression | None, column: str) -> list | None:
 
 
 def matches_partitions(
-    segment: SegmentInfo, expr: Expression | None, config: dict[str, ColumnPartitioning]
+    segment: SegmentInfo,
+    expr: Expression | None,
+    config: dict[str, ColumnPartitioning],
+    memo: dict | None = None,
 ) -> bool:
+    """False when the filter's EQ / IN values on a partitioned column all fall in partitions the
+    segment does not hold. ``memo`` carries work between the segments of one query."""
+    memo = {} if memo is None else memo
     for column, partitioning in config.items():
         recorded = segment.partitions.get(column)
         if recorded is None:
             continue
-        values = partition_values(expr, column)
-        if values is None:
-            continue
         if column in segment.partition_functions:
             function = segment.partition_functions[column]
         else:
-            function = partitioning.partition_function()
+            if ("table", column) not in memo:
+                memo["table", column] = partitioning.partition_function()
+            function = memo["table", column]
         if function is None:
             continue
-        wanted = {function.partition_of_literal(v, partitioning.data_type) for v in values}
-        if None in wanted:
-            continue
-        if not wanted & recorded:
+        if (column, function) not in memo:
+            memo[column, function] = _wanted(expr, column, function, partitioning.data_type)
+        wanted = memo[column, function]
+        if wanted is not None and not wanted & recorded:
             return False
     return True
+
+
+def _wanted(expr, column: str, function: PartitionFunction, data_type) -> frozenset[int] | None:
+    """The partitions the filter's values for ``column`` fall in; None when any is unknown."""
+    values = partition_values(expr, column)
+    if values is None:
+        return None
+    wanted = {function.partition_of_literal(v, data_type) for v in values}
+    return None if None in wanted else frozenset(wanted)
 
 
 def prune(
@@ -248,7 +262,8 @@ def prune(
     intervals = None
     if time_column and time_unit_ms:
         intervals = time_intervals(expr, time_column, time_unit_ms)
+    memo: dict = {}
     return [
         s for s in segments
-        if overlaps(s, intervals) and matches_partitions(s, expr, partitioning)
+        if overlaps(s, intervals) and matches_partitions(s, expr, partitioning, memo)
     ]  # fmt: skip
