@@ -179,18 +179,18 @@ _FIXED = {"MILLISECOND": 1, "SECOND": 1000, "MINUTE": 60_000, "HOUR": 3_600_000,
 
 @register("datetrunc", 2, 5, _LONG)
 def date_trunc(unit, value, input_unit="MILLISECONDS", timezone="UTC", output_unit=None):
-    """Truncate ``value`` (in ``input_unit`` since epoch, UTC) down to the start of its
-    ``unit`` (second ... year; weeks start on Monday), returned in ``output_unit``
-    (default: ``input_unit``)."""
-    if not is_utc(timezone):
-        raise FunctionArgumentError(f"DATETRUNC: only UTC is supported, got time zone '{timezone}'")
+    """Truncate ``value`` (in ``input_unit`` since epoch) down to the start of its ``unit``
+    (second ... year; weeks start on Monday) on the clock of ``timezone``, returned in
+    ``output_unit`` (default: ``input_unit``)."""
     in_ms = unit_ms(input_unit)
     out_ms = unit_ms(output_unit or input_unit)
     millis = np.asarray(value, dtype=np.int64)
     if in_ms != 1:
         millis = millis * in_ms
     key = str(unit).upper()
-    if key in _FIXED:  # fixed-length units: integer arithmetic, no calendar
+    if not is_utc(timezone):
+        truncated = _trunc_in_zone(millis, key, str(timezone))
+    elif key in _FIXED:  # fixed-length units: integer arithmetic, no calendar
         step = _FIXED[key]
         truncated = (millis // step) * step  # floor division: right for negatives too
     elif key == "WEEK":
@@ -212,6 +212,19 @@ def date_trunc(unit, value, input_unit="MILLISECONDS", timezone="UTC", output_un
     else:
         raise FunctionArgumentError(f"DATETRUNC: unknown unit '{unit}'")
     return truncated if out_ms == 1 else np.floor_divide(truncated, out_ms)
+
+
+def _trunc_in_zone(millis: np.ndarray, unit: str, timezone: str) -> np.ndarray:
+    """DATETRUNC on the wall clock of ``timezone`` (a day starts at local midnight)."""
+    if unit not in (*_TRUNC_UNITS, "WEEK", "QUARTER"):
+        raise FunctionArgumentError(f"DATETRUNC: unknown unit '{unit}'")
+    try:
+        stamps = pa.array(np.atleast_1d(millis)).view(pa.timestamp("ms", tz=timezone))
+        floored = pc.floor_temporal(stamps, unit=unit.lower(), week_starts_monday=True)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
+        raise FunctionArgumentError(f"DATETRUNC: unknown time zone '{timezone}'") from err
+    out = floored.view(pa.int64()).to_numpy(zero_copy_only=False)
+    return out if np.ndim(millis) else out[0]
 
 
 def granularity_ms(spec: str) -> int:

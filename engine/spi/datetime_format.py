@@ -8,6 +8,7 @@ or the newer pipe form ``EPOCH|MILLISECONDS|1``, ``SIMPLE_DATE_FORMAT|yyyy-MM-dd
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import pyarrow as pa
@@ -17,11 +18,14 @@ from engine.common.errors import ConfigError
 from engine.spi.datetime_pattern import (
     InvalidPatternError,
     check_pattern,
+    check_timezone,
     format_java_datetime,
     parse_java_datetime,
 )
 
 __all__ = ["UNIT_MILLIS", "DateTimeFormat", "format_java_datetime", "parse_java_datetime"]
+
+_TZ_SUFFIX = re.compile(r"(.*\S)\s+tz\(([^)]+)\)\s*")  # Pinot's "pattern tz(zone id)"
 
 UNIT_MILLIS = {
     "NANOSECONDS": 1e-6,
@@ -37,12 +41,15 @@ UNIT_MILLIS = {
 @dataclasses.dataclass(frozen=True)
 class DateTimeFormat:
     """A parsed date-time format. ``unit_millis`` is the size of one unit in milliseconds
-    (``size * UNIT``); ``pattern`` is the Java pattern for SIMPLE_DATE_FORMAT."""
+    (``size * UNIT``); ``pattern`` is the Java pattern for SIMPLE_DATE_FORMAT, read in
+    ``timezone`` (``yyyyMMdd tz(America/Los_Angeles)`` or ``SIMPLE_DATE_FORMAT|yyyyMMdd|
+    America/Los_Angeles``; UTC when not given)."""
 
     kind: str  # EPOCH | TIMESTAMP | SIMPLE_DATE_FORMAT
     unit: str
     size: int
     pattern: str | None = None
+    timezone: str | None = None
 
     @property
     def unit_millis(self) -> float:
@@ -66,6 +73,7 @@ class DateTimeFormat:
                 fmt = cls._parse_colon(text)
             if fmt.pattern is not None:
                 check_pattern(fmt.pattern, parsing=True)
+                check_timezone(fmt.timezone)
             return fmt
         except InvalidPatternError as exc:
             raise ConfigError(field, str(exc)) from exc
@@ -81,6 +89,9 @@ class DateTimeFormat:
         if kind == "SIMPLE_DATE_FORMAT":
             if len(parts) < 4 or not parts[3]:
                 raise ValueError("SIMPLE_DATE_FORMAT needs a pattern")
+            zoned = _TZ_SUFFIX.fullmatch(parts[3])
+            if zoned:
+                return cls("SIMPLE_DATE_FORMAT", "MILLISECONDS", 1, zoned[1], zoned[2].strip())
             return cls("SIMPLE_DATE_FORMAT", "MILLISECONDS", 1, parts[3])
         if kind not in ("EPOCH", "TIMESTAMP"):
             raise ValueError(f"unknown format type {parts[2]!r}")
@@ -103,7 +114,8 @@ class DateTimeFormat:
         if kind == "SIMPLE_DATE_FORMAT":
             if len(parts) < 2 or not parts[1]:
                 raise ValueError("SIMPLE_DATE_FORMAT needs a pattern")
-            return cls("SIMPLE_DATE_FORMAT", "MILLISECONDS", 1, parts[1])
+            timezone = parts[2].strip() if len(parts) > 2 and parts[2].strip() else None
+            return cls("SIMPLE_DATE_FORMAT", "MILLISECONDS", 1, parts[1], timezone)
         raise ValueError(f"unknown format type {parts[0]!r}")
 
     def to_millis(self, values):
@@ -111,7 +123,7 @@ class DateTimeFormat:
         array (nulls stay null); a numpy array or list gives a numpy array. Epoch values in
         units finer than a millisecond are floored."""
         if self.kind == "SIMPLE_DATE_FORMAT":
-            return _like(values, parse_java_datetime(values, self.pattern or ""))
+            return _like(values, parse_java_datetime(values, self.pattern or "", self.timezone))
         factor = self.unit_millis if self.kind == "EPOCH" else 1
 
         def convert(raw: np.ndarray) -> np.ndarray:
@@ -125,7 +137,7 @@ class DateTimeFormat:
         """int64 epoch milliseconds in this format (floor division for EPOCH units), Arrow
         in, Arrow out; numpy in, numpy out."""
         if self.kind == "SIMPLE_DATE_FORMAT":
-            return _like(millis, format_java_datetime(millis, self.pattern or ""))
+            return _like(millis, format_java_datetime(millis, self.pattern or "", self.timezone))
         factor = self.unit_millis if self.kind == "EPOCH" else 1
 
         def convert(raw: np.ndarray) -> np.ndarray:

@@ -115,7 +115,9 @@ def is_utc(timezone: str | None) -> bool:
     return timezone is None or str(timezone).upper() in _UTC_NAMES
 
 
-def _zone(timezone: str | None) -> str:
+def check_timezone(timezone: str | None) -> str:
+    """The time zone id to use ("UTC" for any spelling of UTC); InvalidPatternError names
+    an unknown one."""
     if is_utc(timezone):
         return "UTC"
     try:
@@ -132,7 +134,7 @@ def format_java_datetime(millis, pattern: str, timezone: str | None = None) -> p
     """Epoch milliseconds (Arrow or numpy int64; Arrow nulls stay null) as text in
     ``pattern``, in ``timezone`` (UTC by default, as Pinot's ``withZoneUTC``)."""
     fields = compile_pattern(pattern)
-    zone = _zone(timezone)
+    zone = check_timezone(timezone)
     millis = _int64_array(millis)
     stamps = millis.view(pa.timestamp("ms", tz=zone))
     parts = _Parts(stamps, millis, zone)
@@ -260,7 +262,7 @@ def parse_java_datetime(values, pattern: str, timezone: str | None = None) -> pa
     that does not match, or names an impossible date, raises DateTimeParseError naming the
     value and the pattern."""
     regex, groups, plain = _parser(pattern)
-    zone = _zone(timezone)
+    zone = check_timezone(timezone)
     strings = _string_array(values)
     text = strings.drop_null() if strings.null_count else strings
     fields = _fixed_width_fields(text, plain) if plain else None

@@ -74,7 +74,11 @@ CASES = [
     *[(f"fromepoch{u}bucket", f"fromEpoch{u}Bucket(i, 5)") for u in ("seconds", "minutes", "hours", "days")],
     ("todatetime", "toDateTime(t, 'yyyy-MM-dd''T''HH:mm:ss.SSS')"),
     ("todatetime", "toDateTime(t, 'EEE, d MMM yy h:mm a Z', 'UTC')"),
-    ("fromdatetime", "fromDateTime(d, 'yyyy-MM-dd')"), ("datetrunc", "datetrunc('MONTH', t)"),
+    ("fromdatetime", "fromDateTime(d, 'yyyy-MM-dd')"),
+    ("fromdatetime", "fromDateTime(d, 'yyyy-MM-dd', 'Europe/Paris')"),
+    ("todatetime", "toDateTime(t, 'yyyy-MM-dd HH:mm ZZ', 'America/Los_Angeles')"),
+    ("datetrunc", "datetrunc('DAY', t, 'MILLISECONDS', 'America/Los_Angeles')"),
+    ("hour", "hour(t, 'Asia/Kolkata')"), ("datetrunc", "datetrunc('MONTH', t)"),
     ("datetimeconvert",
      "datetimeconvert(t, '1:MILLISECONDS:EPOCH', '1:DAYS:SIMPLE_DATE_FORMAT:yyyy-MM-dd', '1:DAYS')"),
     ("timeconvert", "timeconvert(t, 'MILLISECONDS', 'HOURS')"),
@@ -148,6 +152,10 @@ def test_pinot_semantics_on_a_few_values():
     assert through_sql("strpos(s, 'b')")[:3] == [3, -1, 0]
     assert through_sql("jsonPathLong(j, '$.missing')")[0] == -(2**63)  # Long.MIN_VALUE
     assert through_sql("dayOfWeek(t)")[0] == 6  # Saturday; Monday is 1
+    # local midnight of 2014-03-15 in Los Angeles (PDT, UTC-7)
+    assert through_sql("datetrunc('DAY', t, 'MILLISECONDS', 'America/Los_Angeles')")[0] == (
+        1394866800000
+    )
 
 
 def test_ingestion_gives_null_where_an_argument_is_null():

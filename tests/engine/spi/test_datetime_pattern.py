@@ -83,6 +83,22 @@ def test_time_zones():
         format_java_datetime([T], "yyyy", "Mars/Olympus")
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1:HOURS:SIMPLE_DATE_FORMAT:yyyy-MM-dd HH tz(America/Los_Angeles)",
+        "SIMPLE_DATE_FORMAT|yyyy-MM-dd HH|America/Los_Angeles",
+    ],
+)
+def test_field_formats_with_a_time_zone(text):
+    fmt = DateTimeFormat.parse(text)
+    assert (fmt.pattern, fmt.timezone) == ("yyyy-MM-dd HH", "America/Los_Angeles")
+    assert fmt.from_millis(pa.array([T])).to_pylist() == ["2014-03-15 06"]
+    assert fmt.to_millis(pa.array(["2014-03-15 06"])).to_pylist() == [T - T % 3_600_000]
+    with pytest.raises(ConfigError, match="unknown time zone 'Mars/Olympus'"):
+        DateTimeFormat.parse(text.replace("America/Los_Angeles", "Mars/Olympus"))
+
+
 @pytest.mark.parametrize("pattern", ["yyyy-MM-dd q", "yyyy-MM-dd'T'HH:mm:ss.SSSL", "uuuu-MM-dd"])
 def test_an_unknown_letter_names_the_letter_and_the_pattern(pattern):
     letter = next(ch for ch in pattern if ch in "qLu")
