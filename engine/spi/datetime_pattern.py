@@ -12,9 +12,10 @@ Pinot reads these patterns with Joda-Time's ``DateTimeFormat.forPattern(p).withZ
 - any other letter is an error that names the letter and the pattern, as Joda's "Illegal
   pattern component" is.
 
-Everything is vectorised with Arrow: formatting builds one string column per field and joins
-them; parsing matches one regular expression per pattern and computes epoch milliseconds
-from the captured fields with integer arithmetic.
+Everything is vectorised: formatting builds one Arrow string column per field and joins
+them; parsing reads fixed-width text (``2021-07-21 06:00:00``) straight from its bytes and
+anything else with one regular expression per pattern, then computes epoch milliseconds
+from the fields with integer arithmetic.
 """
 
 from __future__ import annotations
@@ -58,48 +59,30 @@ class Field:
     text: str = ""
 
 
+# '' (a quote) | 'quoted text' | a run of one letter | any other character
+_TOKEN = re.compile(r"''|'((?:[^']|'')*)'|([A-Za-z])\2*|(.)", re.DOTALL)
+
+
 @functools.lru_cache(maxsize=512)
 def compile_pattern(pattern: str) -> tuple[Field, ...]:
     """Split a pattern into fields; raises InvalidPatternError naming a bad letter."""
     if not isinstance(pattern, str) or not pattern:
         raise InvalidPatternError(f"date-time pattern must be a non-empty string, got {pattern!r}")
-    fields: list[Field] = []
-    i = 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "'":
-            if pattern.startswith("''", i):
-                fields.append(Field("", text="'"))
-                i += 2
-                continue
-            text, i = _quoted(pattern, i + 1)
-            fields.append(Field("", text=text))
-        elif ch.isascii() and ch.isalpha():
-            if ch not in _LETTERS:
+    fields = []
+    for match in _TOKEN.finditer(pattern):
+        quoted, letter, other = match.groups()
+        if letter:
+            if letter not in _LETTERS:
                 raise InvalidPatternError(
-                    f"unknown pattern letter {ch!r} in date-time pattern {pattern!r}"
+                    f"unknown pattern letter {letter!r} in date-time pattern {pattern!r}"
                 )
-            run = len(pattern) - i - len(pattern[i:].lstrip(ch))
-            fields.append(Field(ch, run))
-            i += run
+            fields.append(Field(letter, len(match[0])))
+        elif other == "'":
+            raise InvalidPatternError(f"unterminated quote in date-time pattern {pattern!r}")
         else:
-            fields.append(Field("", text=ch))
-            i += 1
+            text = other if other is not None else "'" if quoted is None else quoted
+            fields.append(Field("", text=text.replace("''", "'")))
     return tuple(fields)
-
-
-def _quoted(pattern: str, start: int) -> tuple[str, int]:
-    out, i = [], start
-    while i < len(pattern):
-        if pattern[i] == "'":
-            if pattern.startswith("''", i):
-                out.append("'")
-                i += 2
-                continue
-            return "".join(out), i + 1
-        out.append(pattern[i])
-        i += 1
-    raise InvalidPatternError(f"unterminated quote in date-time pattern {pattern!r}")
 
 
 def check_pattern(pattern: str, *, parsing: bool = False) -> None:
