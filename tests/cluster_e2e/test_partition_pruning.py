@@ -9,7 +9,9 @@ pruner and the server's pruner are all the product's own."""
 
 from __future__ import annotations
 
+import os
 import random
+import sys
 import time
 from collections import defaultdict
 
@@ -24,6 +26,7 @@ from engine.spi.table_config import TableConfig
 from tests.cluster_e2e.conftest import start_cluster, stop_cluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # Spark's workers need our packages
 
 SUBJECTS = ["Maths", "english", "CHEMISTRY", "physics", "Art"]
 KEYS = list(range(-6, 52))  # 58 keys, as in the report, negatives included
@@ -170,3 +173,48 @@ def test_point_lookups_and_in_lists_match_a_scan(cluster, table, column, data_ty
     assert response["resultTable"]["rows"][0][0] >= 1
     assert response["numSegmentsQueried"] == 1, response
     assert response["numSegmentsPrunedByBroker"] == len(segments) - 1, response
+
+
+INGEST_SPEC = """
+jobType: SegmentCreationAndTarPush
+inputDirURI: '{input}'
+includeFileNamePattern: 'glob:*.csv'
+outputDirURI: '{output}'
+overwriteOutput: true
+recordReaderSpec:
+  dataFormat: 'csv'
+  className: 'org.apache.pinot.plugin.inputformat.csv.CSVRecordReader'
+tableSpec:
+  tableName: '{table}'
+pinotClusterSpecs:
+  - controllerURI: '{controller}'
+"""
+
+
+def test_the_reported_case_through_sprig_ingest(cluster, spark, tmp_path):
+    """As reported: Murmur3 with seed 9001 on INT k, 4 partitions, 4 CSV files that each hold
+    one partition's keys, loaded by the Spark ingestion job; every point lookup finds its row."""
+    from spark_jobs.ingestion.main import main
+
+    cluster, _ = cluster
+    table, spec = "reported", CASES[1][3]
+    for path, body in (("/schemas", schema_json(table)), ("/tables", table_json(table, "k", spec))):
+        response = cluster.controller("POST", path, json=body)
+        assert response.ok, f"POST {path}: {response.status_code} {response.text}"
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    for name, rows in by_partition("k", DataType.INT, spec).items():
+        lines = ["k,big,s,subject,v", *(",".join(str(r[c]) for c in
+                 ("k", "big", "s", "subject", "v")) for r in rows)]  # fmt: skip
+        (inputs / f"{name}.csv").write_text("\n".join(lines) + "\n")
+    job = tmp_path / "job.yaml"
+    job.write_text(INGEST_SPEC.format(input=inputs, output=tmp_path / "out", table=table,
+                                      controller=cluster.controller_url))  # fmt: skip
+    assert main(["--no-progress", "--spec", str(job)]) == 0
+    wait_rows(cluster, table, len(ROWS))
+    wrong = []
+    for key in KEYS:
+        response = cluster.query(f"SELECT COUNT(*) FROM {table} WHERE k = {key}")
+        if response["resultTable"]["rows"] != [[1]] or response["numSegmentsQueried"] != 1:
+            wrong.append((key, response["resultTable"]["rows"], response["numSegmentsQueried"]))
+    assert wrong == []
