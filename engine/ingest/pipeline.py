@@ -48,13 +48,16 @@ def prepare_rows(
     *,
     continue_on_error: bool = False,
     source: str = "input",
+    transformer=None,
 ) -> PreparedRows:
     """Transform, filter and coerce ``data``. Without ``continue_on_error`` the first row that
     cannot be coerced raises IngestError naming its position; with it, such rows are skipped
-    and reported in ``errors``."""
+    and reported in ``errors``. ``transformer``: a ``RecordTransformer`` of the same schema and
+    config to reuse (a consuming segment indexes many small batches; parsing the transform
+    expressions for each would cost more than the rows)."""
     from engine.ingest.transforms import RecordTransformer
 
-    transformer = RecordTransformer(schema, table_config)
+    transformer = transformer or RecordTransformer(schema, table_config)
     track_nulls = bool(
         (table_config is not None and table_config.index_config.null_handling_enabled)
         or schema.to_json().get("enableColumnBasedNullHandling")

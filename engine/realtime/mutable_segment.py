@@ -25,6 +25,7 @@ import pyarrow as pa
 from engine.common.errors import IngestError
 from engine.ingest import prepare_rows
 from engine.ingest.coercion import NULL_COLUMN_PREFIX
+from engine.ingest.transforms import RecordTransformer
 from engine.realtime.columns import DictionaryColumn, GrowableArray, RawColumn
 from engine.spi.schema import Schema
 from engine.spi.table_config import TableConfig
@@ -51,6 +52,8 @@ class MutableSegment:
         self.table_config = table_config
         self.table_name = table_config.table_name_with_type
         self.creation_time_ms = int(time.time() * 1000)
+        # parsed once: a consuming segment indexes many small batches
+        self._transformer = RecordTransformer(schema, table_config)
         no_dict = set(table_config.no_dictionary_columns)
         inverted = set(table_config.inverted_index_columns)
         self.columns: dict[str, DictionaryColumn | RawColumn] = {}
@@ -84,8 +87,9 @@ class MutableSegment:
         if batch.num_rows == 0:
             return IndexResult(0, 0, [])
         prepared = prepare_rows(
-            batch, self.schema, self.table_config, continue_on_error=True, source=source
-        )
+            batch, self.schema, self.table_config, continue_on_error=True, source=source,
+            transformer=self._transformer,
+        )  # fmt: skip
         table = prepared.table.combine_chunks()
         with self._lock:
             first = self.num_docs
@@ -108,6 +112,17 @@ class MutableSegment:
             if table.num_rows:
                 self.last_indexed_ms = int(time.time() * 1000)
         return IndexResult(table.num_rows, prepared.num_filtered, prepared.errors)
+
+    @property
+    def fields_to_read(self) -> list[str]:
+        """The input fields the rows are made from: the schema's columns and every field a
+        transform or the filter reads. A decoder can leave the rest of a message out."""
+        fields = dict.fromkeys(self.schema.columns)
+        for _, expression in self._transformer.transforms:
+            fields.update(dict.fromkeys(expression.columns))
+        if self._transformer.filter is not None:
+            fields.update(dict.fromkeys(self._transformer.filter.columns))
+        return list(fields)
 
     def snapshot(self):
         """An immutable view of the rows indexed so far (the same object until rows are

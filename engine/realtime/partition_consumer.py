@@ -108,7 +108,7 @@ class PartitionConsumer:
         self.error: str | None = None
         self._consumer = consumer
         self._metadata = metadata
-        self._decoder = MessageDecoder.for_stream(stream, segment.schema)
+        self._decoder = MessageDecoder.for_stream(stream, segment.schema, segment.fields_to_read)
         self._stop = threading.Event()
         self._force_commit = threading.Event()
         self._consume_started = time.monotonic()

@@ -15,6 +15,7 @@ import io
 import fastavro
 import orjson
 import pyarrow as pa
+import pyarrow.json as pajson
 from fastavro.schema import UnknownType
 
 from engine.common.errors import ConfigError
@@ -84,11 +85,58 @@ def check_decoder_props(kind: str, props: dict, field_prefix: str) -> None:
         _csv_options(props, field_prefix)
 
 
+_UNSET = object()
+_SCALAR_TYPES = {str: pa.string(), bool: pa.bool_(), int: pa.int64(), float: pa.float64()}
+
+
 class JsonDecoder:
-    """One JSON object per message (Pinot's KafkaJSONMessageDecoder)."""
+    """One JSON object per message (Pinot's KafkaJSONMessageDecoder).
+
+    Fast path: when the fields to read have had one scalar JSON type each so far, the whole
+    batch is parsed by Arrow's JSON reader as one newline-delimited document with those
+    types. Anything that does not fit (a bad message, a type change, a message spanning
+    lines, a nested field) makes that batch take the per-message path, which also learns
+    the field types."""
 
     def __init__(self, props: dict, schema=None):
-        self._columns = None
+        self._types: dict[str, pa.DataType | None] = {}
+
+    def decode_fast(self, payloads: list[bytes], fields: list[str] | None) -> pa.Table | None:
+        if not fields or not payloads or any(t is None for t in map(self._types.get, fields)):
+            return None
+        # one message per line (a trailing newline is fine: blank lines are skipped)
+        if any(not isinstance(p, bytes) or p.find(b"\n") not in (-1, len(p) - 1) for p in payloads):
+            return None
+        schema = pa.schema([(f, self._types[f]) for f in fields])
+        try:
+            table = pajson.read_json(
+                pa.BufferReader(b"\n".join(payloads)),
+                read_options=pajson.ReadOptions(use_threads=False, block_size=1 << 26),
+                parse_options=pajson.ParseOptions(
+                    explicit_schema=schema, unexpected_field_behavior="ignore"
+                ),
+            )
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return None
+        return table if table.num_rows == len(payloads) else None
+
+    def learn(self, records: list[dict], fields: list[str] | None) -> None:
+        for field in fields or ():
+            kinds = {type(r[field]) for r in records if r.get(field) is not None}
+            known = self._types.get(field, _UNSET)
+            if not kinds:  # not in the messages (yet): null until a value shows its type
+                if known is _UNSET:
+                    self._types[field] = pa.null()
+                continue
+            if kinds == {int, float}:  # JSON writes 3.0 as 3
+                kinds = {float}
+            kind = _SCALAR_TYPES.get(next(iter(kinds))) if len(kinds) == 1 else None
+            if kind == pa.int64() and known == pa.float64():
+                kind = known
+            if known is _UNSET or known == pa.null() or known == kind:
+                self._types[field] = kind
+            else:
+                self._types[field] = None  # the type changed: per-message path from now on
 
     def decode_records(self, payloads: list[bytes]) -> tuple[list[dict], list[int], dict]:
         records, positions, errors = [], [], {}
@@ -179,16 +227,27 @@ _DECODERS = {"json": JsonDecoder, "avro": AvroDecoder, "csv": CsvDecoder}
 
 
 class MessageDecoder:
-    """Decodes payload batches for one stream config into Arrow."""
+    """Decodes payload batches for one stream config into Arrow. With ``fields``, only those
+    fields are kept (Pinot's ``fieldsToRead``): the rest of a message is never turned into
+    Arrow, which matters for wide nested events of which a table reads a few fields."""
 
-    def __init__(self, kind: str, props: dict, schema=None):
+    def __init__(self, kind: str, props: dict, schema=None, fields: list[str] | None = None):
         self.kind = kind
         self._impl = _DECODERS[kind](props, schema)
+        self._fields = None if fields is None else list(fields)
 
     @classmethod
-    def for_stream(cls, stream_config, schema=None) -> MessageDecoder:
-        return cls(stream_config.decoder, stream_config.decoder_props, schema)
+    def for_stream(cls, stream_config, schema=None, fields=None) -> MessageDecoder:
+        return cls(stream_config.decoder, stream_config.decoder_props, schema, fields)
 
     def decode(self, payloads: list[bytes]) -> DecodedBatch:
+        fast = getattr(self._impl, "decode_fast", None)
+        table = fast(payloads, self._fields) if fast is not None else None
+        if table is not None:
+            batch = table.combine_chunks().to_batches()
+            batch = batch[0] if batch else records_to_batch([], self._fields)
+            return DecodedBatch(batch, list(range(len(payloads))), {})
         records, positions, errors = self._impl.decode_records(payloads)
-        return DecodedBatch(records_to_batch(records), positions, errors)
+        if hasattr(self._impl, "learn"):
+            self._impl.learn(records, self._fields)
+        return DecodedBatch(records_to_batch(records, self._fields), positions, errors)

@@ -94,3 +94,35 @@ def test_csv_decoder_with_header_and_multi_values():
         {"name": "Alice", "age": "18", "subjects": ["math", "art"]},
         {"name": "Carol; Jr", "age": "20", "subjects": []},
     ]
+
+
+def test_json_fast_path_gives_the_per_message_result_and_falls_back_when_it_must():
+    stream = _stream("org.apache.pinot.plugin.stream.kafka.KafkaJSONMessageDecoder")
+    fields = ["id", "n", "price", "ok", "later"]
+    fast = MessageDecoder.for_stream(stream, fields=fields)
+    slow = MessageDecoder.for_stream(stream, fields=fields)
+    slow._impl.decode_fast = lambda payloads, fields: None
+
+    def rows(i):
+        return orjson.dumps(
+            {"id": f"e{i}", "n": i, "price": i / 2, "ok": i % 2 == 0, "nested": {"a": [1]}}
+        ) + (b"\n" if i % 3 == 0 else b"")
+
+    batches = [
+        [rows(i) for i in range(0, 50)],  # learns the field types
+        [rows(i) for i in range(50, 100)],  # fast
+        [rows(100), b"{broken", rows(101)],  # a bad message: per-message for this batch
+        [orjson.dumps({"id": 7, "n": "x"}), rows(102)],  # types change: per-message from now
+        [b'{"id": "p",\n "n": 1}', rows(103)],  # a message over two lines
+        [orjson.dumps({"id": "q", "n": 5, "price": 2, "later": "now"})],
+    ]
+    for batch in batches:
+        got, want = fast.decode(batch), slow.decode(batch)
+        assert got.positions == want.positions and list(got.errors) == list(want.errors)
+        assert got.batch.to_pylist() == want.batch.to_pylist()
+        assert got.batch.num_rows == len(batch) - len(got.errors)
+    # the fast path really ran on the second batch
+    assert fast._impl.decode_fast(batches[1], fields) is None  # types changed since
+    fresh = MessageDecoder.for_stream(stream, fields=fields)
+    fresh.decode(batches[0])
+    assert fresh._impl.decode_fast(batches[1], fields).num_rows == 50
