@@ -41,6 +41,11 @@ Public API::
 
     DateTimeFormat.parse("1:DAYS:EPOCH").to_millis(arrow_array)   # int64 epoch ms
 
+    from engine.spi.partition import partition_function   # Pinot's partition functions, the
+    f = partition_function("Murmur3", 4, {"seed": "9001"})  # only copy (writer and pruners)
+    f.partitions_of_values(values, DataType.INT)          # sorted partition ids
+    f.partition_of_literal(literal, DataType.INT)         # a filter value's id, None if unknown
+
 Errors are ``engine.common.errors.ConfigError`` with ``.field`` = JSON path of the bad key.
 """
 
