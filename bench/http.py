@@ -3,10 +3,11 @@ well-kept libraries that could replace them, measured in the same run.
 
     python -m bench.http [--requests 5000] [--rounds 5]
 
-Servers (each answers with our client over one kept-alive connection):
-  * ours      ``engine.runtime.http.HttpService``
-  * h11       the same threaded server and router, with h11 parsing and framing
-  * httptools the same threaded server and router, with httptools (llhttp) parsing
+Servers (each answers our client over one kept-alive connection; all share the threaded
+server, the router and the answer):
+  * ours         ``engine.runtime.http.HttpService``: httptools (llhttp) parsing
+  * hand-written the readline parser Sprig had before (the baseline it was chosen against)
+  * h11          h11 parsing and framing
 Clients (each against our server, one kept-alive connection):
   * ours      ``engine.broker.transport.ServerConnections``
   * urllib3   ``urllib3.HTTPConnectionPool`` (what ``requests`` uses underneath)
@@ -27,15 +28,24 @@ import statistics
 import threading
 import time
 from collections.abc import Callable
-from http import HTTPStatus
 
 import h11
-import httptools
 import orjson
 import urllib3
 
 from engine.broker.transport import ServerConnections
-from engine.runtime.http import HttpService, Request, Response, Router, _Server
+from engine.runtime.http import (
+    IDLE_TIMEOUT_S,
+    MAX_BODY_BYTES,
+    MAX_HEADERS,
+    MAX_LINE,
+    HttpService,
+    Response,
+    Router,
+    _Server,
+    dispatch,
+    encode_response,
+)
 
 HOST = "127.0.0.1"
 REQUEST_BODY = orjson.dumps({
@@ -53,21 +63,73 @@ def router() -> Router:
     return routes
 
 
-def _head(response: Response, keep_alive: bool) -> bytes:
-    reason = HTTPStatus(response.status).phrase
-    return (
-        f"HTTP/1.1 {response.status} {reason}\r\nContent-Type: {response.content_type}\r\n"
-        f"Content-Length: {len(response.body)}\r\n"
-        + ("" if keep_alive else "Connection: close\r\n")
-        + "\r\n"
-    ).encode("latin-1")
+class HandWrittenHandler(socketserver.StreamRequestHandler):
+    """The hand-written request loop Sprig used before httptools (kept here as the baseline
+    the choice was measured against): request line and headers by readline, a Content-Length
+    body."""
+
+    timeout = IDLE_TIMEOUT_S
+    wbufsize = 0
+
+    def handle(self) -> None:
+        while self._one_request():
+            pass
+
+    def _one_request(self) -> bool:
+        """Serve one request; False when the connection must close."""
+        try:
+            line = self.rfile.readline(MAX_LINE + 1)
+            if not line:
+                return False
+            if len(line) > MAX_LINE:
+                return _refuse(self, 414, "request line too long")
+            try:
+                method, target, version = line.decode("latin-1").split()
+            except ValueError:
+                return _refuse(self, 400, "malformed request line")
+            headers: dict[str, str] = {}
+            for _ in range(MAX_HEADERS):
+                raw = self.rfile.readline(MAX_LINE + 1)
+                if raw in (b"\r\n", b"\n", b""):
+                    break
+                if len(raw) > MAX_LINE:
+                    return _refuse(self, 431, "header line too long")
+                name, sep, value = raw.decode("latin-1").partition(":")
+                if not sep:
+                    return _refuse(self, 400, f"malformed header line {raw[:80]!r}")
+                headers[name.strip().lower()] = value.strip()
+            else:
+                return _refuse(self, 431, f"more than {MAX_HEADERS} headers")
+            connection = headers.get("connection", "").lower()
+            keep_alive = (
+                connection != "close" if version == "HTTP/1.1" else connection == "keep-alive"
+            )
+            if "chunked" in headers.get("transfer-encoding", "").lower():
+                return _refuse(
+                    self, 411, "chunked request bodies are not supported; send Content-Length"
+                )
+            try:
+                length = int(headers.get("content-length") or 0)
+            except ValueError:
+                return _refuse(self, 400, "Content-Length is not a number")
+            if length < 0 or length > MAX_BODY_BYTES:
+                return _refuse(self, 413, f"request body over {MAX_BODY_BYTES} bytes")
+            if length and headers.get("expect", "").lower() == "100-continue":
+                self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            body = self.rfile.read(length) if length else b""
+            if len(body) < length:
+                return False
+            response = dispatch(self.server.router, method.upper(), target, headers, body)
+            self.wfile.write(encode_response(response, keep_alive))
+            return keep_alive
+        except (TimeoutError, ConnectionError):
+            return False
 
 
-def _dispatch(server, method: str, target: str, headers: dict, body: bytes) -> Response:
-    handler, params, _ = server.router.resolve(method, target.partition("?")[0])
-    if handler is None:
-        return Response.error(404, f"no such path: {target}")
-    return handler(Request(method, target, {}, body, headers, params))
+def _refuse(handler: HandWrittenHandler, status: int, message: str) -> bool:
+    response = Response.error(status, message)
+    handler.wfile.write(encode_response(response, keep_alive=False))
+    return False
 
 
 class H11Handler(socketserver.BaseRequestHandler):
@@ -94,7 +156,7 @@ class H11Handler(socketserver.BaseRequestHandler):
                 elif isinstance(event, h11.ConnectionClosed):
                     return
             headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in request.headers}
-            response = _dispatch(self.server, request.method.decode(),
+            response = dispatch(self.server.router, request.method.decode(),
                                  request.target.decode("latin-1"), headers, b"".join(body))  # fmt: skip
             out = conn.send(h11.Response(status_code=response.status, headers=[
                 ("Content-Type", response.content_type),
@@ -107,49 +169,9 @@ class H11Handler(socketserver.BaseRequestHandler):
             conn.start_next_cycle()
 
 
-class HttptoolsHandler(socketserver.BaseRequestHandler):
-    """One connection, parsed by httptools (llhttp); the answer is written as ours is."""
-
-    def handle(self) -> None:
-        self.headers: dict[str, str] = {}
-        self.url = b""
-        self.body: list[bytes] = []
-        self.complete = False
-        parser = httptools.HttpRequestParser(self)
-        sock: socket.socket = self.request
-        while True:
-            data = sock.recv(65536)
-            if not data:
-                return
-            parser.feed_data(data)
-            if not self.complete:
-                continue
-            self.complete = False
-            response = _dispatch(self.server, parser.get_method().decode(),
-                                 self.url.decode("latin-1"), self.headers, b"".join(self.body))  # fmt: skip
-            keep_alive = parser.should_keep_alive()
-            sock.sendall(_head(response, keep_alive) + response.body)
-            self.headers, self.url, self.body = {}, b"", []
-            if not keep_alive:
-                return
-
-    # httptools callbacks
-    def on_url(self, url: bytes) -> None:
-        self.url += url
-
-    def on_header(self, name: bytes, value: bytes) -> None:
-        self.headers[name.decode("latin-1").lower()] = value.decode("latin-1")
-
-    def on_body(self, body: bytes) -> None:
-        self.body.append(body)
-
-    def on_message_complete(self) -> None:
-        self.complete = True
-
-
 class LibraryService:
     """A threaded server like ours (TCP_NODELAY, a thread per connection) with another
-    handler class."""
+    request handler."""
 
     def __init__(self, handler_class) -> None:
         self._server = _Server((HOST, 0), handler_class, router(), "bench")
@@ -208,13 +230,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--requests must be in 1..1000000 and --rounds in 1..100")
 
     ours = HttpService("bench", HOST, 0, router())
-    h11_service, httptools_service = LibraryService(H11Handler), LibraryService(HttptoolsHandler)
-    for service in (ours, h11_service, httptools_service):
+    hand_written, h11_service = LibraryService(HandWrittenHandler), LibraryService(H11Handler)
+    for service in (ours, hand_written, h11_service):
         service.start()
     variants = {
         ("server", "ours"): ours_client(ours.port),
+        ("server", "hand-written"): ours_client(hand_written.port),
         ("server", "h11"): ours_client(h11_service.port),
-        ("server", "httptools"): ours_client(httptools_service.port),
         ("client", "ours"): ours_client(ours.port),
         ("client", "urllib3"): urllib3_client(ours.port),
     }
@@ -224,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
             for key, post in variants.items():
                 times[key].append(per_request_us(post, args.requests))
     finally:
-        for service in (ours, h11_service, httptools_service):
+        for service in (ours, hand_written, h11_service):
             service.stop()
 
     print(f"{args.requests} requests x {args.rounds} rounds per variant, loopback, one kept-alive "

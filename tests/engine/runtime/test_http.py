@@ -100,3 +100,33 @@ def test_a_port_in_use_is_a_clear_error(service):
 
     with pytest.raises(ProcessError, match=f"127.0.0.1:{service.port} for the other endpoint"):
         HttpService("other", "127.0.0.1", service.port, Router())
+
+
+def test_limits_on_the_head_and_the_body_are_refused_with_their_status(service):
+    many = b"".join(b"X-H%d: v\r\n" % i for i in range(101))
+    assert raw(service, b"GET /items/x HTTP/1.1\r\n" + many + b"\r\n").startswith(b"HTTP/1.1 431")
+    long_header = b"GET /items/x HTTP/1.1\r\nX-Long: " + b"v" * 70000 + b"\r\n\r\n"
+    assert raw(service, long_header).startswith(b"HTTP/1.1 431")
+    endless = b"GET /items/x HTTP/1.1\r\n" + b"X-A: b\r\n" * 40000  # never ends, over 256 KiB
+    assert raw(service, endless).startswith(b"HTTP/1.1 431")
+    huge = b"POST /echo HTTP/1.1\r\nContent-Length: %d\r\n\r\n" % (65 << 20)
+    reply = raw(service, huge)
+    assert reply.startswith(b"HTTP/1.1 413") and b"Connection: close" in reply
+    # an Upgrade is not followed: the request is answered as HTTP/1.1 and the connection closes
+    upgrade = b"GET /items/x HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n"
+    reply = raw(service, upgrade)
+    assert reply.startswith(b"HTTP/1.1 200") and b"Connection: close" in reply
+    assert reply.endswith(b'{"name":"x","q":{}}')
+    assert raw(service, b"CONNECT a:443 HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 404")
+
+
+def test_pipelined_requests_are_answered_in_order(service):
+    pipelined = (
+        b"POST /echo HTTP/1.1\r\nContent-Length: 3\r\n\r\none"
+        b"GET /items/two HTTP/1.1\r\n\r\n"
+        b"POST /echo HTTP/1.1\r\nContent-Length: 5\r\nConnection: close\r\n\r\nthree"
+    )
+    reply = raw(service, pipelined)
+    assert reply.count(b"HTTP/1.1 200 OK") == 3
+    assert reply.index(b"one") < reply.index(b'"two"') < reply.index(b"three")
+    assert reply.endswith(b"three")
