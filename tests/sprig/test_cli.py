@@ -229,3 +229,49 @@ def test_killing_the_parent_leaves_no_orphans(tmp_path):
     _assert_all_gone(pids)
     status = sprig("stack", "status", env={"SPRIG_RUN_DIR": str(tmp_path / "run")})
     assert status.returncode == 1, "a stale state file is not reported as a running stack"
+
+
+def test_status_lists_a_quickstarts_processes_from_its_state_file(tmp_path):
+    """What a running quickstart's supervisor writes is what `stack status` shows; a state
+    file whose supervisor is gone is not a running quickstart."""
+    import json
+
+    run = tmp_path / "run"
+    run.mkdir()
+    now = time.time()
+    rows = [
+        {"name": "server-1", "pid": 4242, "state": "running", "restarts": 2,
+         "uptime_s": 5.0, "started_at": now - 125, "last_exit": "killed by SIGKILL",
+         "address": "query :8098, admin :8097", "log": "/data/server-1/server-1.log"},
+        {"name": "minion", "pid": None, "state": "given up", "restarts": 4, "uptime_s": None,
+         "started_at": now - 300, "last_exit": "exit code 1", "address": "queue:minion_untagged",
+         "log": "/data/minion/minion.log"},
+    ]  # fmt: skip
+    state = {"pid": os.getpid(), "console": "http://localhost:9000", "processes": rows}
+    (run / "quickstart.json").write_text(json.dumps(state))
+    env = {"SPRIG_RUN_DIR": str(run)}
+
+    text = sprig("stack", "status", env=env)
+    assert text.returncode == 0, text.stderr
+    assert f"A quickstart runs (pid {os.getpid()}, console http://localhost:9000)" in text.stdout
+    assert re.search(r"server-1\s+4242\s+running\s+2\s+2m0[5-9]s\s+/data/server-1/", text.stdout)
+    assert re.search(r"minion\s+-\s+given up\s+4\s+-\s+/data/minion/minion.log", text.stdout)
+    assert "last exit: exit code 1" in text.stdout
+
+    body = json.loads(sprig("stack", "status", "--json", env=env).stdout)
+    assert body["running"] is True and body["stack"] is None
+    by_name = {row["name"]: row for row in body["processes"]}
+    assert by_name["server-1"]["owner"] == "quickstart"
+    assert 125 <= by_name["server-1"]["uptime_s"] < 200, "uptime is as of now"
+    assert by_name["minion"]["state"] == "given up" and by_name["minion"]["pid"] is None
+
+    state["pid"] = _dead_pid()
+    (run / "quickstart.json").write_text(json.dumps(state))
+    gone = sprig("stack", "status", "--json", env=env)
+    assert gone.returncode == 1 and json.loads(gone.stdout)["running"] is False
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
