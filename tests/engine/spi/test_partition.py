@@ -373,3 +373,25 @@ def test_strings_with_quotes_and_unicode_hash_as_utf8():
     murmur = partition_function("murmur", 7)
     assert murmur.partition_of_literal("été", DataType.STRING) == murmur.partition("été")
     assert murmur.partition_of_literal(42, DataType.INT) == murmur.partition("42")
+
+
+@pytest.mark.parametrize(
+    ("spec", "field"),
+    [
+        ({"functionName": "Murmur3", "numPartitions": 4, "functionConfig": {"seed": "abc"}},
+         "functionConfig.seed"),
+        ({"functionName": "BoundedColumnValue", "numPartitions": 4,
+          "functionConfig": {"columnValues": "a", "columnValuesDelimiter": "|"}}, "numPartitions"),
+        ({"functionName": "Fnv", "numPartitions": 4}, "functionName"),
+        ({"numPartitions": 4}, "functionName"),
+    ],
+)  # fmt: skip
+def test_a_table_config_with_a_bad_partition_config_names_the_key(spec, field):
+    schema = make_schema(dimensions=[{"name": "k", "dataType": "INT"}])
+    with pytest.raises(ConfigError) as err:
+        make_table_config(
+            schema, tableIndexConfig={"segmentPartitionConfig": {"columnPartitionMap": {"k": spec}}}
+        )
+    assert (
+        err.value.field == f"tableIndexConfig.segmentPartitionConfig.columnPartitionMap.k.{field}"
+    )
