@@ -37,6 +37,7 @@ from engine.clusterstate import (
 )
 from engine.clusterstate.records import now_ms
 from engine.clusterstate.tags import CONTROLLER_TAG, instance_id
+from engine.runtime import FollowLoop
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +78,7 @@ class ControllerRuntime:
         self._election: Election | None = None
         self._scheduler: BackgroundScheduler | None = None
         self._threads: list[threading.Thread] = []
+        self._external_views = _ExternalViewLoop(self)
 
     # --- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
@@ -96,6 +98,7 @@ class ControllerRuntime:
             self._election.cancel()
         if self._scheduler is not None and self._scheduler.running:
             self._scheduler.shutdown(wait=False)
+        self._external_views.stop(timeout_s=5)
         if self.client is not None:
             from cluster.zk import close_client
 
@@ -133,7 +136,7 @@ class ControllerRuntime:
         self._scheduler = self._make_scheduler()
         self._scheduler.start()
         self._spawn(self._election_loop, "controller-election")
-        self._spawn(self._external_view_loop, "controller-external-view")
+        self._external_views.start()
         if self.task_driver is not None:
             self._spawn(self._task_driver_loop, "controller-task-driver")
         self._started.set()
@@ -219,17 +222,6 @@ class ControllerRuntime:
             )
         return scheduler
 
-    def _external_view_loop(self) -> None:
-        """A loop of its own rather than a scheduler job: a slow pass delays the next one
-        instead of piling up."""
-        while not self._stopping.wait(self.external_view_interval_s):
-            if not self.is_leader:
-                continue
-            try:
-                self.store.refresh_external_views()
-            except (ZooKeeperUnavailableError, KazooException) as exc:
-                log.debug("external view aggregation skipped: %s", exc)
-
     def _task_driver_loop(self) -> None:
         """The minion task driver (tasks.controller.drive): works on the leader, drops its cron
         jobs elsewhere; a loop of its own, since dispatch latency depends on how soon it runs
@@ -254,6 +246,24 @@ class ControllerRuntime:
             log.exception("periodic task %s failed", name)
         finally:
             close_old_connections()
+
+
+class _ExternalViewLoop(FollowLoop):
+    """Aggregates the external views every ``external_view_interval_s`` while this controller
+    leads. A loop of its own rather than a scheduler job: a slow pass delays the next one
+    instead of piling up; while ZooKeeper is away it retries at the same interval."""
+
+    while_unavailable = "external views not aggregated"
+
+    def __init__(self, runtime: ControllerRuntime) -> None:
+        interval = runtime.external_view_interval_s
+        super().__init__("controller-external-view", interval_s=interval,
+                         backoff_s=interval, max_backoff_s=interval)  # fmt: skip
+        self.runtime = runtime
+
+    def run_once(self) -> None:
+        if self.runtime.is_leader:
+            self.runtime.store.refresh_external_views()
 
 
 _runtime: ControllerRuntime | None = None
