@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 from engine.common.errors import ConfigError
 from engine.functions.registry import FunctionArgumentError, FunctionValueError, register
 from engine.functions.values import as_long, java_div
-from engine.spi.datetime_format import DateTimeFormat
+from engine.spi.datetime_format import UNIT_MILLIS, DateTimeFormat
 from engine.spi.datetime_pattern import (
     DateTimeParseError,
     InvalidPatternError,
@@ -27,10 +27,8 @@ from engine.spi.datetime_pattern import (
     parse_java_datetime,
 )
 
-UNIT_MS = {
-    "MILLISECONDS": 1, "SECONDS": 1000, "MINUTES": 60_000, "HOURS": 3_600_000,
-    "DAYS": 86_400_000, "WEEKS": 7 * 86_400_000,
-}  # fmt: skip
+# Pinot's TimeUnit names (sub-millisecond units cannot count epoch ms), plus WEEKS
+UNIT_MS = {k: int(v) for k, v in UNIT_MILLIS.items() if v >= 1} | {"WEEKS": 7 * 86_400_000}
 _UNIT_ALIASES = {"MILLISECOND": "MILLISECONDS", "SECOND": "SECONDS", "MINUTE": "MINUTES",
                  "HOUR": "HOURS", "DAY": "DAYS", "WEEK": "WEEKS", "MS": "MILLISECONDS"}  # fmt: skip
 _LONG, _INT = "LONG", "INT"
