@@ -276,7 +276,16 @@ def _cased(word: str, flips: list[bool]) -> str:
 def cases(draw):
     """(data type, distinct values in the segment, probe values, columnPartitionMap entry)."""
     data_type = draw(
-        st.sampled_from([DataType.INT, DataType.LONG, DataType.STRING, DataType.BYTES])
+        st.sampled_from(
+            [
+                DataType.INT,
+                DataType.LONG,
+                DataType.STRING,
+                DataType.BYTES,
+                DataType.DOUBLE,
+                DataType.BOOLEAN,
+            ]
+        )
     )
     if data_type is DataType.INT:
         values = st.integers(-(2**31) + 1, 2**31 - 1)  # INT_MIN is the null placeholder
@@ -286,6 +295,10 @@ def cases(draw):
         alphabet = st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\\")
         values = st.one_of(st.text(alphabet, max_size=10).filter(lambda s: s.strip() == s and s),
                            st.sampled_from(WORDS).map(str.lower), st.sampled_from(WORDS))  # fmt: skip
+    elif data_type is DataType.DOUBLE:
+        values = st.floats(allow_nan=False, allow_infinity=False).map(lambda f: f + 0.0)
+    elif data_type is DataType.BOOLEAN:
+        values = st.sampled_from([0, 1])
     else:
         values = st.binary(min_size=1, max_size=12)
     names = ["Murmur", "Murmur2", "Murmur3", "HashCode", "ByteArray"]
@@ -319,6 +332,10 @@ def sql_literal(value, data_type: DataType) -> str:
         return f"'{value.hex()}'"
     if data_type is DataType.STRING:
         return "'" + value.replace("'", "''") + "'"
+    if data_type is DataType.DOUBLE:
+        return repr(value)
+    if data_type is DataType.BOOLEAN:
+        return "true" if value else "false"
     return str(value)
 
 
