@@ -65,7 +65,10 @@ class DictionaryColumn:
         self.spec = spec
         self.fixed = spec.data_type.numpy_dtype is not None
         self._ids: dict = {}
+        # fixed width: a numpy array; text and other variable-width values: Arrow chunks of
+        # each batch's new values (no Python object per value kept)
         self.values = GrowableArray(spec.data_type.numpy_dtype) if self.fixed else []
+        self._text_bytes = 0
         self.forward = GrowableArray(np.int32)  # SV: one id per doc; MV: flat ids
         self.offsets = None if spec.single_value else GrowableArray(np.int64)
         if self.offsets is not None:
@@ -109,13 +112,17 @@ class DictionaryColumn:
             gid = known.get(value)
             if gid is None:
                 gid = known[value] = len(known)
-                new.append(value)
+                new.append(i)
             local[i] = gid
         if new:
+            added = encoded.dictionary.take(pa.array(new, type=pa.int64()))
             if self.fixed:
-                self.values.extend(np.asarray(new, dtype=self.values.data.dtype))
+                self.values.extend(
+                    added.to_numpy(zero_copy_only=False).astype(self.values.data.dtype)
+                )
             else:
-                self.values.extend(new)
+                self.values.append(added.cast(self.spec.data_type.arrow_type))
+                self._text_bytes += added.nbytes
             if self.bitmaps is not None:
                 self.bitmaps.extend(BitMap() for _ in new)
         return local[encoded.indices.to_numpy(zero_copy_only=False)]
@@ -139,7 +146,12 @@ class DictionaryColumn:
             order = np.argsort(values, kind="stable")
             sorted_values = values[order]
         else:
-            array = pa.array(self.values[:cardinality], type=self.spec.data_type.arrow_type)
+            chunks = list(self.values)  # appended to concurrently: take a stable copy
+            array = (
+                pa.concat_arrays(chunks).slice(0, cardinality)
+                if chunks
+                else pa.array([], type=self.spec.data_type.arrow_type)
+            )
             order = pc.sort_indices(array).to_numpy()
             sorted_values = array.take(pa.array(order))
         rank = np.empty(cardinality, dtype=np.int32)
@@ -151,11 +163,7 @@ class DictionaryColumn:
     @property
     def nbytes(self) -> int:
         size = self.forward.nbytes + (self.offsets.nbytes if self.offsets is not None else 0)
-        if self.fixed:
-            size += self.values.nbytes
-        else:
-            size += 64 * len(self.values)
-        return size
+        return size + (self.values.nbytes if self.fixed else self._text_bytes)
 
 
 class RawColumn:

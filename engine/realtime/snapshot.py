@@ -9,6 +9,7 @@ rank (cached while the cardinality is unchanged); everything else is a view of t
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
@@ -26,13 +27,71 @@ from engine.segment.metadata import ColumnMetadata, SegmentMetadata
 class _InvertedView:
     """``.bitmap(sorted_id)``: the docs below the snapshot's row count holding that value."""
 
-    def __init__(self, column: DictionaryColumn, order: np.ndarray, n: int, lock):
-        self._column, self._order, self._n, self._lock = column, order, n, lock
+    def __init__(self, snapshot_column: SnapshotColumn, n: int, lock):
+        self._snapshot_column, self._n, self._lock = snapshot_column, n, lock
 
     def bitmap(self, dict_id: int) -> BitMap:
+        order = self._snapshot_column._sorted.order  # sorted id -> arrival-order id
         with self._lock:  # the consumer adds docs to these bitmaps under the same lock
-            docs = self._column.bitmaps[int(self._order[dict_id])]
+            docs = self._snapshot_column._column.bitmaps[int(order[dict_id])]
             return docs[: docs.rank(self._n - 1)] if self._n else BitMap()
+
+
+class MutableColumnMetadata:
+    """``ColumnMetadata`` of a snapshot column. Statistics that cost a pass over the data or a
+    sort of the dictionary (min, max, values per row) are computed on first use: most queries
+    only need the column's type."""
+
+    is_sorted = False
+    partition_function = None
+    num_partitions = None
+    partitions = None
+    file_prefix = ""
+    forward_dtype = None
+    forward_format = "mutable"
+
+    def __init__(self, column: SnapshotColumn):
+        spec = column.spec
+        self._column = column
+        self.name = spec.name
+        self.data_type = spec.data_type
+        self.field_type = spec.field_type
+        self.single_value = spec.single_value
+        self.has_dictionary = column._dict_column
+        # unknown without a dictionary, as in Pinot's consuming segments
+        self.cardinality = column._captured["cardinality"] if column._dict_column else -1
+        self.total_number_of_entries = column._captured["entries"]
+        self.default_null_value = spec.data_type.to_json_value(spec.default_null_value)
+        self.indexes = []
+        if column._dict_column and column._column.bitmaps is not None:
+            self.indexes.append("inverted")
+        if "nulls" in column._captured:
+            self.indexes.append("nullvec")
+
+    @functools.cached_property
+    def _bounds(self) -> tuple[object, object]:
+        low, high = self._column.bounds()
+        to_json = self.data_type.to_json_value
+        return (None if low is None else to_json(low)), (None if high is None else to_json(high))
+
+    @property
+    def min_value(self):
+        return self._bounds[0]
+
+    @property
+    def max_value(self):
+        return self._bounds[1]
+
+    @functools.cached_property
+    def max_num_multi_values(self) -> int:
+        if self.single_value:
+            return 1
+        counts = np.diff(self._column.mv_offsets())
+        return int(counts.max()) if len(counts) else 0
+
+    def to_json(self) -> dict:
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(ColumnMetadata)}
+        return ColumnMetadata(**fields).to_json()
 
 
 class SnapshotColumn:
@@ -126,7 +185,7 @@ class SnapshotColumn:
     def inverted_index(self):
         if not self._dict_column or self._column.bitmaps is None:
             return None
-        return _InvertedView(self._column, self._sorted.order, self.total_docs, self._snapshot.lock)
+        return _InvertedView(self, self.total_docs, self._snapshot.lock)
 
     range_index = None
     bloom_filter = None
@@ -136,48 +195,23 @@ class SnapshotColumn:
 
     # ---- metadata ----------------------------------------------------------------------------
     @functools.cached_property
-    def metadata(self) -> ColumnMetadata:
-        spec, data_type = self.spec, self.spec.data_type
-        entries = self._captured["entries"]
-        low = high = None
+    def metadata(self) -> MutableColumnMetadata:
+        return MutableColumnMetadata(self)
+
+    def bounds(self) -> tuple[object, object]:
+        """(min, max) stored values, (None, None) when empty."""
         if self._dict_column:
             cardinality = self._captured["cardinality"]
-            if cardinality:
-                low, high = self.dictionary.get(0), self.dictionary.get(cardinality - 1)
-        else:
-            cardinality = -1  # unknown without a dictionary, as in Pinot's consuming segments
-            flat = self._raw_flat()
-            if entries:
-                if isinstance(flat, np.ndarray):
-                    low, high = flat.min().item(), flat.max().item()
-                else:
-                    bounds = pc.min_max(flat)
-                    low, high = bounds["min"].as_py(), bounds["max"].as_py()
-        max_mv = 1
-        if not spec.single_value:
-            counts = np.diff(self.mv_offsets())
-            max_mv = int(counts.max()) if len(counts) else 0
-        indexes = []
-        if self.inverted_index is not None:
-            indexes.append("inverted")
-        if "nulls" in self._captured:
-            indexes.append("nullvec")
-        return ColumnMetadata(
-            name=self.name,
-            data_type=data_type,
-            field_type=spec.field_type,
-            single_value=spec.single_value,
-            cardinality=cardinality,
-            min_value=None if low is None else data_type.to_json_value(low),
-            max_value=None if high is None else data_type.to_json_value(high),
-            is_sorted=False,
-            has_dictionary=self._dict_column,
-            total_number_of_entries=entries,
-            max_num_multi_values=max_mv,
-            default_null_value=data_type.to_json_value(spec.default_null_value),
-            forward_format="mutable",
-            indexes=indexes,
-        )
+            if not cardinality:
+                return None, None
+            return self.dictionary.get(0), self.dictionary.get(cardinality - 1)
+        if not self._captured["entries"]:
+            return None, None
+        flat = self._raw_flat()
+        if isinstance(flat, np.ndarray):
+            return flat.min().item(), flat.max().item()
+        bounds = pc.min_max(flat)
+        return bounds["min"].as_py(), bounds["max"].as_py()
 
     def to_arrow(self) -> pa.Array:
         """The column in stored Arrow types (MV as a list array), nulls where the input was
