@@ -8,6 +8,7 @@ from cluster import models
 from cluster.errors import BadRequest, Conflict, NotFound
 from cluster.logic import audit
 from cluster.logic.cluster_view import check_replication
+from cluster.logic.instance_partitions import publish_placement
 from cluster.logic.publish import publish_table
 from cluster.logic.validate_config import ConfigRejected, parse_table_config
 from engine.clusterstate import ClusterStore, ResourceAssignment, split_table_name
@@ -44,11 +45,12 @@ def add_table(store: ClusterStore, data: dict) -> dict:
     """Validate, store and publish a new table type; 409 if it exists already."""
     config = parse_table_config(data)
     _check_hybrid(config)
-    check_replication(store, config)
+    servers = check_replication(store, config)
     if models.TableConfig.objects.filter(
         table_name=config.table_name, table_type=config.table_type
     ).exists():
         raise Conflict(f"Table {config.table_name_with_type} already exists")
+    publish_placement(store, config, servers)  # replica groups; 400 if the tenant is too small
     body = _normalized(config)
     with transaction.atomic():
         models.TableConfig.objects.create(

@@ -3,6 +3,8 @@ servers, preferring the servers that hold the fewest of the table's segments."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from cluster.errors import BadRequest
 from engine.clusterstate import ResourceAssignment, SegmentState
 
@@ -17,8 +19,16 @@ def segment_load(ideal: ResourceAssignment, servers: list[str]) -> dict[str, int
     return load
 
 
-def assign_segment(ideal: ResourceAssignment, servers: list[str], replication: int) -> list[str]:
-    """The ``replication`` least-loaded servers (ties by id) for one new segment."""
+def assign_segment(
+    ideal: ResourceAssignment,
+    servers: list[str],
+    replication: int,
+    placement: Placed | None = None,
+) -> list[str]:
+    """The ``replication`` least-loaded servers (ties by id) for one new segment; with a
+    replica-group ``placement``, one server in each replica group of its partition."""
+    if placement is not None:
+        return _assign_replica_groups(ideal, placement)
     if replication > len(servers):
         raise BadRequest(
             f"cannot assign a segment of {ideal.resource}: replication {replication} is higher "
@@ -26,6 +36,23 @@ def assign_segment(ideal: ResourceAssignment, servers: list[str], replication: i
         )
     load = segment_load(ideal, servers)
     return sorted(servers, key=lambda s: (load[s], s))[:replication]
+
+
+@dataclasses.dataclass(frozen=True)
+class Placed:
+    """A segment's replica-group choices: ``candidates[r]`` are the servers of its partition
+    in replica group ``r`` (``instance_partitions.ReplicaGroupPlacement``)."""
+
+    candidates: list[list[str]]
+
+
+def _assign_replica_groups(ideal: ResourceAssignment, placed: Placed) -> list[str]:
+    """Pinot's replica-group assignment: the least-loaded position in replica group 0, and
+    the server at the same position in every other group, so the groups mirror each other."""
+    first = placed.candidates[0]
+    load = segment_load(ideal, first)
+    position = min(range(len(first)), key=lambda i: (load[first[i]], i))
+    return [group[position % len(group)] for group in placed.candidates]
 
 
 def rebalance_target(

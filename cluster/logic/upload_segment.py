@@ -30,6 +30,7 @@ from cluster.logic.cluster_view import (
     table_types,
 )
 from cluster.logic.deep_store import get_deep_store
+from cluster.logic.instance_partitions import segment_placement
 from cluster.periods import data_size_bytes
 from engine.clusterstate import (
     ClusterStore,
@@ -163,10 +164,11 @@ def _store(store, row, metadata: SegmentMetadata, tar_path, size: int, upload: U
     config = parsed(row)
     _check_quota(store, row, segment, size)
     servers = table_servers(store, config)
+    placed = segment_placement(store, config, metadata) if existing is None else None
     ideal = store.ideal_state(resource) or ResourceAssignment(resource)
     if existing is None:
         assign_segment(
-            ideal, servers, replication_of(config, servers)
+            ideal, servers, replication_of(config, servers), placed
         )  # 400 before anything is stored
     deep_store = get_deep_store()
     stored_url = None
@@ -197,7 +199,9 @@ def _store(store, row, metadata: SegmentMetadata, tar_path, size: int, upload: U
     try:
         store.put_segment_metadata(zk_metadata)
         if existing is None:
-            instances = _assign(store, resource, segment, servers, replication_of(config, servers))
+            instances = _assign(
+                store, resource, segment, servers, replication_of(config, servers), placed
+            )
         else:
             instances = _notify_refresh(store, resource, segment)
     except ZooKeeperUnavailableError:
@@ -255,14 +259,16 @@ def _check_quota(store, row, segment: str, size: int) -> None:
         )
 
 
-def _assign(store, resource: str, segment: str, servers: list[str], replication: int) -> list[str]:
+def _assign(
+    store, resource: str, segment: str, servers: list[str], replication: int, placed=None
+) -> list[str]:
     chosen: list[str] = []
 
     def change(ideal: ResourceAssignment) -> ResourceAssignment | None:
         if segment in ideal.segments:
             chosen[:] = list(ideal.segments[segment])
             return None
-        chosen[:] = assign_segment(ideal, servers, replication)
+        chosen[:] = assign_segment(ideal, servers, replication, placed)
         ideal.segments[segment] = dict.fromkeys(chosen, SegmentState.ONLINE.value)
         return ideal
 

@@ -73,6 +73,7 @@ class TableRoute:
     time_format: DateTimeFormat | None = None
     partitioning: dict[str, ColumnPartitioning] = dataclasses.field(default_factory=dict)
     push_frequency_ms: int = DAY_MS
+    instance_selector: str = "balanced"  # routing.instanceSelectorType (engine.broker.selection)
 
     @property
     def time_unit_ms(self) -> float | None:
@@ -179,6 +180,12 @@ class RoutingManager(Membership):
             time_format=time_format,
             partitioning=_partitioning(config, self.schemas.get(split_table_name(table)[0])),
             push_frequency_ms=_push_frequency_ms(config),
+            instance_selector=str(
+                ((config.to_json() if config else {}).get("routing") or {}).get(
+                    "instanceSelectorType"
+                )
+                or "balanced"
+            ),
         )
 
     def _time_column(

@@ -1,10 +1,16 @@
-"""Balanced instance selection (Pinot's default ``balanced`` selector) and server health.
+"""Instance selection (Pinot's ``balanced`` and replica-group selectors) and server health.
 
-Each segment goes to one serving replica; the choice rotates with the request id and the
-segment's position, so consecutive queries and neighbouring segments land on different
-servers. Replicas that are not live, or that failed recently, are avoided while another
-replica exists; a failed server is probed on its health endpoint and used again as soon as
-it answers.
+Balanced: each segment goes to one serving replica; the choice rotates with the request id
+and the segment's position, so consecutive queries and neighbouring segments land on
+different servers. Replica group (``replicaGroup``, ``strictReplicaGroup``,
+``multiStageReplicaGroup``): the whole query goes to one replica group, chosen by the request
+id, which keeps a query's fan-out to one group's servers. The controller builds replica groups
+as contiguous runs of sorted server ids (``cluster.logic.instance_partitions``), so the i-th
+of a segment's sorted replicas is in replica group i.
+
+Either way, replicas that are not live, or that failed recently, are avoided while another
+replica exists; a failed server is probed on its health endpoint and used again as soon as it
+answers.
 """
 
 from __future__ import annotations
@@ -77,6 +83,11 @@ class ServerHealth:
             return False
 
 
+REPLICA_GROUP_SELECTORS = frozenset(
+    {"replicagroup", "strictreplicagroup", "multistagereplicagroup"}
+)
+
+
 class BalancedSelector:
     def __init__(self, health: ServerHealth) -> None:
         self.health = health
@@ -93,6 +104,8 @@ class BalancedSelector:
         request_id: int,
     ) -> tuple[dict[str, list[str]], list[str]]:
         """(server -> its segments, segments with no serving replica)."""
+        if route.instance_selector.lower() in REPLICA_GROUP_SELECTORS:
+            return self._select_replica_group(route, segments, snapshot, request_id)
         assignment: dict[str, list[str]] = {}
         unavailable: list[str] = []
         for position, segment in enumerate(segments):
@@ -105,5 +118,26 @@ class BalancedSelector:
                 continue
             healthy = [r for r in replicas if self.health.is_healthy(r)] or replicas
             chosen = healthy[(request_id + position) % len(healthy)]
+            assignment.setdefault(chosen, []).append(segment)
+        return assignment, unavailable
+
+    def _select_replica_group(
+        self, route: TableRoute, segments: list[str], snapshot: RoutingSnapshot, request_id: int
+    ) -> tuple[dict[str, list[str]], list[str]]:
+        """Every segment to its replica in one replica group (``request_id`` modulo their
+        number); a segment whose replica there is down or failing goes to the next group's."""
+        assignment: dict[str, list[str]] = {}
+        unavailable: list[str] = []
+        groups = max((len(route.segment_servers.get(s, ())) for s in segments), default=1) or 1
+        group = request_id % groups
+        for segment in segments:
+            replicas = sorted(route.segment_servers.get(segment, ()))
+            usable = [r for r in replicas if r in snapshot.live and r in snapshot.servers]
+            if not usable:
+                unavailable.append(segment)
+                continue
+            healthy = [r for r in usable if self.health.is_healthy(r)] or usable
+            order = replicas[group % len(replicas) :] + replicas[: group % len(replicas)]
+            chosen = next(r for r in order if r in healthy)
             assignment.setdefault(chosen, []).append(segment)
         return assignment, unavailable

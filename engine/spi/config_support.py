@@ -58,14 +58,8 @@ _TENANTS = {"broker", "server", "tagOverrideConfig"}
 _NOT_IMPLEMENTED = {
     "tierConfigs": "tiered storage is not implemented: every segment stays on the table's "
     "server tenant",
-    "instanceAssignmentConfigMap": "replica-group instance assignment is not implemented: "
-    "segments are balanced over the tenant's servers",
-    "instancePartitionsMap": "shared instance partitions are not implemented: segments are "
-    "balanced over the tenant's servers",
     "segmentAssignmentConfigMap": "segment assignment strategies are not implemented: "
     "segments are balanced over the tenant's servers",
-    "segmentsConfig.replicaGroupStrategyConfig": "replica-group segment assignment is not "
-    "implemented: segments are balanced over the tenant's servers",
     "upsertConfig": "upsert is not implemented: every row is kept",
     "dedupConfig": "dedup is not implemented: every row is kept",
     "dimensionTableConfig": "dimension-table options are not implemented",
@@ -74,8 +68,6 @@ _NOT_IMPLEMENTED = {
     "isMaterializedView": "materialized views are not implemented",
     "query": "table-level query options are not implemented",
     "quota.maxQueriesPerSecond": "query rate quotas are not enforced",
-    "routing.instanceSelectorType": "replica-group instance selection is not implemented: "
-    "the broker balances segments over all their replicas",
     "tenants.tagOverrideConfig": "tag overrides are not implemented",
     "tableIndexConfig.tierOverwrites": "tiered storage is not implemented",
     "tableIndexConfig.jsonIndexColumns": "JSON indexes are not built; JSON_MATCH is not supported",
@@ -116,6 +108,27 @@ BUILT_INDEX_TYPES = {
 }
 
 
+_SELECTORS = {"balanced", "replicagroup", "strictreplicagroup", "multistagereplicagroup"}
+
+
+def _replica_group_warnings(raw: dict, out: list[dict]) -> None:
+    """Replica-group assignment is implemented for OFFLINE tables (pool-less); the CONSUMING
+    and COMPLETED partitions of REALTIME tables are not."""
+    for section in ("instanceAssignmentConfigMap", "instancePartitionsMap"):
+        for kind, spec in (raw.get(section) or {}).items():
+            if kind != "OFFLINE" or raw.get("tableType") != "OFFLINE":
+                _warn(out, f"{section}.{kind}", f"{kind} instance partitions are not "
+                      "implemented: those segments are balanced over the tenant's servers")  # fmt: skip
+            elif section == "instanceAssignmentConfigMap" and str(
+                    ((spec or {}).get("tagPoolConfig") or {}).get("poolBased", "false")).lower() == "true":  # fmt: skip
+                _warn(out, f"{section}.OFFLINE.tagPoolConfig.poolBased",
+                      "server pools are not implemented: replica groups use the tenant's servers")  # fmt: skip
+    legacy = (raw.get("segmentsConfig") or {}).get("replicaGroupStrategyConfig")
+    if legacy and raw.get("tableType") != "OFFLINE":
+        _warn(out, "segmentsConfig.replicaGroupStrategyConfig", "replica-group assignment of "
+              "REALTIME segments is not implemented: they are balanced")  # fmt: skip
+
+
 def _pointer(*parts: Any) -> str:
     return "/" + "/".join(str(p) for p in parts)
 
@@ -150,6 +163,7 @@ def not_implemented_warnings(raw: dict, field_index_types: list[tuple[str, ...]]
     for key in raw:
         if key in _NOT_IMPLEMENTED:
             _warn(out, key, _NOT_IMPLEMENTED[key])
+    _replica_group_warnings(raw, out)
     for section in ("segmentsConfig", "quota", "tenants", "ingestionConfig"):
         for key in raw.get(section) or {}:
             path = f"{section}.{key}"
@@ -166,9 +180,9 @@ def not_implemented_warnings(raw: dict, field_index_types: list[tuple[str, ...]]
         _warn(out, "tableIndexConfig.streamConfigs.streamType",
               f"{legacy['streamType']} streams are not implemented: only Kafka is consumed")  # fmt: skip
     selector = (raw.get("routing") or {}).get("instanceSelectorType")
-    if selector and str(selector).lower() != "balanced":
-        _warn(out, "routing.instanceSelectorType", f"{selector}: " + _NOT_IMPLEMENTED[
-            "routing.instanceSelectorType"])  # fmt: skip
+    if selector and str(selector).lower() not in _SELECTORS:
+        _warn(out, "routing.instanceSelectorType", f"{selector} instance selection is not "
+              "implemented: the broker balances segments over their replicas")  # fmt: skip
     for key in raw.get("tableIndexConfig") or {}:
         path = f"tableIndexConfig.{key}"
         if path in _NOT_IMPLEMENTED:

@@ -300,7 +300,9 @@ def test_dimension_table_segments_go_to_every_server(api, store, airline_schema,
     servers = register_servers(api, 3)
     config = copy.deepcopy(airline_offline_config)
     config["isDimTable"] = True
-    api.post("/schemas", airline_schema, format="json")
+    # Pinot requires a dimension table to be REFRESHed and its schema to have primary keys
+    config["ingestionConfig"]["batchIngestionConfig"] = {"segmentIngestionType": "REFRESH"}
+    api.post("/schemas", {**airline_schema, "primaryKeyColumns": ["FlightNum"]}, format="json")
     assert api.post("/tables", config, format="json").status_code == 200
     upload(api, airline_segments[0][1])
     replicas = store.ideal_state("airlineStats_OFFLINE").segments[airline_segments[0][0]]
