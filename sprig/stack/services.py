@@ -174,7 +174,9 @@ class RedisService(_Service):
             "--bind", "127.0.0.1",
             "--dir", str(self.workdir),
             "--save", "",
-            "--appendonly", "no",
+            # an append-only file, so that the minions' queued tasks survive a crash and restart
+            "--appendonly", "yes",
+            "--appendfsync", "everysec",
             "--protected-mode", "no",
             "--daemonize", "no",
             "--logfile", "",

@@ -134,3 +134,29 @@ def test_an_old_java_is_rejected_by_version(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(JavaMissingError, match=r'found: openjdk version "11.0.2"'):
         check_java()
+
+
+def test_redis_keeps_queued_work_across_a_crash(tmp_path):
+    """Redis writes an append-only file, so a list (a Celery queue) outlives a SIGKILL."""
+    import os
+    import signal
+
+    import redis
+
+    from sprig.stack import RedisService
+
+    service = RedisService(tmp_path)
+    service.start()
+    try:
+        service.wait_ready()
+        client = redis.Redis.from_url(service.url)
+        client.lpush("minion_untagged", b"task-1", b"task-2")
+        time.sleep(1.5)  # appendfsync everysec
+        os.kill(service.pid, signal.SIGKILL)
+        service.process.popen.wait(10)
+        service.process.start()
+        service.wait_ready()
+        client = redis.Redis.from_url(service.url)
+        assert client.lrange("minion_untagged", 0, -1) == [b"task-2", b"task-1"]
+    finally:
+        service.stop()
