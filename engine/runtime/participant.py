@@ -154,10 +154,6 @@ class Membership(FollowLoop):
         self.participant = participant
         self.connect_timeout_s = connect_timeout_s
 
-    @property
-    def changed(self) -> threading.Event:
-        return self.wake
-
     def run_once(self) -> None:
         participant = self.participant
         if not participant.started:
