@@ -70,10 +70,14 @@ def write_bloom_filter(
     """Write a filter sized for ``distinct_values`` (a list of stored values)."""
     values = list(distinct_values)
     n = max(len(values), 1)
-    num_bits = max(64, math.ceil(-n * math.log(fpp) / (math.log(2) ** 2)))
+    optimal_bits = math.ceil(-n * math.log(fpp) / (math.log(2) ** 2))
     if max_size_bytes:
-        num_bits = min(num_bits, max(64, int(max_size_bytes) * 8))
-    num_hashes = max(1, round(num_bits / n * math.log(2)))
+        optimal_bits = min(optimal_bits, int(max_size_bytes) * 8)
+    # The hash count comes from the optimal size, as Guava's does, not from the 64-bit floor:
+    # a filter of a few values padded to 64 bits with k derived from 64 would set nearly every
+    # bit and answer "maybe" for most absent values.
+    num_hashes = max(1, round(max(optimal_bits, 1) / n * math.log(2)))
+    num_bits = max(64, optimal_bits)
     bits = np.zeros(num_bits, dtype=bool)
     keys = _keys(data_type, values)
     if keys:
