@@ -67,8 +67,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(REST API and console), a broker, two servers and a minion; create the airlineStats "
         "and billing tables from Apache Pinot's example configs and load their data with the "
         "Spark ingestion job. Services whose SPRIG_ZK / SPRIG_REDIS_URL / SPRIG_KAFKA_BROKERS "
-        "variable is set are used as external services instead of started. Ctrl-C stops every "
-        "process it started.",
+        "variable is set are used as external services instead of started. A process that "
+        "exits is restarted (1, 2, 4 ... 30 s apart; given up after 5 crashes in 5 minutes); "
+        "`sprig stack status` lists them. Ctrl-C stops every process it started.",
     )
     parser.add_argument(
         "--port",
