@@ -20,7 +20,7 @@ from engine.clusterstate import (
     table_name_with_type,
 )
 from engine.common.errors import ConfigError
-from engine.spi.schema import Schema
+from engine.spi import Schema, TableConfig
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +82,13 @@ class SchemaCache:
                 raise
             except ClusterStateError:
                 continue
-            name = ((config or {}).get("segmentsConfig") or {}).get("schemaName")
+            if config is None:
+                continue
+            try:
+                name = TableConfig.from_json(config).segments_config.schema_name
+            except ConfigError as exc:
+                log.warning("table config %s_%s is invalid: %s", raw_table, table_type, exc)
+                continue
             if name and name not in names:
                 names.append(name)
         return names
