@@ -143,8 +143,9 @@ def run(rows: int, root: Path, repeat: int) -> list[tuple]:
 
 
 def _same_answer(case: Case, ours: list, theirs: list) -> str:
-    """ "ok" when both engines return the same rows (approximate functions within 2%)."""
-    tolerance = 0.02 if any(f in case.ours for f in ("HLL", "TDIGEST")) else 1e-6
+    """ "ok" when both engines return the same rows: t-digest within 2%, HLL within three
+    standard errors of Pinot's default 256-register sketch (3 * 1.04 / 16 = 19.5%)."""
+    tolerance = 0.195 if "HLL" in case.ours else 0.02 if "TDIGEST" in case.ours else 1e-6
 
     def number(value):
         if hasattr(value, "timestamp"):  # DuckDB TIMESTAMP vs our epoch millis

@@ -8,6 +8,7 @@ import re
 from engine.query.aggregation.base import AggregationFunction, ValueBlock
 from engine.query.aggregation.basic import Avg, Count, Max, Min, MinMaxRange, Sum
 from engine.query.aggregation.histograms import DistinctCount, Mode, Percentile
+from engine.query.aggregation.hll import DistinctCountHLL
 from engine.query.aggregation.moments import (
     FirstWithTime,
     LastWithTime,
@@ -17,7 +18,6 @@ from engine.query.aggregation.moments import (
     VarSamp,
 )
 from engine.query.aggregation.sketches import (
-    DistinctCountHLL,
     PercentileEst,
     PercentileKLL,
     PercentileTDigest,

@@ -1,11 +1,9 @@
-"""Approximate aggregations: DISTINCTCOUNTHLL (DataSketches HLL, lg_k 12 unless
-given), PERCENTILEEST (KLL doubles sketch, k 200, result LONG) and PERCENTILETDIGEST
-(fastdigest's t-digest, compression 100). States travel as serialized sketch bytes, one per
-group."""
+"""Approximate percentiles: PERCENTILEEST (DataSketches KLL doubles sketch, k 200, result
+LONG), PERCENTILEKLL (the same, DOUBLE) and PERCENTILETDIGEST (fastdigest's t-digest,
+compression 100); DISTINCTCOUNTHLL lives in ``hll``. States travel as serialized sketch
+bytes, one per group."""
 
 from __future__ import annotations
-
-from collections import deque
 
 import datasketches as ds
 import fastdigest
@@ -69,57 +67,6 @@ class _SketchAggregation(AggregationFunction):
 
     def concat_states(self, states):
         return ([sketch for s in states for sketch in s[0]],)
-
-
-class DistinctCountHLL(_SketchAggregation):
-    name = "distinctcounthll"
-    result_type = "LONG"
-
-    def lg_k(self) -> int:
-        return int(self.params[0]) if self.params else 12
-
-    def new_sketch(self):
-        return _HllUnion(self.lg_k())
-
-    def deserialize(self, blob):
-        union = _HllUnion(self.lg_k())
-        union.add(ds.hll_sketch.deserialize(blob))
-        return union
-
-    def serialize(self, sketch):
-        return sketch.result().serialize_compact()
-
-    def merge_into(self, target, other):
-        target.add(other.result())
-
-    def aggregate(self, block, groups, n_groups):
-        # Hash each distinct (group, value) pair once instead of every row.
-        hist = histogram_from_block(block, groups, n_groups)
-        values = hist.values.tolist()
-        sketches = []
-        for g in range(n_groups):
-            sketch = ds.hll_sketch(self.lg_k())
-            deque(map(sketch.update, values[hist.offsets[g] : hist.offsets[g + 1]]), maxlen=0)
-            union = _HllUnion(self.lg_k())
-            union.add(sketch)
-            sketches.append(union)
-        return (sketches,)
-
-    def finalize(self, state):
-        return np.array([round(s.result().get_estimate()) for s in state[0]], dtype=np.int64)
-
-
-class _HllUnion:
-    """An hll_union that keeps its lg_k (datasketches needs it on every result call)."""
-
-    def __init__(self, lg_k: int):
-        self.union = ds.hll_union(lg_k)
-
-    def add(self, sketch) -> None:
-        self.union.update(sketch)
-
-    def result(self):
-        return self.union.get_result(ds.tgt_hll_type.HLL_4)
 
 
 class PercentileEst(_SketchAggregation):
