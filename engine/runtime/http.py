@@ -147,6 +147,8 @@ class _Handler(socketserver.BaseRequestHandler):
                     parser.feed_data(data)
                 except httptools.HttpParserCallbackError as exc:
                     refusal = exc.__context__
+                    if isinstance(refusal, OSError):  # the client went away mid-request
+                        return
                     if not isinstance(refusal, _Refusal):
                         raise
                     self._answer_ready()
