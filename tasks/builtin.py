@@ -1,1 +1,9 @@
 """The built-in task types (one registration each; see tasks.registry)."""
+
+from tasks.registry import register
+
+register(
+    "SegmentGenerationAndPushTask",
+    generator="tasks.generators.segment_generation_and_push:SegmentGenerationAndPushTaskGenerator",
+    executor="tasks.executors.segment_generation_and_push:SegmentGenerationAndPushTaskExecutor",
+)

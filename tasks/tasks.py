@@ -12,16 +12,16 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import threading
 import time
 import traceback
 
 from celery import shared_task, states
 from celery.exceptions import Ignore, SoftTimeLimitExceeded
+from celery.signals import worker_process_init
 
-from tasks import (
-    membership,
-    registry,
-)
+# importing membership also joins the cluster in ZooKeeper when the worker is up
+from tasks import membership, registry
 from tasks.executors.base import SubtaskContext
 from tasks.protocol import HARD_LIMIT_GRACE_S, RUN_SUBTASK
 from tasks.queues import MinionQueue
@@ -34,6 +34,17 @@ log = logging.getLogger(__name__)
 def ping(token: str) -> dict[str, object]:
     """A minion's liveness answer: echoes `token` with the host and pid that ran it."""
     return {"token": token, "host": socket.gethostname(), "pid": os.getpid()}
+
+
+@worker_process_init.connect
+def _prewarm_spark(**_kwargs) -> None:
+    """Start this worker process's SparkSession now, in the background (Celery gives a new
+    process only seconds to report in), so no subtask waits for Spark to start."""
+    if os.environ.get("SPRIG_MINION_SPARK_PREWARM", "false").lower() != "true":
+        return
+    from spark_jobs.minion.session import minion_spark
+
+    threading.Thread(target=minion_spark, name="spark-prewarm", daemon=True).start()
 
 
 def _now_ms() -> int:

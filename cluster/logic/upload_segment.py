@@ -220,6 +220,10 @@ def _extra_fields(metadata: SegmentMetadata, stored_url: str | None) -> dict[str
     extra: dict[str, str] = {}
     if stored_url:
         extra["segment.deep.store.url"] = stored_url
+    if metadata.custom:
+        # Pinot's custom.map: the segment's custom metadata (e.g. the minion's
+        # input.data.file.uri, which keeps APPEND tables from ingesting a file twice)
+        extra["custom.map"] = json.dumps(metadata.custom, sort_keys=True)
     partitions = {
         name: {
             "functionName": column.partition_function,

@@ -44,6 +44,8 @@ class BuildContext:
     output_dir: str
     overwrite_output: bool = False
     fail_on_empty_segment: bool = False
+    # kept in each segment's metadata (e.g. the minion's input.data.file.uri)
+    custom_metadata: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,7 @@ def _build(input_file: InputFile, context: BuildContext, work_dir: Path) -> Buil
             sequence_id=max(input_file.sequence_id, 0),
             continue_on_error=_continue_on_error(context.table_config),
             source=input_file.path,
+            custom_metadata=context.custom_metadata,
         )
 
     if derived_time:

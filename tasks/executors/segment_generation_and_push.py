@@ -1,0 +1,130 @@
+"""SegmentGenerationAndPushTask on a minion: fetch the input file, build its segment on the
+worker's SparkSession, and push it to the controller's segment API. A push the controller
+refuses (or never answers) fails the subtask: the segment is not in the table, so the subtask
+must not report success (Pinot PR #18813)."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import fsspec
+
+from engine.clusterstate import split_table_name
+from spark_jobs.ingestion.naming import INPUT_FILE, SIMPLE, SegmentNamer
+from spark_jobs.ingestion.push import PushTarget, push_segment
+from spark_jobs.ingestion.table_source import (
+    default_schema_uri,
+    default_table_config_uri,
+    fetch_schema,
+    fetch_table_config,
+)
+from tasks.errors import SubtaskFailedError
+from tasks.executors.base import SubtaskContext, TaskExecutor
+from tasks.generators.base import UPLOAD_URL_KEY
+from tasks.generators.segment_generation_and_push import INPUT_FILE_URI_KEY
+
+_READER_PREFIX = "recordReader.prop."
+_NAMING_PREFIX = "segmentNameGenerator.configs."
+
+
+def _prefixed(configs: dict[str, str], prefix: str) -> dict[str, str]:
+    return {k[len(prefix):]: v for k, v in configs.items() if k.startswith(prefix)}  # fmt: skip
+
+
+def _local_copy(uri: str, work: Path) -> Path:
+    parsed = urlparse(uri)
+    if parsed.scheme in ("", "file"):
+        return Path(unquote(parsed.path) if parsed.scheme else uri)
+    target = work / "input" / Path(parsed.path).name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with fsspec.open(uri, "rb") as src, target.open("wb") as out:
+        shutil.copyfileobj(src, out)
+    return target
+
+
+def _namer(configs: dict[str, str], table_config: dict, schema: dict) -> SegmentNamer:
+    kind = configs.get("segmentNameGenerator.type")
+    naming = _prefixed(configs, _NAMING_PREFIX)
+    if not kind:
+        if configs.get("segmentIngestionType") == "REFRESH":
+            # <table>_<file stem>: the next run's segment of the file replaces this one
+            kind = INPUT_FILE
+            raw_table = split_table_name(str(table_config.get("tableName", "")))[0]
+            naming.setdefault("file.path.pattern", r".*/([^/]+?)(?:\.[^/.]*)?")
+            naming.setdefault("segment.name.template", raw_table + r"_${filePathPattern:\1}")
+        else:
+            # Pinot's minion names APPEND segments with a UUID, so runs never collide
+            kind = SIMPLE
+            naming.setdefault("append.uuid.to.segment.name", "true")
+    return SegmentNamer.create(kind, naming, table_config, schema)
+
+
+def _publish(tar: Path, output_dir_uri: str) -> str:
+    """Copy the tar to ``outputDirURI`` (any fsspec URL) for a URI or METADATA push; its URI."""
+    destination = f"{output_dir_uri.rstrip('/')}/{tar.name}"
+    with tar.open("rb") as src, fsspec.open(destination, "wb") as out:
+        shutil.copyfileobj(src, out)
+    return destination if urlparse(destination).scheme else Path(destination).as_uri()
+
+
+def _metadata_files(mode: str) -> tuple[str, ...]:
+    """What a METADATA push sends instead of the whole tar."""
+    if mode != "METADATA":
+        return ()
+    from engine.segment.files import CREATION_META_FILE, METADATA_FILE
+
+    return (METADATA_FILE, CREATION_META_FILE)
+
+
+class SegmentGenerationAndPushTaskExecutor(TaskExecutor):
+    task_type = "SegmentGenerationAndPushTask"
+
+    def execute(self, ctx: SubtaskContext) -> dict:
+        from spark_jobs.minion.segment_generation import build_file_segment
+        from spark_jobs.minion.session import minion_spark
+
+        configs = ctx.configs
+        upload_url = configs[UPLOAD_URL_KEY]
+        controller = upload_url.rsplit("/segments", 1)[0]
+        raw_table, table_type = split_table_name(ctx.table_name)
+        uri = configs[INPUT_FILE_URI_KEY]
+        ctx.report_progress("reading the schema and table config")
+        schema = fetch_schema(default_schema_uri(controller, raw_table))
+        table_config = fetch_table_config(default_table_config_uri(controller, raw_table),
+                                          raw_table)  # fmt: skip
+        work = Path(tempfile.mkdtemp(prefix="sprig-sgp-"))
+        try:
+            ctx.report_progress(f"fetching {uri}")
+            local = _local_copy(uri, work)
+            ctx.report_progress(f"building the segment of {uri}")
+            outcome = build_file_segment(
+                minion_spark(), local, schema=schema, table_config=table_config,
+                input_format=configs["inputFormat"],
+                reader_configs=_prefixed(configs, _READER_PREFIX),
+                namer=_namer(configs, table_config, schema), output_dir=work / "out",
+                sequence_id=int(configs.get("sequenceId", "0")), input_file_uri=uri,
+            )  # fmt: skip
+            if not outcome.ok:
+                raise SubtaskFailedError(f"building the segment of {uri} failed: "
+                                         f"{outcome.message}")  # fmt: skip
+            tar = Path(outcome.tar_path)
+            mode = configs.get("push.mode", "TAR").upper()
+            download_uri = None
+            if mode != "TAR":
+                download_uri = _publish(tar, configs["outputDirURI"])
+            ctx.report_progress(f"pushing segment {outcome.segment_name} ({mode})")
+            target = PushTarget(controller, raw_table, table_type or "OFFLINE", mode)
+            pushed = push_segment(target, tar, download_uri=download_uri,
+                                  metadata_files=_metadata_files(mode))  # fmt: skip
+            if not pushed.ok:
+                raise SubtaskFailedError(
+                    f"the upload of segment {outcome.segment_name} to {upload_url} failed: "
+                    f"{pushed.message}"
+                )
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        return {"segmentName": outcome.segment_name, "numRows": outcome.num_rows,
+                INPUT_FILE_URI_KEY: uri, "pushMode": mode, "push": pushed.message}  # fmt: skip
