@@ -7,7 +7,7 @@ import numpy as np
 import pyarrow.compute as pc
 
 from engine.functions.registry import FunctionArgumentError, register
-from engine.functions.values import arrow_strings, as_float, as_object, is_stringy, to_numpy
+from engine.functions.values import answer_like, arrow_strings, as_float, as_object, is_stringy
 
 _BOOL = "BOOLEAN"
 
@@ -63,17 +63,16 @@ def not_(a):
     return np.logical_not(a)
 
 
-@register("like", 2, 2, _BOOL)
+@register("like", 2, 2, _BOOL, arrow=True)
 def like(a, pattern):
-    return to_numpy(pc.match_like(arrow_strings(a), str(pattern)))
+    return answer_like(pc.match_like(arrow_strings(a), str(pattern)), a)
 
 
-@register("regexp_like", 2, 3, _BOOL)
+@register("regexp_like", 2, 3, _BOOL, arrow=True)
 def regexp_like(a, pattern, flags="c"):
     ignore_case = "i" in str(flags)
-    return to_numpy(
-        pc.match_substring_regex(arrow_strings(a), str(pattern), ignore_case=ignore_case)
-    )
+    matched = pc.match_substring_regex(arrow_strings(a), str(pattern), ignore_case=ignore_case)
+    return answer_like(matched, a)
 
 
 @register("is_null", 1, 1, _BOOL)

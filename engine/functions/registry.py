@@ -34,6 +34,9 @@ class ScalarFunction:
     max_args: int
     # fixed result type, or a callable (argument types) -> result type
     result_type: str | Callable[[list[str]], str]
+    # also takes Arrow arrays for its column arguments, and then answers with one (ingestion
+    # reads Arrow: text functions skip two conversions of every string)
+    arrow: bool = False
 
     def output_type(self, arg_types: list[str]) -> str:
         if callable(self.result_type):
@@ -55,7 +58,9 @@ class ScalarFunction:
 _REGISTRY: dict[str, ScalarFunction] = {}
 
 
-def register(names: str | tuple[str, ...], min_args: int, max_args: int, result_type):
+def register(
+    names: str | tuple[str, ...], min_args: int, max_args: int, result_type, *, arrow=False
+):
     """Decorator: register ``impl`` under each of ``names``. A name registered twice is a
     programming error, so it fails at import."""
 
@@ -64,7 +69,7 @@ def register(names: str | tuple[str, ...], min_args: int, max_args: int, result_
             key = canonical(name)
             if key in _REGISTRY:
                 raise RuntimeError(f"scalar function {name!r} is registered twice")
-            _REGISTRY[key] = ScalarFunction(key, impl, min_args, max_args, result_type)
+            _REGISTRY[key] = ScalarFunction(key, impl, min_args, max_args, result_type, arrow)
         return impl
 
     return wrap

@@ -5,10 +5,11 @@ text is absent."""
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from engine.functions.registry import register
-from engine.functions.values import arrow_strings, to_numpy
+from engine.functions.values import answer_like, arrow_strings
 
 _STRING, _INT, _BOOL = "STRING", "INT", "BOOLEAN"
 _JAVA_TRIM = "".join(chr(c) for c in range(33))  # String.trim(): every char <= ' '
@@ -16,10 +17,12 @@ _JAVA_SPACE = " \t\n\x0b\f\r"  # the regex class \s that Pinot's ltrim/rtrim str
 
 
 def _text(fn, a, *args, **kwargs):
-    return to_numpy(fn(arrow_strings(a), *args, **kwargs))
+    return answer_like(fn(arrow_strings(a), *args, **kwargs), a)
 
 
 def _ints(values):
+    if isinstance(values, pa.Array):
+        return pc.cast(values, pa.int32())
     return np.asarray(values, dtype=np.int32) if isinstance(values, np.ndarray) else values
 
 
@@ -30,47 +33,47 @@ def _per_value(fn, *args):
     return np.frompyfunc(fn, len(args), 1)(*args)
 
 
-@register("upper", 1, 1, _STRING)
+@register("upper", 1, 1, _STRING, arrow=True)
 def upper(a):
     return _text(pc.utf8_upper, a)
 
 
-@register("lower", 1, 1, _STRING)
+@register("lower", 1, 1, _STRING, arrow=True)
 def lower(a):
     return _text(pc.utf8_lower, a)
 
 
-@register("trim", 1, 1, _STRING)
+@register("trim", 1, 1, _STRING, arrow=True)
 def trim(a):
     return _text(pc.utf8_trim, a, _JAVA_TRIM)
 
 
-@register("ltrim", 1, 1, _STRING)
+@register("ltrim", 1, 1, _STRING, arrow=True)
 def ltrim(a):
     return _text(pc.utf8_ltrim, a, _JAVA_SPACE)
 
 
-@register("rtrim", 1, 1, _STRING)
+@register("rtrim", 1, 1, _STRING, arrow=True)
 def rtrim(a):
     return _text(pc.utf8_rtrim, a, _JAVA_SPACE)
 
 
-@register(("length", "strlen"), 1, 1, _INT)
+@register(("length", "strlen"), 1, 1, _INT, arrow=True)
 def length(a):
     return _ints(_text(pc.utf8_length, a))
 
 
-@register("reverse", 1, 1, _STRING)
+@register("reverse", 1, 1, _STRING, arrow=True)
 def reverse(a):
     return _text(pc.utf8_reverse, a)
 
 
-@register("replace", 3, 3, _STRING)
+@register("replace", 3, 3, _STRING, arrow=True)
 def replace(a, find, substitute):
     return _text(pc.replace_substring, a, str(find), str(substitute))
 
 
-@register(("substr", "substring"), 2, 3, _STRING)
+@register(("substr", "substring"), 2, 3, _STRING, arrow=True)
 def substr(a, start, end=-1):
     """0-based ``start`` (inclusive) to ``end`` (exclusive); ``end=-1`` means to the end."""
     start, end = int(start), int(end)
@@ -79,10 +82,11 @@ def substr(a, start, end=-1):
     return _text(pc.utf8_slice_codeunits, a, start, end)
 
 
-@register("concat", 2, 3, _STRING)
+@register("concat", 2, 3, _STRING, arrow=True)
 def concat(a, b, separator=""):
     """``a`` + ``separator`` + ``b``."""
-    return to_numpy(pc.binary_join_element_wise(arrow_strings(a), arrow_strings(b), str(separator)))
+    joined = pc.binary_join_element_wise(arrow_strings(a), arrow_strings(b), str(separator))
+    return answer_like(joined, a, b)
 
 
 @register("strpos", 2, 3, _INT)
@@ -104,22 +108,27 @@ def _ordinal_index(text: str, find: str, instance: int) -> int:
     return index
 
 
-@register("strrpos", 2, 2, _INT)
+@register("strrpos", 2, 2, _INT, arrow=True)
 def strrpos(a, find):
-    return _ints(_text(pc.find_substring, pc.utf8_reverse(arrow_strings(a)), str(find)[::-1]))
+    """Index of the last occurrence of ``find``, -1 when absent."""
+    find = str(find)
+    text = arrow_strings(a)
+    from_end = pc.find_substring(pc.utf8_reverse(text), find[::-1])
+    index = pc.subtract(pc.subtract(pc.utf8_length(text), from_end), len(find))
+    return _ints(answer_like(pc.if_else(pc.less(from_end, 0), -1, index), a))
 
 
-@register("startswith", 2, 2, _BOOL)
+@register("startswith", 2, 2, _BOOL, arrow=True)
 def startswith(a, prefix):
     return _text(pc.starts_with, a, str(prefix))
 
 
-@register("endswith", 2, 2, _BOOL)
+@register("endswith", 2, 2, _BOOL, arrow=True)
 def endswith(a, suffix):
     return _text(pc.ends_with, a, str(suffix))
 
 
-@register("contains", 2, 2, _BOOL)
+@register("contains", 2, 2, _BOOL, arrow=True)
 def contains(a, substring):
     return _text(pc.match_substring, a, str(substring))
 

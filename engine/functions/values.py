@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from engine.functions.registry import FunctionValueError
 
@@ -55,9 +56,22 @@ def as_object(x):
 
 
 def arrow_strings(x):
-    """Text (or anything, by ``str``) as an Arrow string array or scalar."""
+    """Text as an Arrow string array (or scalar); other values as Java prints them
+    (``true``, ``12``, ``1.5``), the same whether they come as Arrow or numpy."""
+    if isinstance(x, pa.Array):
+        if pa.types.is_string(x.type):
+            return x
+        if pa.types.is_boolean(x.type):
+            return pc.if_else(x, "true", "false")
+        if pa.types.is_integer(x.type):
+            return pc.cast(x, pa.string())
+        x = x.to_numpy(zero_copy_only=False)
     if isinstance(x, np.ndarray):
+        if x.dtype == bool:
+            return pa.array(np.where(x, "true", "false"), pa.string())
         return pa.array(x.astype(str) if x.dtype != object else x, type=pa.string())
+    if isinstance(x, bool | np.bool_):
+        return pa.scalar("true" if x else "false", pa.string())
     return pa.scalar(str(x), type=pa.string())
 
 
@@ -67,7 +81,8 @@ def to_numpy(arr):
     return arr.to_numpy(zero_copy_only=False)
 
 
-def strings_result(arr, scalar_input: bool):
-    """An Arrow string result as a numpy object array (or a str for scalar input)."""
-    out = to_numpy(arr)
-    return out[0] if scalar_input and isinstance(out, np.ndarray) else out
+def answer_like(result, *inputs):
+    """An Arrow ``result`` as Arrow when any input was Arrow, else as numpy (or a scalar)."""
+    if any(isinstance(x, pa.Array) for x in inputs):
+        return result
+    return to_numpy(result)

@@ -208,8 +208,9 @@ def _apply(fn: ScalarFunction, args: list):
     result_type = _ARROW_TYPES.get(_result_type(fn, len(args)))
     if present is not None and not pc.any(present).as_py():
         return pa.nulls(len(arrays[0]), result_type or pa.null())
+    convert = _to_arrow_column if fn.arrow else _to_numpy
     values = [
-        _to_numpy(a if present is None else a.filter(present)) if isinstance(a, pa.Array) else a
+        convert(a if present is None else a.filter(present)) if isinstance(a, pa.Array) else a
         for a in args
     ]
     rows = len(values[args.index(arrays[0])])
@@ -240,6 +241,15 @@ def _to_numpy(arr: pa.Array) -> np.ndarray:
     return arr.to_numpy(zero_copy_only=False)
 
 
+def _to_arrow_column(arr: pa.Array):
+    """A column for a function that reads Arrow: flat values stay Arrow (no copy)."""
+    t = arr.type
+    if pa.types.is_dictionary(t):
+        return _to_arrow_column(arr.dictionary_decode())
+    flat = pa.types.is_string(t) or pa.types.is_integer(t) or pa.types.is_floating(t)
+    return arr if flat or pa.types.is_boolean(t) else _to_numpy(arr)
+
+
 def _objects(values: list) -> np.ndarray:
     out = np.empty(len(values), dtype=object)
     out[:] = values
@@ -247,6 +257,10 @@ def _objects(values: list) -> np.ndarray:
 
 
 def _to_arrow(result, arrow_type: pa.DataType | None, rows: int) -> pa.Array:
+    if isinstance(result, pa.Array):
+        return (
+            result if arrow_type is None or result.type == arrow_type else result.cast(arrow_type)
+        )
     if np.ndim(result) == 0:  # a function of literals only, applied per row
         result = np.full(rows, result, dtype=object if isinstance(result, str | bytes) else None)
     if arrow_type is not None:

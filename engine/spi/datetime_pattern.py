@@ -279,7 +279,8 @@ def _parser(pattern: str) -> tuple[str, tuple[Field, ...], tuple[Field, ...] | N
         regex.append(f"(?P<g{len(groups)}>{_group_regex(f, fixed)})")
         groups.append(f)
     regex.append("$")
-    plain = all(f.letter in _NUMERIC or not f.letter for f in fields)
+    zones = sum(f.letter in ("Z", "X") for f in fields)
+    plain = zones <= 1 and all(f.letter in _NUMERIC or f.letter in ("", "Z", "X") for f in fields)
     return "".join(regex), tuple(groups), fields if plain else None
 
 
@@ -298,37 +299,67 @@ def _group_regex(f: Field, fixed: bool) -> str:
 
 
 def _fixed_width_fields(text: pa.Array, fields: tuple[Field, ...]):
-    """The common case read straight from the bytes: a pattern of numbers and literals and
-    values that all have its width (``2021-07-21 06:00:00``). None when the general reader
-    must decide (it names the value that does not match)."""
+    """The common case read straight from the bytes: a pattern of numbers, literals and at
+    most one offset, and values that all have one width (``2021-07-21 06:00:00Z``). None
+    when the general reader must decide (it names the value that does not match)."""
     if len(text) == 0 or any(f.letter == "M" and f.count >= 3 for f in fields):
         return None
-    width = sum(f.count or len(f.text.encode()) for f in fields)
     offsets = np.frombuffer(text.buffers()[1], np.int32, len(text) + 1, text.offset * 4)
-    if not np.all(np.diff(offsets) == width):
+    lengths = np.diff(offsets)
+    width = int(lengths[0])
+    sizes = [0 if f.letter in ("Z", "X") else f.count or len(f.text.encode()) for f in fields]
+    zone_width = width - sum(sizes)
+    if not np.all(lengths == width) or zone_width not in ((1, 3, 5, 6) if 0 in sizes else (0,)):
         return None
-    data = np.frombuffer(text.buffers()[2], np.uint8)[offsets[0] : offsets[-1]]
-    digits = data.reshape(len(text), width) - np.uint8(48)  # '0'..'9' -> 0..9, others > 9
+    raw = np.frombuffer(text.buffers()[2], np.uint8)[offsets[0] : offsets[-1]]
+    digits = raw.reshape(len(text), width) - np.uint8(48)  # '0'..'9' -> 0..9, others > 9
     out, at = [], 0
-    for f in fields:
-        size = f.count or len(f.text.encode())
+    for f, size in zip(fields, sizes, strict=True):
+        size = size or zone_width
         if not f.letter:
             expected = np.frombuffer(f.text.encode(), np.uint8) - np.uint8(48)
             if not np.array_equal(
                 digits[:, at : at + size], np.broadcast_to(expected, (len(text), size))
             ):
                 return None
+        elif f.letter in ("Z", "X"):
+            value = _fixed_offset(digits[:, at : at + size])
+            if value is None:
+                return None
+            out.append((f, value))
         else:
             if digits[:, at : at + size].max() > 9:
                 return None
-            value = digits[:, at].astype(np.int64)
-            for k in range(at + 1, at + size):
-                value = value * 10 + digits[:, k]
+            value = _number(digits, at, size)
             if f.letter == "S":  # a fraction: its first three digits are milliseconds
                 value = value * 10 ** max(0, 3 - size) // 10 ** max(0, size - 3)
             out.append((f, value))
         at += size
     return out
+
+
+def _number(digits: np.ndarray, at: int, size: int) -> np.ndarray:
+    value = digits[:, at].astype(np.int64)
+    for k in range(at + 1, at + size):
+        value = value * 10 + digits[:, k]
+    return value
+
+
+def _fixed_offset(block: np.ndarray) -> np.ndarray | None:
+    """Offset minutes from ``Z``, ``+HH``, ``+HHMM`` or ``+HH:MM`` (as digit codes)."""
+    plus, minus, colon, zulu = (np.uint8((ord(c) - 48) % 256) for c in "+-:Z")
+    n, size = block.shape
+    if size == 1:
+        return np.zeros(n, np.int64) if np.all(block == zulu) else None
+    sign = block[:, 0]
+    minutes_at = {3: None, 5: 3, 6: 4}[size]
+    numbers = block[:, [1, 2] + ([] if minutes_at is None else [minutes_at, minutes_at + 1])]
+    if not np.all((sign == plus) | (sign == minus)) or numbers.max() > 9:
+        return None
+    if size == 6 and not np.all(block[:, 3] == colon):
+        return None
+    minutes = _number(numbers, 0, 2) * 60 + (0 if minutes_at is None else _number(numbers, 2, 2))
+    return np.where(sign == minus, -minutes, minutes)
 
 
 def _field_value(f: Field, text: pa.Array) -> np.ndarray:

@@ -59,7 +59,8 @@ CASES = [
     ("regexplike", "regexp_like(s, '^[a-z]')"),
     ("case", "CASE WHEN i > 0 THEN s WHEN i = 0 THEN 'zero' ELSE 'neg' END"),
     ("cast", "CAST(f AS INT)"), ("cast", "CAST(i AS STRING)"),
-    ("concat", "concat(s, 'x', '-')"), ("contains endswith startswith",
+    ("concat", "concat(s, 'x', '-')"),
+    ("concat", "concat(concat(f, i, '/'), i > 0, '/')"), ("contains endswith startswith",
                                          "concat(concat(contains(s, 'b'), endsWith(s, 'c')), startsWith(s, 'a'))"),
     ("length strlen", "length(s) + strlen(s)"), ("lower upper", "concat(lower(s), upper(s))"),
     ("lpad rpad", "concat(lpad(s, 8, 'xy'), rpad(s, 8, '*'))"),
@@ -150,6 +151,8 @@ def test_pinot_semantics_on_a_few_values():
     assert through_sql("round(t, 1000)")[0] == 1394891130000  # round(timeValue, roundToNearest)
     assert through_sql("roundDecimal(f, 1)")[1] == -2.3  # half away from zero
     assert through_sql("strpos(s, 'b')")[:3] == [3, -1, 0]
+    assert through_sql("strrpos(s, '-')")[4] == 3  # the last one
+    assert through_ingestion("strrpos(s, 'l')")[3] == 3
     assert through_sql("jsonPathLong(j, '$.missing')")[0] == -(2**63)  # Long.MIN_VALUE
     assert through_sql("dayOfWeek(t)")[0] == 6  # Saturday; Monday is 1
     # local midnight of 2014-03-15 in Los Angeles (PDT, UTC-7)

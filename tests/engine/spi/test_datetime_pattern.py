@@ -7,7 +7,7 @@ import pyarrow as pa
 import pytest
 
 from engine.common.errors import ConfigError
-from engine.spi import DateTimeFormat
+from engine.spi import DateTimeFormat, datetime_pattern
 from engine.spi.datetime_pattern import (
     DateTimeParseError,
     InvalidPatternError,
@@ -58,18 +58,29 @@ def test_parse(pattern, text, millis):
     assert parse_java_datetime(pa.array([text, None]), pattern).to_pylist() == [millis, None]
 
 
-def test_the_fixed_width_reader_and_the_general_reader_agree():
+def test_the_fixed_width_reader_and_the_general_reader_agree(monkeypatch):
     millis = np.random.default_rng(7).integers(-(10**12), 4 * 10**12, 2000)
-    for pattern in ("yyyy-MM-dd HH:mm:ss.SSS", "yyyyMMddHHmmss", "yyyy-MM-dd"):
+    patterns = ["yyyy-MM-dd HH:mm:ss.SSS", "yyyyMMddHHmmss", "yyyy-MM-dd", "yyyy-MM-dd'T'HH:mmZ"]
+    for pattern in [*patterns, "yyyy-MM-dd'T'HH:mm:ss.SSSZZ", "yyyy-MM-dd'T'HH:mmX"]:
         text = format_java_datetime(millis, pattern)
         fixed = parse_java_datetime(text, pattern).to_numpy()
-        # one odd-width value sends the whole column through the regular expression
-        general = parse_java_datetime(
-            pa.concat_arrays([text, pa.array(["x"])]).slice(0, 2000), pattern
-        )
-        assert np.array_equal(fixed, general.to_numpy())
-        back = format_java_datetime(fixed, pattern).to_pylist()
-        assert back == text.to_pylist()
+        with monkeypatch.context() as patch:  # what the regular expression reads
+            patch.setattr(datetime_pattern, "_fixed_width_fields", lambda *_: None)
+            general = parse_java_datetime(text, pattern).to_numpy()
+        assert np.array_equal(fixed, general), pattern
+        assert format_java_datetime(fixed, pattern).to_pylist() == text.to_pylist()
+
+
+@pytest.mark.parametrize("offset", ["Z", "+00", "+0000", "+00:00", "-0130", "+05:30"])
+def test_offsets_of_every_width_read_alike(offset):
+    text = f"2014-03-15T13:45:30.250{offset}"
+    sign = -1 if offset.startswith("-") else 1
+    digits = offset.replace(":", "")[1:] + "00"
+    minutes = 0 if offset == "Z" else sign * (int(digits[:2]) * 60 + int(digits[2:4]))
+    expected = T - minutes * 60_000
+    for values in ([text], [text, "2014-03-15T13:45:30.25Z"]):  # fixed width, then not
+        got = parse_java_datetime(values, "yyyy-MM-dd'T'HH:mm:ss.SSSZ").to_pylist()
+        assert got[0] == expected
 
 
 def test_time_zones():
