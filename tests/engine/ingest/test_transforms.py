@@ -105,12 +105,29 @@ def test_filter_drops_rows_where_true():
         ),
         ([("ts", "fromEpochDays(")], None, "ingestionConfig.transformConfigs[0].transformFunction"),
         ([], "Groovy({true})", "ingestionConfig.filterConfig.filterFunction"),
+        (
+            [("day", "toEpochDays(created_ms)"), ("ref", "toDateTime(ts, 'yyyy-MM-dd Q')")],
+            None,
+            "ingestionConfig.transformConfigs[1].transformFunction",
+        ),
+        (
+            [("ref", "upper(city, ref)")],
+            None,
+            "ingestionConfig.transformConfigs[0].transformFunction",
+        ),
+        (
+            [],
+            "jsonPathString(payload_json, 'ref') = 'x'",
+            "ingestionConfig.filterConfig.filterFunction",
+        ),
     ],
 )
 def test_bad_expressions_name_the_field(transforms, filter_function, field):
     with pytest.raises(ConfigError) as info:
         transformer(transforms, filter_function)
     assert info.value.field == field
+    if "Q'" in str(transforms):  # a bad pattern letter is named before any row is read
+        assert "unknown pattern letter 'Q'" in info.value.message
 
 
 def test_rows_whose_transform_fails_are_reported_not_fatal(tmp_path):
