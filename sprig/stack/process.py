@@ -114,6 +114,7 @@ class ServiceProcess:
         self.env = env
         self.cwd = cwd
         self.popen: subprocess.Popen[bytes] | None = None
+        self.started_at: float | None = None  # wall clock (time.time()) of the last start
 
     @property
     def pid(self) -> int | None:
@@ -137,6 +138,7 @@ class ServiceProcess:
             raise ServiceError(f"{self.name}: cannot run {self.argv[0]!r}: {exc.strerror}") from exc
         finally:
             log.close()
+        self.started_at = time.time()
 
     def wait_ready(self) -> None:
         assert self.popen is not None, "start() first"

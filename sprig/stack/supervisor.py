@@ -67,13 +67,17 @@ class Supervised:
     address: str | None = None
     state: str = RUNNING
     restarts: int = 0
-    started_at: float = field(default_factory=time.time)
+    adopted_at: float = field(default_factory=time.time)
     last_exit: str | None = None
     crashes: deque[float] = field(default_factory=deque)
 
     @property
     def name(self) -> str:
         return self.process.name
+
+    @property
+    def started_at(self) -> float:
+        return self.process.started_at or self.adopted_at
 
     def describe(self, now: float | None = None) -> dict[str, object]:
         now = time.time() if now is None else now
@@ -232,7 +236,6 @@ class Supervisor:
                 self.on_event(f"{member.name} cannot be restarted: {exc}; it is given up")
                 return
             member.restarts += 1
-            member.started_at = time.time()
         self.on_event(
             f"{member.name} started (pid {member.process.pid}, restart {member.restarts}). "
             f"Log: {member.process.log_path}"

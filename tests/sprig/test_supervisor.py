@@ -183,3 +183,31 @@ def test_crashes_older_than_the_window_are_forgotten(tmp_path, crashes):
         assert member.state == RUNNING
     finally:
         supervisor.stop()
+
+
+def test_stop_during_the_backoff_restarts_nothing(tmp_path):
+    slow = RestartPolicy(first_delay_s=5, max_delay_s=5, max_crashes=3, window_s=60)
+    proc = _process(tmp_path, "kafka", "import time; time.sleep(60)")
+    events: list[str] = []
+    supervisor = Supervisor(slow, on_event=events.append)
+    member = supervisor.adopt(proc)
+    supervisor.watch()
+    os.kill(proc.pid, signal.SIGKILL)
+    _wait(lambda: member.state == RESTARTING)
+    started = time.monotonic()
+    supervisor.stop()
+    assert time.monotonic() - started < 3, "stop does not wait out the backoff"
+    time.sleep(0.3)
+    assert not proc.alive() and member.restarts == 0
+    assert not any("started" in e for e in events)
+
+
+def test_uptime_counts_from_the_process_start_not_from_adoption(tmp_path):
+    proc = _process(tmp_path, "zookeeper", "import time; time.sleep(60)")
+    time.sleep(0.6)
+    supervisor = Supervisor(FAST, on_event=lambda _: None)
+    supervisor.adopt(proc)
+    try:
+        assert supervisor.snapshot()[0]["uptime_s"] >= 0.6
+    finally:
+        supervisor.stop()
