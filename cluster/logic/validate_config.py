@@ -5,6 +5,7 @@ from __future__ import annotations
 from cluster import models
 from cluster.errors import BadRequest
 from engine.common.errors import ConfigError
+from engine.ingest.expression import Expression, ExpressionError
 from engine.spi import Schema, TableConfig
 from engine.spi.schema_validation import validate_schema
 from engine.stream.config import table_stream_configs
@@ -54,9 +55,28 @@ def parse_table_config(data) -> TableConfig:
         config = TableConfig.from_json(data, schema=parse_schema(row.config, pinot_rules=False))
         if _consumed_here(config):
             table_stream_configs(config)  # a stream we cannot consume or decode is a 400 now
+        _check_ingestion_functions(config)
         return config
     except ConfigError as exc:
         raise ConfigRejected("table config", exc) from exc
+
+
+def _check_ingestion_functions(config: TableConfig) -> None:
+    """Pinot refuses a transform or filter function it cannot parse (and Groovy, disabled by
+    default); a function Sprig does not have yet is accepted with a warning."""
+    ingestion = config.ingestion_config
+    found = [(f"ingestionConfig.transformConfigs[{i}].transformFunction", t.transform_function)
+             for i, t in enumerate(ingestion.transform_configs)]  # fmt: skip
+    if ingestion.filter_function:
+        found.append(("ingestionConfig.filterConfig.filterFunction", ingestion.filter_function))
+    for field, text in found:
+        try:
+            Expression(text)
+        except ExpressionError as exc:
+            if str(exc).startswith("unknown function"):
+                config.note(field, f"{exc}: Sprig has no such function yet, so ingestion fails")
+            else:
+                raise ConfigError(field, str(exc)) from exc
 
 
 def _consumed_here(config: TableConfig) -> bool:

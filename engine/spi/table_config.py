@@ -168,6 +168,7 @@ class TableConfig:
             k: dict(as_dict(v, f"task.taskTypeConfigsMap.{k}")) for k, v in tmap.items()
         }
         self.resolved_indexes: ResolvedIndexes = resolve(self.index_config, self.field_config_list)
+        self._noted: list[dict] = []
         if self.table_type == "REALTIME" and not self.stream_configs:
             raise ConfigError(
                 "ingestionConfig.streamIngestionConfig.streamConfigMaps",
@@ -237,7 +238,7 @@ class TableConfig:
         it yet (tiers, upsert, replica-group assignment, unbuilt index types, ...)."""
         out = config_support.not_implemented_warnings(
             self._raw, [fc.index_types for fc in self.field_config_list]
-        )
+        ) + list(self._noted)
         for t, tree in enumerate(self.index_config.star_tree_configs):
             for pair in tree.unbuilt_function_column_pairs:
                 out.append({
@@ -252,6 +253,11 @@ class TableConfig:
                     "dictionary-encoded (same results)",
                 })  # fmt: skip
         return out
+
+    def note(self, field: str, message: str) -> None:
+        """Add a warning found by a check outside this module (e.g. an ingestion function
+        the engine does not have yet)."""
+        self._noted.append({"field": field, "message": message})
 
     # Effective per-column indexes: the indexes map and the older lists, resolved as Pinot does.
     @property

@@ -171,3 +171,19 @@ def test_hybrid_halves_must_share_the_time_column(api, with_schema, airline_offl
     assert response.json()["field"] == "segmentsConfig.timeColumnName"
     assert "hybrid table airlineStats" in response.json()["error"]
     assert set(api.get("/tables/airlineStats").json()) == {"OFFLINE"}
+
+
+def test_ingestion_functions_pinot_cannot_parse_are_refused(api, with_schema,
+                                                            airline_offline_config):  # fmt: skip
+    register_servers(api, 1)
+    config = copy.deepcopy(airline_offline_config)
+    config["ingestionConfig"]["transformConfigs"][0]["transformFunction"] = "toEpochDays("
+    response = api.post("/tables/validate", config, format="json")
+    assert response.status_code == 400
+    assert response.json()["field"] == "ingestionConfig.transformConfigs[0].transformFunction"
+    # a function Sprig does not have yet is Pinot's to judge: accepted, with a warning
+    config["ingestionConfig"]["transformConfigs"][0]["transformFunction"] = "someUdf(ts)"
+    response = api.post("/tables/validate", config, format="json")
+    assert response.status_code == 200, response.content
+    warned = {w["field"]: w["message"] for w in response.json()["warnings"]}
+    assert "someUdf" in warned["ingestionConfig.transformConfigs[0].transformFunction"]
