@@ -65,7 +65,7 @@ def test_the_fixed_width_reader_and_the_general_reader_agree(monkeypatch):
         text = format_java_datetime(millis, pattern)
         fixed = parse_java_datetime(text, pattern).to_numpy()
         with monkeypatch.context() as patch:  # what the regular expression reads
-            patch.setattr(datetime_pattern, "_fixed_width_fields", lambda *_: None)
+            patch.setattr(datetime_pattern.parsing, "_fixed_width_fields", lambda *_: None)
             general = parse_java_datetime(text, pattern).to_numpy()
         assert np.array_equal(fixed, general), pattern
         assert format_java_datetime(fixed, pattern).to_pylist() == text.to_pylist()

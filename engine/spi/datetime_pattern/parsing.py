@@ -1,26 +1,8 @@
-"""Java date-time patterns (``yyyy-MM-dd'T'HH:mm:ss.SSSZ``): the one place they are read.
-
-Pinot reads these patterns with Joda-Time's ``DateTimeFormat.forPattern(p).withZoneUTC()``
-(``DateTimePatternHandler``) for ``toDateTime`` / ``fromDateTime``, DATETIMECONVERT and the
-``SIMPLE_DATE_FORMAT`` date-time field format. This module follows Joda's rules:
-
-- a run of one letter is one field; the run length is the minimum number of digits printed
-  (``d`` prints ``5``, ``dd`` prints ``05``), ``yy`` is the two-digit year, ``MMM``/``MMMM``
-  and ``E``/``EEEE`` are short/full English names, ``S`` runs are the fraction of a second
-  to that many digits (``SSS`` = milliseconds);
-- text in single quotes is literal (``'T'``), ``''`` is a quote;
-- any other letter is an error that names the letter and the pattern, as Joda's "Illegal
-  pattern component" is.
-
-Everything is vectorised: formatting builds one Arrow string column per field and joins
-them; parsing reads fixed-width text (``2021-07-21 06:00:00``) straight from its bytes and
-anything else with one regular expression per pattern, then computes epoch milliseconds
-from the fields with integer arithmetic.
-"""
+"""Text to epoch milliseconds: fixed-width text read straight from its bytes, anything else
+with one regular expression per pattern; then integer date arithmetic."""
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as _dt
 import functools
 import re
@@ -29,211 +11,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from engine.common.errors import EngineError
-
-
-class InvalidPatternError(EngineError, ValueError):
-    """A date-time pattern that Joda would reject (unknown letter, unterminated quote)."""
-
-
-class DateTimeParseError(EngineError, pa.ArrowInvalid):
-    """A value that does not match its date-time pattern. It is an ``ArrowInvalid`` so that
-    callers that convert columns with Arrow handle both failures alike."""
-
-
-# Joda's pattern letters, plus Java's ISO offset letter X (accepted by Pinot users' configs).
-_LETTERS = set("GCYxwhHkKmsSyDMdaEezZX")
-_UNPARSEABLE = set("Cxwz")  # printable, but reading them back is not supported here
-_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
-           "September", "October", "November", "December"]  # fmt: skip
-_DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
-_UTC_NAMES = {"UTC", "GMT", "Z", "ETC/UTC", "ETC/GMT", "+00:00", "UCT"}
-
-
-@dataclasses.dataclass(frozen=True)
-class Field:
-    """One piece of a pattern: a letter repeated ``count`` times, or literal ``text``."""
-
-    letter: str
-    count: int = 0
-    text: str = ""
-
-
-# '' (a quote) | 'quoted text' | a run of one letter | any other character
-_TOKEN = re.compile(r"''|'((?:[^']|'')*)'|([A-Za-z])\2*|(.)", re.DOTALL)
-
-
-@functools.lru_cache(maxsize=512)
-def compile_pattern(pattern: str) -> tuple[Field, ...]:
-    """Split a pattern into fields; raises InvalidPatternError naming a bad letter."""
-    if not isinstance(pattern, str) or not pattern:
-        raise InvalidPatternError(f"date-time pattern must be a non-empty string, got {pattern!r}")
-    fields = []
-    for match in _TOKEN.finditer(pattern):
-        quoted, letter, other = match.groups()
-        if letter:
-            if letter not in _LETTERS:
-                raise InvalidPatternError(
-                    f"unknown pattern letter {letter!r} in date-time pattern {pattern!r}"
-                )
-            fields.append(Field(letter, len(match[0])))
-        elif other == "'":
-            raise InvalidPatternError(f"unterminated quote in date-time pattern {pattern!r}")
-        else:
-            text = other if other is not None else "'" if quoted is None else quoted
-            fields.append(Field("", text=text.replace("''", "'")))
-    return tuple(fields)
-
-
-def check_pattern(pattern: str, *, parsing: bool = False) -> None:
-    """Raise InvalidPatternError if ``pattern`` cannot be used (to parse, if ``parsing``)."""
-    for f in compile_pattern(pattern):
-        if parsing and f.letter in _UNPARSEABLE:
-            raise InvalidPatternError(
-                f"pattern letter {f.letter!r} in {pattern!r} can be printed but not parsed"
-            )
-
-
-def is_utc(timezone: str | None) -> bool:
-    return timezone is None or str(timezone).upper() in _UTC_NAMES
-
-
-def check_timezone(timezone: str | None) -> str:
-    """The time zone id to use ("UTC" for any spelling of UTC); InvalidPatternError names
-    an unknown one."""
-    if is_utc(timezone):
-        return "UTC"
-    try:
-        pa.array([0], pa.timestamp("ms", tz=str(timezone))).cast(pa.string())
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-        raise InvalidPatternError(f"unknown time zone {timezone!r}") from exc
-    return str(timezone)
-
-
-# ---- formatting -----------------------------------------------------------------------------
-
-
-def format_java_datetime(millis, pattern: str, timezone: str | None = None) -> pa.Array:
-    """Epoch milliseconds (Arrow or numpy int64; Arrow nulls stay null) as text in
-    ``pattern``, in ``timezone`` (UTC by default, as Pinot's ``withZoneUTC``)."""
-    fields = compile_pattern(pattern)
-    zone = check_timezone(timezone)
-    millis = _int64_array(millis)
-    stamps = millis.view(pa.timestamp("ms", tz=zone))
-    parts = _Parts(stamps, millis, zone)
-    pieces = [f.text if not f.letter else parts.field(f) for f in fields]
-    if not any(isinstance(p, pa.Array) for p in pieces):
-        pieces.insert(0, pc.if_else(pc.is_valid(millis), "", pa.scalar(None, pa.string())))
-    if len(pieces) == 1:
-        return pieces[0]
-    return pc.binary_join_element_wise(*pieces, "")
-
-
-class _Parts:
-    """Calendar fields of a timestamp column, each computed at most once."""
-
-    def __init__(self, stamps: pa.Array, millis: pa.Array, zone: str):
-        self.stamps, self.millis, self.zone = stamps, millis, zone
-        self._cache: dict[str, pa.Array] = {}
-
-    def get(self, name: str) -> pa.Array:
-        if name not in self._cache:
-            if name == "weekday":
-                value = pc.day_of_week(self.stamps, count_from_zero=False, week_start=1)
-            elif name == "offset_minutes":
-                local = pc.local_timestamp(self.stamps).view(pa.int64())
-                value = pc.divide(pc.subtract(local, self.millis), 60_000)
-            else:
-                value = getattr(pc, name)(self.stamps)
-            self._cache[name] = pc.cast(value, pa.int64())
-        return self._cache[name]
-
-    def field(self, f: Field) -> pa.Array:
-        n, letter = f.count, f.letter
-        if letter in "yY":
-            year = self.get("year")
-            return (
-                _digits(pc.subtract(year, pc.multiply(pc.divide(year, 100), 100)), 2)
-                if n == 2
-                else _digits(year, n)
-            )
-        if letter == "x":
-            return _digits(self.get("iso_year"), n)
-        if letter == "C":
-            return _digits(pc.divide(self.get("year"), 100), n)
-        if letter == "G":
-            return pc.if_else(pc.greater(self.get("year"), 0), "AD", "BC")
-        if letter == "M":
-            month = self.get("month")
-            return _names(_MONTHS, pc.subtract(month, 1), n) if n >= 3 else _digits(month, n)
-        if letter in "Ee":
-            day = self.get("weekday")
-            return _names(_DAYS, pc.subtract(day, 1), n) if letter == "E" else _digits(day, n)
-        if letter == "a":
-            return pc.if_else(pc.less(self.get("hour"), 12), "AM", "PM")
-        if letter in "hHkK":
-            return _digits(_hour(self.get("hour"), letter), n)
-        if letter == "S":
-            fraction = _digits(self.get("millisecond"), 3)
-            return (
-                pc.utf8_slice_codeunits(fraction, 0, n)
-                if n <= 3
-                else pc.utf8_rpad(fraction, n, "0")
-            )
-        if letter in "zZX":
-            return self._zone_field(letter, n)
-        name = {"w": "iso_week", "D": "day_of_year", "d": "day", "m": "minute", "s": "second"}
-        return _digits(self.get(name[letter]), n)
-
-    def _zone_field(self, letter: str, n: int):
-        if letter == "z" or (letter == "Z" and n >= 3):
-            return self.zone
-        offset = self.get("offset_minutes")
-        sign = pc.if_else(pc.less(offset, 0), "-", "+")
-        offset = pc.abs(offset)
-        hours, minutes = (
-            _digits(pc.divide(offset, 60), 2),
-            _digits(pc.subtract(offset, pc.multiply(pc.divide(offset, 60), 60)), 2),
-        )
-        colon = ":" if (letter == "Z" and n == 2) or (letter == "X" and n >= 3) else ""
-        text = pc.binary_join_element_wise(sign, hours, colon, minutes, "")
-        if letter == "X":  # Java's ISO offset prints Z for UTC and hours only for one X
-            if n == 1:
-                text = pc.binary_join_element_wise(sign, hours, "")
-            text = pc.if_else(pc.equal(offset, 0), "Z", text)
-        return text
-
-
-def _hour(hour: pa.Array, letter: str) -> pa.Array:
-    if letter == "H":
-        return hour
-    if letter == "k":  # 1-24
-        return pc.if_else(pc.equal(hour, 0), 24, hour)
-    half = pc.subtract(hour, pc.multiply(pc.divide(hour, 12), 12))
-    return half if letter == "K" else pc.if_else(pc.equal(half, 0), 12, half)
-
-
-def _digits(values: pa.Array, width: int) -> pa.Array:
-    text = pc.cast(values, pa.string())
-    return pc.utf8_lpad(text, width, "0") if width > 1 else text
-
-
-def _names(names: list[str], index: pa.Array, count: int) -> pa.Array:
-    table = pa.array(names if count >= 4 else [name[:3] for name in names])
-    return pc.take(table, index)
-
-
-def _int64_array(values) -> pa.Array:
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    if isinstance(values, pa.Array):
-        if pa.types.is_timestamp(values.type):
-            values = values.cast(pa.timestamp("ms")).view(pa.int64())
-        return values.cast(pa.int64())
-    return pa.array(np.asarray(values, dtype=np.int64))
-
-
-# ---- parsing --------------------------------------------------------------------------------
+from engine.spi.datetime_pattern.syntax import (
+    MONTHS,
+    DateTimeParseError,
+    Field,
+    check_pattern,
+    check_timezone,
+    compile_pattern,
+)
 
 _NUMERIC = set("yYxCwDMdhHkKmsSe")
 _HOUR_RANGE = {"H": (0, 23), "k": (1, 24), "K": (0, 11), "h": (1, 12)}
@@ -366,7 +151,7 @@ def _field_value(f: Field, text: pa.Array) -> np.ndarray:
     """A captured field as a number: month names as 1-12, AM/PM as 0/1, offsets in minutes,
     fractions of a second in milliseconds."""
     if f.letter == "M" and f.count >= 3:
-        names = [m.upper() for m in _MONTHS] + [m[:3].upper() for m in _MONTHS]
+        names = [m.upper() for m in MONTHS] + [m[:3].upper() for m in MONTHS]
         index = _numbers(pc.fill_null(pc.index_in(pc.utf8_upper(text), pa.array(names)), -1))
         return np.where(index < 0, 0, index % 12 + 1)  # 0 marks an unknown name as invalid
     if f.letter == "a":
