@@ -4,7 +4,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from console import views
+from console import task_views, views
 
 urlpatterns = [
     path("", views.home, name="console-home"),
@@ -15,6 +15,22 @@ urlpatterns = [
     path("console/tables/<str:name>", views.table, name="console-table"),
     path("console/zookeeper", views.zookeeper, name="console-zookeeper"),
     path("console/tasks", views.tasks, name="console-tasks"),
+    path(
+        "console/minion-task-manager",
+        task_views.minion_task_manager,
+        name="console-minion-task-manager",
+    ),
+    path("console/task-queue/<str:task_type>", task_views.task_queue, name="console-task-queue"),
+    path(
+        "console/task-queue/<str:task_type>/tables/<str:table>",
+        task_views.task_table,
+        name="console-task-table",
+    ),
+    path(
+        "console/task-queue/<str:task_type>/tables/<str:table>/task/<str:task>",
+        task_views.task_detail,
+        name="console-task-detail",
+    ),
     path(
         "console/login",
         auth_views.LoginView.as_view(

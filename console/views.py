@@ -23,6 +23,7 @@ NAVIGATION = (
     ("tables", "Tables", "console-tables"),
     ("zookeeper", "ZooKeeper", "console-zookeeper"),
     ("tasks", "Tasks", "console-tasks"),
+    ("minions", "Minion tasks", "console-minion-task-manager"),
 )
 
 

@@ -1,0 +1,106 @@
+// A task type's queue: its state and tasks by state; Stop all, Resume all, Clean up and
+// Delete, each confirmed first; and the tables of the type. Pinot lists only the tables
+// configured for the type (GET /tables?taskType=); tables that ran ad-hoc tasks of it come
+// with the page, so they are not hidden.
+import { api } from "./api.js";
+import { el, clear, $, badge, notify, errorText, confirmDialog, simpleTable, formatTime, pageReady } from "./ui.js";
+import { PAGE, links, stateBadge, refreshEvery } from "./tasks_common.js";
+
+const TYPE = PAGE.taskType;
+const BASE = `/tasks/${encodeURIComponent(TYPE)}`;
+let hasQueue = false;
+
+async function configuredTables() {
+  const out = [];
+  for (const type of ["OFFLINE", "REALTIME"]) {
+    const { tables = [] } = await api.get("/tables", { taskType: TYPE, type });
+    out.push(...tables.map((name) => `${name}_${type}`));
+  }
+  return out;
+}
+
+async function loadQueue() {
+  let states = {};
+  try {
+    const state = await api.get(`${BASE}/state`);
+    states = (await api.get(`${BASE}/taskstates`)) || {};
+    hasQueue = true;
+    clear($("#queue-state"), stateBadge(state));
+  } catch (err) {
+    if (err.status !== 404) throw err;
+    hasQueue = false;
+    clear($("#queue-state"), el("span", { class: "muted" }, "no queue yet: schedule a task from a table below"));
+  }
+  for (const id of ["#queue-stop", "#queue-resume", "#queue-cleanup", "#queue-delete"]) $(id).disabled = !hasQueue;
+  const byState = {};
+  for (const state of Object.values(states)) byState[state] = (byState[state] || 0) + 1;
+  clear($("#queue-tiles"),
+    el("div", { class: "tile" }, el("span", { class: "tile-label" }, "Tasks"), el("span", { class: "tile-value", "data-testid": "queue-task-count" }, String(Object.keys(states).length))),
+    Object.entries(byState).sort().map(([state, n]) => el("div", { class: "tile" },
+      el("span", { class: "tile-label" }, state), el("span", { class: "tile-value" }, String(n)))));
+}
+
+async function loadTables() {
+  const configured = new Set(await configuredTables());
+  const ran = new Map((PAGE.tablesThatRan || []).map((r) => [r.table, r]));
+  const names = [...new Set([...configured, ...ran.keys()])].sort();
+  clear($("#queue-tables"), simpleTable([
+    { label: "Table", render: (t) => el("a", { href: links.table(TYPE, t), class: "mono" }, t) },
+    { label: "In its config", render: (t) => (configured.has(t) ? badge("configured", "good") : badge("ad hoc only", "tag")) },
+    { label: "Tasks run", class: "num", render: (t) => String(ran.get(t)?.tasks ?? 0) },
+    { label: "Last task created", render: (t) => formatTime(ran.get(t)?.lastCreatedMs) },
+  ], names, { empty: `No table is configured for ${TYPE} or ran it.`, testid: "queue-tables-table" }));
+}
+
+function operation(button, { title, message, verb, run, danger = false, extra }) {
+  button.addEventListener("click", async () => {
+    if (!(await confirmDialog(title, message, { confirmLabel: verb, danger, extra }))) return;
+    button.disabled = true;
+    try {
+      const out = await run();
+      notify(out?.status || `${verb}: done`, "ok");
+    } catch (err) {
+      notify(errorText(err), "error");
+    } finally {
+      button.disabled = false;
+      await refresh();
+    }
+  });
+}
+
+operation($("#queue-stop"), {
+  title: `Stop ${TYPE}?`, verb: "Stop all",
+  message: "No new subtask of this type is sent to a minion; subtasks already running finish. Scheduling this type is refused until it is resumed.",
+  run: () => api.put(`${BASE}/stop`),
+});
+operation($("#queue-resume"), {
+  title: `Resume ${TYPE}?`, verb: "Resume all", message: "Waiting subtasks are sent to the minions again and scheduling is allowed.",
+  run: () => api.put(`${BASE}/resume`),
+});
+operation($("#queue-cleanup"), {
+  title: `Clean up ${TYPE}?`, verb: "Clean up", message: "Removes the queue's finished tasks (completed, failed, timed out, aborted) and their records.",
+  run: () => api.put(`${BASE}/cleanup`),
+});
+const force = el("input", { type: "checkbox", id: "force-delete" });
+operation($("#queue-delete"), {
+  title: `Delete the ${TYPE} queue?`, verb: "Delete", danger: true,
+  message: "Deletes the queue with all its tasks and subtasks. Unless forced, the queue must be stopped or have no unfinished task.",
+  extra: el("label", { class: "field-inline", for: "force-delete" }, force, "Force (also while tasks run)"),
+  run: async () => {
+    const out = await api.del(BASE, { forceDelete: force.checked ? "true" : "false" });
+    PAGE.tablesThatRan = [];
+    return out;
+  },
+});
+
+async function refresh() {
+  try {
+    await loadQueue();
+  } catch (err) {
+    clear($("#queue-state"), el("span", { class: "error-text" }, errorText(err)));
+  }
+}
+
+refreshEvery(refresh);
+loadTables().catch((err) => clear($("#queue-tables"), el("p", { class: "error-text" }, `Could not list tables: ${errorText(err)}`)));
+pageReady();
