@@ -31,6 +31,7 @@ from engine.query.expressions import (
     columns_of,
 )
 from engine.query.segment_view import SegmentView
+from engine.query.zone_map import RangeBounds, zone_scan
 
 _FLIP = {"less_than": "greater_than", "greater_than": "less_than",
          "less_than_or_equal": "greater_than_or_equal", "greater_than_or_equal": "less_than_or_equal",
@@ -193,6 +194,15 @@ class FilterEvaluator:
         if path == "FILTER_NULL_VALUE_INDEX":
             return self._null_docs(leaf)
         meta = self.view.meta(leaf.column) if leaf.column else None
+        if (
+            leaf.op in _RANGE_OPS
+            and isinstance(leaf.lhs, Identifier)
+            and meta.single_value
+            and meta.data_type.is_numeric
+        ):
+            docs = self._range_by_min_max(leaf, meta, path, candidates)
+            if docs is not None:
+                return docs
         if path == "FILTER_RANGE_INDEX" and not meta.has_dictionary:
             return self._range_docs(leaf)
         if meta is None or not meta.has_dictionary:
@@ -212,6 +222,24 @@ class FilterEvaluator:
         if docs is None:
             return self._scan_ids(leaf, match, candidates, meta)
         return complement(docs) if leaf.exclusive else docs
+
+    def _range_by_min_max(self, leaf: Leaf, meta, path: str, candidates) -> DocSet | None:
+        """All or no docs when the segment's min/max lie inside or outside the range; else,
+        for a raw column without a range index, the zone-map scan (None: scan as usual)."""
+        leaf = _typed_literals(leaf, meta)
+        bounds = RangeBounds.of(leaf.op, leaf.operands)
+        whole = bounds.on_min_max(meta.min_value, meta.max_value)
+        if whole is not None:
+            return DocSet.all(self.n) if whole else DocSet.empty(self.n)
+        if path != "FILTER_FULL_SCAN" or meta.has_dictionary:
+            return None
+        if self._restrict(candidates) is not None:  # few candidates: the scan reads only them
+            return None
+        found = zone_scan(self.view, leaf.column, bounds)
+        if found is None:
+            return None
+        self.entries_scanned += found[1]
+        return found[0]
 
     def _null_docs(self, leaf: Leaf) -> DocSet:
         """IS [NOT] NULL from the segment's null value vector, which the writer builds when the

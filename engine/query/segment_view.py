@@ -95,6 +95,21 @@ class SegmentView:
         values = self._cache[key]
         return values if docs is None else values[docs]
 
+    def block_bounds(self, column: str, block_rows: int) -> tuple[np.ndarray, np.ndarray]:
+        """(min, max) of each ``block_rows`` docs of a raw numeric SV column (NaN ignored),
+        computed once per segment: a zone map that lets a range filter skip or take whole
+        blocks, as a segment's min/max does for whole segments."""
+        key = ("bounds", column, block_rows)
+        bounds = self._cache.get(key)
+        if bounds is None:
+            values = self.sv_values(column, None)
+            starts = np.arange(0, len(values), block_rows)
+            bounds = self._cache[key] = (
+                np.fmin.reduceat(values, starts) if len(values) else values[:0],
+                np.fmax.reduceat(values, starts) if len(values) else values[:0],
+            )
+        return bounds
+
     def mv(self, column: str) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
         """(offsets, flat dict ids or None, dictionary or flat raw values)."""
         reader = self.reader(column)
