@@ -56,10 +56,52 @@ class SortedDictionary:
         self.order = order
 
 
+class Postings:
+    """The inverted index of a consuming column: for each dictionary id, its docs.
+
+    Kept as a few runs of (id, doc) pairs sorted by id (then doc), never as one object per
+    value: 8 bytes per entry whatever the cardinality. Each appended batch is a new run; a
+    run is merged into the one before it while that one is at most twice its size, so there
+    are O(log n) runs and each entry is re-sorted O(log n) times (merging two sorted runs is
+    linear with a stable sort). Runs are never changed in place: a reader keeps the list it
+    took."""
+
+    def __init__(self):
+        self.runs: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def add(self, ids: np.ndarray, docs: np.ndarray) -> None:
+        order = np.argsort(ids, kind="stable")
+        runs = [*self.runs, (ids[order].astype(np.int32), docs[order].astype(np.uint32))]
+        while len(runs) > 1 and len(runs[-2][0]) <= 2 * len(runs[-1][0]):
+            newer, older = runs.pop(), runs.pop()
+            merged_ids = np.concatenate((older[0], newer[0]))
+            order = np.argsort(merged_ids, kind="stable")  # docs stay ascending per id
+            runs.append((merged_ids[order], np.concatenate((older[1], newer[1]))[order]))
+        self.runs = runs
+
+    @staticmethod
+    def docs(runs: list, value_id: int, num_docs: int) -> BitMap:
+        """Docs below ``num_docs`` holding ``value_id``, from the ``runs`` a reader took."""
+        parts = []
+        for ids, docs in runs:
+            lo, hi = np.searchsorted(ids, [value_id, value_id + 1])
+            if hi > lo:
+                parts.append(docs[lo:hi])
+        if not parts:
+            return BitMap()
+        found = np.concatenate(parts)
+        return BitMap(found[found < num_docs])
+
+    @property
+    def nbytes(self) -> int:
+        return sum(ids.nbytes + docs.nbytes for ids, docs in self.runs)
+
+
 class DictionaryColumn:
     """A dictionary-encoded column (SV or MV). Values get ids in arrival order; the sorted
     dictionary the query engine needs is derived per snapshot (and reused while the
-    cardinality does not change). ``inverted`` keeps one bitmap of docs per id, up to date."""
+    cardinality does not change). With ``inverted``, ``postings`` keeps each id's docs up to
+    date."""
 
     def __init__(self, spec: FieldSpec, inverted: bool):
         self.spec = spec
@@ -73,7 +115,7 @@ class DictionaryColumn:
         self.offsets = None if spec.single_value else GrowableArray(np.int64)
         if self.offsets is not None:
             self.offsets.extend(np.zeros(1, dtype=np.int64))
-        self.bitmaps: list[BitMap] | None = [] if inverted else None
+        self.postings: Postings | None = Postings() if inverted else None
         self._sorted: SortedDictionary | None = None
 
     @property
@@ -95,10 +137,10 @@ class DictionaryColumn:
             docs = None
         ids = self._encode(flat)
         self.forward.extend(ids)
-        if self.bitmaps is not None and len(ids):
+        if self.postings is not None and len(ids):
             if docs is None:
                 docs = np.arange(first_doc, first_doc + len(ids), dtype=np.uint32)
-            self._index(ids, docs)
+            self.postings.add(ids, docs)
 
     def _encode(self, flat: pa.Array) -> np.ndarray:
         if len(flat) == 0:
@@ -123,18 +165,7 @@ class DictionaryColumn:
             else:
                 self.values.append(added.cast(self.spec.data_type.arrow_type))
                 self._text_bytes += added.nbytes
-            if self.bitmaps is not None:
-                self.bitmaps.extend(BitMap() for _ in new)
         return local[encoded.indices.to_numpy(zero_copy_only=False)]
-
-    def _index(self, ids: np.ndarray, docs: np.ndarray) -> None:
-        order = np.argsort(ids, kind="stable")
-        sorted_ids = ids[order]
-        bounds = np.flatnonzero(np.diff(sorted_ids)) + 1
-        starts = np.concatenate(([0], bounds))
-        ends = np.concatenate((bounds, [len(ids)]))
-        for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
-            self.bitmaps[int(sorted_ids[start])].update(docs[order[start:end]])
 
     def sorted_dictionary(self, cardinality: int) -> SortedDictionary:
         """The dictionary's first ``cardinality`` values, sorted (cached per cardinality)."""
@@ -163,6 +194,9 @@ class DictionaryColumn:
     @property
     def nbytes(self) -> int:
         size = self.forward.nbytes + (self.offsets.nbytes if self.offsets is not None else 0)
+        size += self.postings.nbytes if self.postings is not None else 0
+        # the value -> id map: a Python entry per distinct value (~100 B plus the value)
+        size += 100 * len(self._ids)
         return size + (self.values.nbytes if self.fixed else self._text_bytes)
 
 

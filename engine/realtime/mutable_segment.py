@@ -86,10 +86,18 @@ class MutableSegment:
         pass. Never raises for a bad row: it is skipped and returned in ``errors``."""
         if batch.num_rows == 0:
             return IndexResult(0, 0, [])
-        prepared = prepare_rows(
-            batch, self.schema, self.table_config, continue_on_error=True, source=source,
-            transformer=self._transformer,
-        )  # fmt: skip
+        try:
+            prepared = prepare_rows(
+                batch, self.schema, self.table_config, continue_on_error=True, source=source,
+                transformer=self._transformer,
+            )  # fmt: skip
+        except IngestError as err:
+            # the batch as a whole cannot be shaped (a transform fails on most rows, a column
+            # is far off the schema): every row of it is bad, and consumption goes on
+            with self._lock:
+                self.num_rows_errored += batch.num_rows
+            errors = [IngestError(err.message, row=i, source=source) for i in range(batch.num_rows)]
+            return IndexResult(0, 0, errors)
         table = prepared.table.combine_chunks()
         with self._lock:
             first = self.num_docs

@@ -19,7 +19,7 @@ from pyroaring import BitMap
 
 from engine.common.errors import SegmentError
 from engine.common.types import smallest_uint_dtype
-from engine.realtime.columns import DictionaryColumn, RawColumn
+from engine.realtime.columns import DictionaryColumn, Postings, RawColumn
 from engine.segment.dictionary import Dictionary
 from engine.segment.metadata import ColumnMetadata, SegmentMetadata
 
@@ -27,14 +27,12 @@ from engine.segment.metadata import ColumnMetadata, SegmentMetadata
 class _InvertedView:
     """``.bitmap(sorted_id)``: the docs below the snapshot's row count holding that value."""
 
-    def __init__(self, snapshot_column: SnapshotColumn, n: int, lock):
-        self._snapshot_column, self._n, self._lock = snapshot_column, n, lock
+    def __init__(self, snapshot_column: SnapshotColumn, runs: list, n: int):
+        self._snapshot_column, self._runs, self._n = snapshot_column, runs, n
 
     def bitmap(self, dict_id: int) -> BitMap:
         order = self._snapshot_column._sorted.order  # sorted id -> arrival-order id
-        with self._lock:  # the consumer adds docs to these bitmaps under the same lock
-            docs = self._snapshot_column._column.bitmaps[int(order[dict_id])]
-            return docs[: docs.rank(self._n - 1)] if self._n else BitMap()
+        return Postings.docs(self._runs, int(order[dict_id]), self._n)
 
 
 class MutableColumnMetadata:
@@ -63,7 +61,7 @@ class MutableColumnMetadata:
         self.total_number_of_entries = column._captured["entries"]
         self.default_null_value = spec.data_type.to_json_value(spec.default_null_value)
         self.indexes = []
-        if column._dict_column and column._column.bitmaps is not None:
+        if "runs" in column._captured:
             self.indexes.append("inverted")
         if "nulls" in column._captured:
             self.indexes.append("nullvec")
@@ -183,9 +181,8 @@ class SnapshotColumn:
 
     @functools.cached_property
     def inverted_index(self):
-        if not self._dict_column or self._column.bitmaps is None:
-            return None
-        return _InvertedView(self, self.total_docs, self._snapshot.lock)
+        runs = self._captured.get("runs")
+        return None if runs is None else _InvertedView(self, runs, self.total_docs)
 
     range_index = None
     bloom_filter = None
@@ -258,6 +255,8 @@ class SegmentSnapshot:
                 entry["forward"] = column.forward.data
                 entry["entries"] = column.forward.size
                 entry["cardinality"] = column.cardinality
+                if column.postings is not None:
+                    entry["runs"] = column.postings.runs
             else:
                 entry["entries"] = (
                     column.values.size if column.fixed else sum(len(c) for c in column.chunks)

@@ -108,10 +108,12 @@ class JsonDecoder:
         if any(not isinstance(p, bytes) or p.find(b"\n") not in (-1, len(p) - 1) for p in payloads):
             return None
         schema = pa.schema([(f, self._types[f]) for f in fields])
+        document = b"\n".join(payloads)
         try:
             table = pajson.read_json(
-                pa.BufferReader(b"\n".join(payloads)),
-                read_options=pajson.ReadOptions(use_threads=False, block_size=1 << 26),
+                pa.BufferReader(document),
+                # one block holding the whole batch, and no bigger: the reader allocates it
+                read_options=pajson.ReadOptions(use_threads=False, block_size=len(document) + 1),
                 parse_options=pajson.ParseOptions(
                     explicit_schema=schema, unexpected_field_behavior="ignore"
                 ),

@@ -202,3 +202,14 @@ def test_memory_per_row_is_bounded():
     # buffers at most doubled: well under 200 B per row
     assert segment.memory_bytes / segment.num_docs < 200
     assert isinstance(segment.to_arrow(), pa.Table)
+
+
+def test_a_batch_the_transforms_reject_as_a_whole_is_counted_not_raised():
+    segment = MutableSegment("s", Schema.from_json(SCHEMA), table_config())
+    bad = records_to_batch([{"city": "a", "raw": "not a number", "ts": 1} for _ in range(50)])
+    result = segment.index(bad)
+    assert result.indexed == 0 and len(result.errors) == 50
+    assert [e.row for e in result.errors] == list(range(50))
+    assert segment.num_rows_errored == 50
+    good = segment.index(records_to_batch(records(20, seed=3)))
+    assert good.indexed + good.filtered == 20 and segment.num_docs == good.indexed
