@@ -65,7 +65,7 @@ def input_dir(tmp_path, airline_dir):
 
 
 def make_table(controller, airline_schema, airline_offline_config, input_dir, *,
-               ingestion="APPEND", quota=None) -> str:  # fmt: skip
+               ingestion="APPEND", quota=None, tag=None) -> str:  # fmt: skip
     name = f"sgp{uuid.uuid4().hex[:6]}"
     schema = {**copy.deepcopy(airline_schema), "schemaName": name}
     assert call(controller, "POST", "/schemas", json=schema).status_code == 200
@@ -82,7 +82,7 @@ def make_table(controller, airline_schema, airline_offline_config, input_dir, *,
     config["segmentsConfig"]["segmentPushType"] = ingestion
     if quota:
         config["quota"] = {"storage": quota}
-    config["task"] = {"taskTypeConfigsMap": {TASK: {}}}
+    config["task"] = {"taskTypeConfigsMap": {TASK: {"minionInstanceTag": tag} if tag else {}}}
     response = call(controller, "POST", "/tables", json=config)
     assert response.status_code == 200, response.text
     return f"{name}_OFFLINE"
