@@ -134,6 +134,9 @@ class PartitionConsumer:
                         self.state = ConsumerState.HOLDING
                 elif self.state is ConsumerState.HOLDING:
                     self._ask_controller()
+        except Exception as err:  # a bug must not kill the thread silently: report and stop
+            log.exception("segment %s: consuming failed", self.segment.name)
+            self._fail(err)
         finally:
             self._consumer.close()
         return self.state

@@ -58,7 +58,8 @@ class FakeTopic:
         stop = min(100, start + 10, end if end is not None else 100)
         offsets = list(range(start, stop))
         values = [orjson.dumps({"k": f"v{o}"}) for o in offsets]
-        return MessageBatch(values, offsets, [-1] * len(offsets), [None] * len(offsets),
+        stamps = [1_000_000 + o for o in offsets]
+        return MessageBatch(values, offsets, stamps, [None] * len(offsets),
                             stop if offsets else start)  # fmt: skip
 
     def offset_for(self, partition, criteria):
@@ -110,3 +111,30 @@ def test_permanent_error_stops_and_tells_the_controller(tmp_path):
     assert pc.run() is ConsumerState.ERROR
     assert controller.calls == [("stopped", 3, "PermanentStreamError")]
     assert "does not exist" in pc.error
+
+
+def test_consumer_info_has_pinots_shape_and_lags(tmp_path):
+    from engine.realtime.consuming_info import segment_consumer_info
+
+    pc = consumer(FakeTopic(earliest=0, errors=[]), Controller(), tmp_path, start=0)
+    fresh = segment_consumer_info(pc, None, now_ms=2_000_000)
+    assert fresh["consumerState"] == "CONSUMING"
+    assert fresh["partitionOffsetInfo"]["recordsLagMap"] == {"0": "NOT_CALCULATED"}
+    pc.run()
+    info = segment_consumer_info(pc, 100, now_ms=2_000_000)
+    assert info == {
+        "segmentName": "t__0__0__20260101T0000Z",
+        "consumerState": "NOT_CONSUMING",
+        "lastConsumedTimestamp": pc.stats.last_consumed_at_ms,
+        "partitionToOffsetMap": {"0": "25"},
+        "partitionOffsetInfo": {
+            "currentOffsetsMap": {"0": "25"},
+            "latestUpstreamOffsetMap": {"0": "100"},
+            "recordsLagMap": {"0": "75"},
+            "availabilityLagMsMap": {"0": str(2_000_000 - 1_000_024)},
+        },
+        "rowsWithErrors": 0,
+    }
+    # a broker whose latest offset trails what was consumed: lag clamps at 0
+    behind = segment_consumer_info(pc, 20, now_ms=2_000_000)["partitionOffsetInfo"]
+    assert behind["recordsLagMap"] == {"0": "0"} and behind["availabilityLagMsMap"] == {"0": "0"}
