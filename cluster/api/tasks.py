@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -25,7 +24,7 @@ TAG = ["Task"]
 
 class TaskTypesView(APIView):
     @extend_schema(summary="Task types with a queue", tags=TAG,
-                   responses={200: serializers.ListField(child=serializers.CharField())})  # fmt: skip
+                   responses={200: s.STRING_LIST})  # fmt: skip
     def get(self, request):
         return Response(task_info.task_types())
 
@@ -94,7 +93,7 @@ class ExecuteView(APIView):
         description="taskConfigs override the table's config of the type. Answers "
         "{tableNameWithType: taskName}, or {} while the queue is stopped.",
         tags=TAG, request=s.ExecuteRequest,
-        responses={200: serializers.DictField(child=serializers.CharField())},
+        responses={200: s.string_map("tableNameWithType to the new task name")},
     )  # fmt: skip
     def post(self, request):
         body = s.ExecuteRequest(data=json_body(request))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -15,7 +14,7 @@ from tasks.logic import task_info
 from tasks.logic.queue_ops import delete_task, get_queue
 
 TAG = ["Task"]
-STATE_MAP = s.string_map("name to state")
+STATE_MAP = s.string_map("task or subtask name to its state")
 
 
 def _names(raw: str | None) -> list[str] | None:
@@ -25,7 +24,7 @@ def _names(raw: str | None) -> list[str] | None:
 
 class TaskListView(APIView):
     @extend_schema(summary="Tasks of a type", tags=TAG,
-                   responses={200: serializers.ListField(child=serializers.CharField())})  # fmt: skip
+                   responses={200: s.STRING_LIST})  # fmt: skip
     def get(self, request, task_type: str):
         return Response(list(get_queue(task_type).tasks.values_list("name", flat=True)))
 
@@ -46,7 +45,7 @@ class TaskStatesView(APIView):
 
 class TableTaskStatesView(APIView):
     @extend_schema(summary="TaskState of the tasks of a type with a subtask on a table",
-                   tags=TAG, responses={200: STATE_MAP})  # fmt: skip
+                   tags=TAG, responses={200: STATE_MAP}, operation_id="tasks_table_state")  # fmt: skip
     def get(self, request, task_type: str, table: str):
         return Response(task_info.task_states(task_type, table))
 
@@ -56,7 +55,7 @@ class TaskCountsView(APIView):
         summary="Subtask counts per task of a type",
         description="waiting: no minion took it yet; running: INIT or RUNNING.",
         tags=TAG, parameters=[s.CountsParams],
-        responses={200: serializers.DictField(child=s.SubtaskCountsSerializer())},
+        responses={200: s.map_of("SubtaskCounts", "task name to its subtask counts")},
     )  # fmt: skip
     def get(self, request, task_type: str):
         params = query(request, s.CountsParams)
@@ -67,7 +66,7 @@ class TaskCountsView(APIView):
 class TypeDebugView(APIView):
     @extend_schema(summary="Debug info of every task of a type", tags=TAG,
                    parameters=[s.DebugParams],
-                   responses={200: serializers.DictField(child=s.TaskDebugSerializer())})  # fmt: skip
+                   responses={200: s.map_of("TaskDebug", "task name to its debug info")})  # fmt: skip
     def get(self, request, task_type: str, table: str | None = None):
         params = query(request, s.DebugParams)
         return Response(task_info.type_debug(task_type, params["verbosity"], table))
@@ -75,8 +74,9 @@ class TypeDebugView(APIView):
 
 class TableTypeDebugView(TypeDebugView):
     @extend_schema(summary="Debug info of the tasks of a type on a table", tags=TAG,
+                   operation_id="tasks_table_debug",
                    parameters=[s.DebugParams],
-                   responses={200: serializers.DictField(child=s.TaskDebugSerializer())})  # fmt: skip
+                   responses={200: s.map_of("TaskDebug", "task name to its debug info")})  # fmt: skip
     def get(self, request, task_type: str, table: str | None = None):
         return super().get(request, task_type, table)
 
@@ -139,7 +139,7 @@ class SubtaskStateView(APIView):
 class SubtaskConfigView(APIView):
     @extend_schema(summary="PinotTaskConfig of a task's subtasks", tags=TAG,
                    parameters=[s.SubtaskNamesParams],
-                   responses={200: serializers.DictField(child=s.PinotTaskConfigSerializer())})  # fmt: skip
+                   responses={200: s.map_of("PinotTaskConfig", "subtask name to its config")})  # fmt: skip
     def get(self, request, name: str):
         task = task_info.get_task(name)
         names = _names(query(request, s.SubtaskNamesParams).get("subtaskNames"))
@@ -149,7 +149,8 @@ class SubtaskConfigView(APIView):
 
 class SubtaskProgressView(APIView):
     @extend_schema(summary="The last progress each subtask's minion reported", tags=TAG,
-                   parameters=[s.SubtaskNamesParams], responses={200: STATE_MAP})  # fmt: skip
+                   parameters=[s.SubtaskNamesParams],
+                   responses={200: s.string_map("subtask name to its progress")})  # fmt: skip
     def get(self, request, name: str):
         task = task_info.get_task(name)
         names = _names(query(request, s.SubtaskNamesParams).get("subtaskNames"))

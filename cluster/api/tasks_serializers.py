@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from drf_spectacular.plumbing import build_array_type, build_basic_type, build_object_type
+from drf_spectacular.types import OpenApiTypes
 from rest_framework import serializers
 
 from tasks.logic.task_info import COUNT_KEYS
@@ -135,6 +137,17 @@ class SummarySerializer(serializers.Serializer):
     taskBreakdown = TenantBreakdownSerializer(many=True)
 
 
-def string_map(name: str) -> serializers.DictField:
-    """A ``{name: string}`` map (e.g. task name to TaskState) for the schema."""
-    return serializers.DictField(child=serializers.CharField(), help_text=name)
+def string_map(description: str) -> dict:
+    """The schema of a ``{name: string}`` map (e.g. task name to TaskState)."""
+    schema = build_object_type(additionalProperties=build_basic_type(OpenApiTypes.STR))
+    return {**schema, "description": description}
+
+
+STRING_LIST = build_array_type(build_basic_type(OpenApiTypes.STR))
+
+
+def map_of(component: str, description: str) -> dict:
+    """The schema of a ``{name: <component>}`` map; the component is a serializer above
+    (drf-spectacular names it without the Serializer suffix)."""
+    return {**build_object_type(additionalProperties={"$ref": f"#/components/schemas/{component}"}),
+            "description": description}  # fmt: skip
