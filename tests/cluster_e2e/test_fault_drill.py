@@ -314,6 +314,16 @@ def _servers_host_everything(qs: Quickstart, rows) -> None:
     hosted = requests.get(f"http://127.0.0.1:{admin}/segments", timeout=10).json()
     loaded = [s for s in hosted["tables"][f"{TABLE}_OFFLINE"] if s["state"] == "ONLINE"]
     assert len(loaded) == len(qs.segments), hosted
+    # and the broker sends it queries again
+    query_port = rows["server-1"]["address"].split("query :")[1].split(",")[0]
+    instance = f"Server_127.0.0.1_{query_port}"
+
+    def traced() -> bool:
+        body = {"sql": COUNT, "trace": True}
+        answer = requests.post(f"{qs.broker}/query/sql", json=body, timeout=10).json()
+        return instance in answer.get("traceInfo", {}) and not answer["exceptions"]
+
+    _wait(traced, 30, f"the broker to route to {instance} again")
 
 
 def _controller_serves(qs: Quickstart, rows) -> None:

@@ -224,6 +224,15 @@ def test_killing_the_parent_leaves_no_orphans(tmp_path):
 
     pids = [row["pid"] for row in json.loads(state.read_text())["services"]]
     assert len(pids) == 3 and all(_alive(pid) for pid in pids)
+    # a restarted service is forked by a supervisor thread: it must die with the parent too
+    os.kill(pids[1], signal.SIGKILL)
+
+    def restarted() -> bool:
+        rows = json.loads(state.read_text())["processes"]
+        return rows[1]["restarts"] == 1 and rows[1]["state"] == "running"
+
+    _wait_for(restarted, 60, state.read_text)
+    pids.append(json.loads(state.read_text())["processes"][1]["pid"])
     proc.kill()
     proc.wait(10)
     _assert_all_gone(pids)
