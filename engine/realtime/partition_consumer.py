@@ -40,6 +40,8 @@ from engine.stream.errors import (
 log = logging.getLogger(__name__)
 MAX_POLL_MS = 500  # the longest one fetch waits, so stop and force-commit act quickly
 RETRY_MS = 1000  # back-off after a transient stream error
+MIN_CONSUME_MS = 10 * 60_000  # a restarted replica past its time limit consumes this long
+EMPTY_EXTENSION_MS = 3_600_000  # a segment with no message at its time limit waits this long
 
 
 class ConsumerState(enum.StrEnum):
@@ -82,13 +84,15 @@ class PartitionConsumer:
     ``consumer`` is a ``KafkaPartitionConsumer``-like object (``start``, ``fetch``, ``close``)
     and ``metadata`` a ``KafkaMetadataProvider``-like one (``offset_for``), for resolving
     ``auto.offset.reset`` after an out-of-range offset. ``row_limit`` is this segment's row
-    target (ZK ``segment.flush.threshold.size``); the time limit is the stream's flush time.
+    target (ZK ``segment.flush.threshold.size``); the time limit is the stream's flush time,
+    counted from ``created_ms`` (ZK ``segment.creation.time``, default now).
     The built segment goes under ``build_dir``. Call ``run()`` on a thread of its own;
     ``stop()`` makes it return, ``force_commit()`` ends consumption at the current offset."""
 
     def __init__(self, *, segment: MutableSegment, stream: StreamConfig, partition: int,
                  start_offset: int, row_limit: int, completion: proto.CompletionClient,
                  consumer, metadata, build_dir: str | Path, time_limit_ms: int | None = None,
+                 created_ms: int | None = None,
                  hold_ms: int = proto.MAX_HOLD_TIME_MS):  # fmt: skip
         self.segment = segment
         self.stream = stream
@@ -111,7 +115,13 @@ class PartitionConsumer:
         self._decoder = MessageDecoder.for_stream(stream, segment.schema, segment.fields_to_read)
         self._stop = threading.Event()
         self._force_commit = threading.Event()
-        self._consume_started = time.monotonic()
+        # The time limit runs from the segment's creation (ZK segment.creation.time), so a
+        # restart does not extend it; a replica restarted past it still consumes a while
+        # (Pinot's minimum of 10 minutes, or the whole limit when shorter).
+        created = time.time() * 1000 if created_ms is None else created_ms
+        remaining = created + self.time_limit_ms - time.time() * 1000
+        remaining = max(remaining, min(MIN_CONSUME_MS, self.time_limit_ms))
+        self._deadline = time.monotonic() + remaining / 1000
 
     # ---- control -------------------------------------------------------------------------------
     def stop(self) -> None:
@@ -149,14 +159,18 @@ class PartitionConsumer:
             self.stop_reason = proto.REASON_FORCE_COMMIT
         elif self.segment.num_docs >= self.row_limit:
             self.stop_reason = proto.REASON_ROW_LIMIT
-        elif self._elapsed_ms() >= self.time_limit_ms:
+        elif self._remaining_ms() <= 0:
+            if self.stats.messages == 0:
+                # nothing arrived: committing an empty segment helps no one, wait longer
+                self._deadline += min(EMPTY_EXTENSION_MS, self.time_limit_ms) / 1000
+                return False
             self.stop_reason = proto.REASON_TIME_LIMIT
         else:
             return False
         return True
 
-    def _elapsed_ms(self) -> float:
-        return (time.monotonic() - self._consume_started) * 1000
+    def _remaining_ms(self) -> float:
+        return (self._deadline - time.monotonic()) * 1000
 
     def _consume(self) -> bool:
         """Consume until the end criteria (True) or until stopped or failed (False)."""
@@ -166,7 +180,7 @@ class PartitionConsumer:
             catching_up = self.state is ConsumerState.CATCHING_UP
             wait_ms = MAX_POLL_MS
             if not catching_up:
-                wait_ms = max(1, min(wait_ms, int(self.time_limit_ms - self._elapsed_ms())))
+                wait_ms = max(1, min(wait_ms, int(self._remaining_ms())))
             try:
                 batch = self._consumer.fetch(
                     self.current_offset, self.final_offset if catching_up else None, wait_ms

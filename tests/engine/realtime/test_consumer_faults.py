@@ -138,3 +138,38 @@ def test_consumer_info_has_pinots_shape_and_lags(tmp_path):
     # a broker whose latest offset trails what was consumed: lag clamps at 0
     behind = segment_consumer_info(pc, 20, now_ms=2_000_000)["partitionOffsetInfo"]
     assert behind["recordsLagMap"] == {"0": "0"} and behind["availabilityLagMsMap"] == {"0": "0"}
+
+
+class EmptyTopic(FakeTopic):
+    def fetch(self, start, end, timeout_ms):
+        return MessageBatch([], [], [], [], start)
+
+
+def test_time_limit_counts_from_creation_and_an_empty_segment_waits(tmp_path):
+    import threading
+    import time
+
+    stream = table_stream_configs(CONFIG)[0]
+
+    def make(topic, created_ms):
+        return PartitionConsumer(
+            segment=MutableSegment("t__0__0__20260101T0000Z", SCHEMA, CONFIG), stream=stream,
+            partition=0, start_offset=0, row_limit=10**6, completion=Controller(),
+            consumer=topic, metadata=topic, build_dir=tmp_path, time_limit_ms=300,
+            created_ms=created_ms, hold_ms=1,
+        )  # fmt: skip
+
+    # created an hour ago, long past its 300 ms limit: it still consumes for the limit
+    late = make(FakeTopic(earliest=0, errors=[]), int(time.time() * 1000) - 3_600_000)
+    started = time.monotonic()
+    assert late.run() is ConsumerState.DISCARDED
+    assert late.stop_reason == "timeLimit" and time.monotonic() - started >= 0.25
+    # no message at all by the time limit: keep waiting instead of committing nothing
+    empty = make(EmptyTopic(earliest=0, errors=[]), None)
+    thread = threading.Thread(target=empty.run)
+    thread.start()
+    time.sleep(0.8)
+    assert empty.state is ConsumerState.INITIAL_CONSUMING
+    empty.stop()
+    thread.join(5)
+    assert not thread.is_alive()
