@@ -10,6 +10,7 @@ from cluster.logic import audit
 from cluster.logic.cluster_view import table_types
 from cluster.logic.deep_store import get_deep_store
 from cluster.logic.delete_segments import delete_segments, keep_deleted
+from cluster.logic.instance_partitions import delete_placement
 from cluster.logic.publish import unpublish_broker_resource
 from engine.clusterstate import ClusterStore, split_table_name
 
@@ -32,6 +33,7 @@ def delete_table(
             store.delete_external_view(resource)
             store.delete(store.paths.table_segments(resource), recursive=True)
             store.delete_table_config(resource)
+            delete_placement(store, resource)  # its replica-group instance partitions
             store.delete(store.paths.table_status_of(resource))
             unpublish_broker_resource(store, resource)
             row.delete()

@@ -14,11 +14,12 @@ whole query to one replica group (``engine.broker.selection``).
 from __future__ import annotations
 
 import dataclasses
+import json
 import zlib
 
 from cluster.errors import BadRequest
-from cluster.logic.assign_segments import Placed
-from engine.clusterstate import ClusterStore
+from cluster.logic.assign_segments import Placed, assign_segment
+from engine.clusterstate import ClusterStore, ResourceAssignment, SegmentState
 from engine.clusterstate.znrecord import ZNRecord
 from engine.spi import TableConfig
 
@@ -167,3 +168,42 @@ def segment_placement(store: ClusterStore, config: TableConfig, metadata) -> Pla
         return None
     column = metadata.columns.get(placement.column) if placement.column else None
     return placement.placed(metadata.segment_name, column.partitions if column else None)
+
+
+def replica_group_target(
+    store: ClusterStore,
+    config: TableConfig,
+    ideal: ResourceAssignment,
+    servers: list[str],
+    *,
+    save: bool,
+) -> dict[str, dict[str, str]] | None:
+    """The rebalance target of a replica-group table over the current ``servers``: its
+    instance partitions recomputed (kept when shared from another table; stored when
+    ``save``), then every segment placed as a new one would be. None for a balanced table."""
+    own = compute_placement(config, servers)
+    placement = own or placement_for(store, config)
+    if placement is None:
+        return None
+    if own is not None and save:
+        store.ensure_path(f"{store.paths.property_store}/INSTANCE_PARTITIONS")
+        store.put_record(_path(store, own.name), own.to_record())
+    target = ResourceAssignment(ideal.resource)
+    for segment in sorted(ideal.segments):
+        placed = placement.placed(segment, _zk_partitions(store, ideal.resource, segment,
+                                                          placement.column))  # fmt: skip
+        chosen = assign_segment(target, servers, len(placed.candidates), placed)
+        target.segments[segment] = dict.fromkeys(chosen, SegmentState.ONLINE.value)
+    return target.segments
+
+
+def _zk_partitions(store: ClusterStore, resource: str, segment: str, column: str | None):
+    meta = store.segment_metadata(resource, segment)
+    raw = (meta.extra if meta is not None else {}).get("segment.partition.metadata")
+    if not raw or not column:
+        return None
+    try:
+        entry = json.loads(raw).get("columnPartitionMap", {}).get(column) or {}
+    except ValueError:
+        return None
+    return entry.get("partitions")

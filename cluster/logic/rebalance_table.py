@@ -19,6 +19,7 @@ from cluster.errors import Conflict
 from cluster.logic.assign_segments import rebalance_target
 from cluster.logic.cluster_view import parsed, replication_of, table_row, table_servers
 from cluster.logic.controller_jobs import REBALANCE, load_job, save_job, table_jobs, update_job
+from cluster.logic.instance_partitions import replica_group_target
 from engine.clusterstate import (
     SERVING_STATES,
     ClusterStore,
@@ -47,7 +48,9 @@ def rebalance_table(
     resource = row.name_with_type
     servers = table_servers(store, config)
     ideal = store.ideal_state(resource) or ResourceAssignment(resource)
-    target = rebalance_target(ideal, servers, replication_of(config, servers))
+    target = replica_group_target(store, config, ideal, servers, save=not dry_run)
+    if target is None:
+        target = rebalance_target(ideal, servers, replication_of(config, servers))
     if not include_consuming:
         # consuming segments stay where they are; only completed ones move
         for segment, replicas in ideal.segments.items():

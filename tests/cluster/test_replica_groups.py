@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import time
+
 import orjson
 import pytest
 
@@ -72,3 +74,69 @@ def test_balanced_tables_have_no_placement(pinot_examples):
     assert (
         compute_placement(TableConfig.from_json(orjson.loads(path.read_bytes())), SERVERS) is None
     )
+
+
+@pytest.mark.integration
+@pytest.mark.django_db
+def test_upload_and_rebalance_keep_replica_groups(api, store, pinot_examples, tmp_path):
+    """Through the controller: uploaded segments land on their partition's server in both
+    groups; after servers that sort first join, a rebalance rebuilds the groups over the new
+    first four servers and moves every segment to match."""
+    import pyarrow as pa
+
+    from engine.common.types import DataType
+    from engine.segment import build_segment, pack_segment
+    from engine.spi import Schema
+    from engine.spi.partition import partition_function
+    from tests.cluster.conftest import register_servers, upload
+
+    folder = pinot_examples / "all-configs" / "batch" / "colocated" / "userAttributes"
+    schema = orjson.loads((folder / "userAttributes_schema.json").read_bytes())
+    config = orjson.loads((folder / "userAttributes_offline_table_config.json").read_bytes())
+    first = register_servers(api, 4)
+    assert api.post("/schemas", schema, format="json").status_code == 200
+    assert api.post("/tables", config, format="json").status_code == 200
+    murmur = partition_function("Murmur", 4)
+    users = [f"u{i}" for i in range(80)]
+    parsed_schema = Schema.from_json(schema)
+    parsed_config = TableConfig.from_json(config, schema=parsed_schema)
+    for p in range(4):
+        rows = [{"deviceOS": "ios", "userUUID": u, "daysSinceFirstTrip": 1, "totalTrips": 2}
+                for u in users if murmur.partitions_of_values([u], DataType.STRING) == [p]]  # fmt: skip
+        built = build_segment(pa.Table.from_pylist(rows), parsed_schema, parsed_config,
+                              tmp_path / "built", segment_name=f"ua_p{p}")  # fmt: skip
+        response = upload(api, pack_segment(built.path, tmp_path / f"ua_p{p}.tar.gz"),
+                          table="userAttributes")  # fmt: skip
+        assert response.status_code == 200, response.content
+
+    def check(groups: list[list[str]]) -> None:
+        ideal = store.ideal_state("userAttributes_OFFLINE").segments
+        assert len(ideal) == 4
+        for segment, replicas in ideal.items():
+            p = int(segment.rsplit("_p", 1)[1]) % 2  # the instance partition (2 of them)
+            assert sorted(replicas) == [groups[0][p], groups[1][p]], (segment, replicas)
+
+    check([sorted(first)[:2], sorted(first)[2:]])
+    newcomers = register_servers(api, 2, first_port=7001)  # their ids sort before the others
+    response = api.post("/tables/userAttributes/rebalance?dryRun=true")
+    assert response.status_code == 200, response.content
+    assert response.json()["status"] == "DONE"
+    check([sorted(first)[:2], sorted(first)[2:]])  # a dry run changes nothing
+    response = api.post("/tables/userAttributes/rebalance?downtime=true")
+    assert response.status_code == 200, response.content
+    # with downtime the target is written at once; no server runs here to converge on it
+    ordered = sorted([*newcomers, *first])
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            check([ordered[:2], ordered[2:4]])
+            break
+        except AssertionError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+    assert api.delete("/tables/userAttributes/rebalance").status_code == 200
+    # deleting the table removes its instance partitions
+    assert api.delete("/tables/userAttributes").status_code == 200
+    path = f"{store.paths.property_store}/INSTANCE_PARTITIONS/userAttributes_OFFLINE"
+    assert store.get_record(path) == (None, -1)
