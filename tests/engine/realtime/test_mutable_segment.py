@@ -213,3 +213,44 @@ def test_a_batch_the_transforms_reject_as_a_whole_is_counted_not_raised():
     assert segment.num_rows_errored == 50
     good = segment.index(records_to_batch(records(20, seed=3)))
     assert good.indexed + good.filtered == 20 and segment.num_docs == good.indexed
+
+
+def test_queries_while_rows_are_appended_see_consistent_snapshots():
+    import threading
+
+    schema = Schema.from_json(SCHEMA)
+    segment = MutableSegment("s", schema, table_config())
+    batches = [records_to_batch(records(300, seed=100 + i)) for i in range(40)]
+    done = threading.Event()
+    problems: list[str] = []
+
+    def query_loop():
+        last = 0
+        while not done.is_set():
+            snapshot = segment.snapshot()
+            total = rows_of(run_query("SELECT COUNT(*) FROM events", [snapshot]))[0][0]
+            groups = rows_of(run_query(
+                "SELECT city, COUNT(*) FROM events GROUP BY city LIMIT 100", [snapshot]
+            ))  # fmt: skip
+            tagged = rows_of(run_query(
+                "SELECT COUNT(*) FROM events WHERE city IN ('a', 'b', 'c', 'dd', 'e', 'null')",
+                [snapshot],
+            ))[0][0]  # fmt: skip
+            if total != snapshot.total_docs or sum(g[1] for g in groups) != total:
+                problems.append(f"groups {groups} do not add up to {total}")
+            if tagged != total or total < last:
+                problems.append(f"inverted index saw {tagged} of {total} (before: {last})")
+            last = total
+
+    readers = [threading.Thread(target=query_loop) for _ in range(2)]
+    for reader in readers:
+        reader.start()
+    for batch in batches:
+        segment.index(batch)
+    done.set()
+    for reader in readers:
+        reader.join(30)
+    assert not problems, problems[:3]
+    assert rows_of(run_query("SELECT COUNT(*) FROM events", [segment.snapshot()]))[0][0] == (
+        segment.num_docs
+    )
