@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from cluster import models
 from cluster.errors import BadRequest
+from cluster.periods import data_size_bytes
 from engine.common.errors import ConfigError
 from engine.ingest.expression import Expression, ExpressionError
 from engine.spi import Schema, TableConfig
@@ -56,6 +57,7 @@ def parse_table_config(data) -> TableConfig:
         if _consumed_here(config):
             table_stream_configs(config)  # a stream we cannot consume or decode is a 400 now
         _check_ingestion_functions(config)
+        _check_quota(config)
         return config
     except ConfigError as exc:
         raise ConfigRejected("table config", exc) from exc
@@ -77,6 +79,26 @@ def _check_ingestion_functions(config: TableConfig) -> None:
                 config.note(field, f"{exc}: Sprig has no such function yet, so ingestion fails")
             else:
                 raise ConfigError(field, str(exc)) from exc
+
+
+def _check_quota(config: TableConfig) -> None:
+    """Pinot's QuotaConfig: a data size for ``storage``, a positive number of queries."""
+    quota = config.to_json().get("quota") or {}
+    if quota.get("storage") is not None:
+        try:
+            data_size_bytes(quota["storage"])
+        except ValueError as exc:
+            raise ConfigError("quota.storage", str(exc)) from exc
+    qps = quota.get("maxQueriesPerSecond")
+    if qps is not None:
+        try:
+            ok = float(qps) > 0
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise ConfigError(
+                "quota.maxQueriesPerSecond", f"must be a positive number, got {qps!r}"
+            )
 
 
 def _consumed_here(config: TableConfig) -> bool:

@@ -187,3 +187,16 @@ def test_ingestion_functions_pinot_cannot_parse_are_refused(api, with_schema,
     assert response.status_code == 200, response.content
     warned = {w["field"]: w["message"] for w in response.json()["warnings"]}
     assert "someUdf" in warned["ingestionConfig.transformConfigs[0].transformFunction"]
+
+
+def test_quota_must_be_a_size_and_a_positive_rate(api, with_schema, airline_offline_config):
+    register_servers(api, 1)
+    for quota, field in (({"storage": "lots"}, "quota.storage"),
+                         ({"maxQueriesPerSecond": "-1"}, "quota.maxQueriesPerSecond")):  # fmt: skip
+        response = api.post("/tables/validate", {**airline_offline_config, "quota": quota},
+                            format="json")  # fmt: skip
+        assert response.status_code == 400 and response.json()["field"] == field
+    ok = {**airline_offline_config, "quota": {"storage": "140G", "maxQueriesPerSecond": "300"}}
+    response = api.post("/tables/validate", ok, format="json")
+    assert response.status_code == 200
+    assert "quota.maxQueriesPerSecond" in [w["field"] for w in response.json()["warnings"]]
