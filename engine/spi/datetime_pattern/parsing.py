@@ -97,54 +97,55 @@ def _fixed_width_fields(text: pa.Array, fields: tuple[Field, ...]):
     if not np.all(lengths == width) or zone_width not in ((1, 3, 5, 6) if 0 in sizes else (0,)):
         return None
     raw = np.frombuffer(text.buffers()[2], np.uint8)[offsets[0] : offsets[-1]]
-    digits = raw.reshape(len(text), width) - np.uint8(48)  # '0'..'9' -> 0..9, others > 9
+    # one row per character position, so that every step below reads contiguous memory;
+    # '0'..'9' become 0..9 and every other character a code above 9
+    columns = np.ascontiguousarray((raw.reshape(len(text), width) - np.uint8(48)).T)
     out, at = [], 0
     for f, size in zip(fields, sizes, strict=True):
         size = size or zone_width
+        rows = columns[at : at + size]
+        at += size
         if not f.letter:
             expected = np.frombuffer(f.text.encode(), np.uint8) - np.uint8(48)
-            if not np.array_equal(
-                digits[:, at : at + size], np.broadcast_to(expected, (len(text), size))
-            ):
+            if not (rows == expected[:, None]).all():
                 return None
-        elif f.letter in ("Z", "X"):
-            value = _fixed_offset(digits[:, at : at + size])
-            if value is None:
-                return None
-            out.append((f, value))
-        else:
-            if digits[:, at : at + size].max() > 9:
-                return None
-            value = _number(digits, at, size)
-            if f.letter == "S":  # a fraction: its first three digits are milliseconds
-                value = value * 10 ** max(0, 3 - size) // 10 ** max(0, size - 3)
-            out.append((f, value))
-        at += size
+            continue
+        value = _fixed_offset(rows) if f.letter in ("Z", "X") else _number(rows)
+        if value is None:
+            return None
+        if f.letter == "S":  # a fraction: its first three digits are milliseconds
+            value = value * 10 ** max(0, 3 - size) // 10 ** max(0, size - 3)
+        out.append((f, value))
     return out
 
 
-def _number(digits: np.ndarray, at: int, size: int) -> np.ndarray:
-    value = digits[:, at].astype(np.int64)
-    for k in range(at + 1, at + size):
-        value = value * 10 + digits[:, k]
+def _number(rows: np.ndarray) -> np.ndarray | None:
+    """The number written by digit rows (most significant first), or None if any is not
+    a digit."""
+    if rows.max() > 9:
+        return None
+    value = rows[0].astype(np.int64)
+    for row in rows[1:]:
+        value = value * 10 + row
     return value
 
 
-def _fixed_offset(block: np.ndarray) -> np.ndarray | None:
-    """Offset minutes from ``Z``, ``+HH``, ``+HHMM`` or ``+HH:MM`` (as digit codes)."""
+def _fixed_offset(rows: np.ndarray) -> np.ndarray | None:
+    """Offset minutes from ``Z``, ``+HH``, ``+HHMM`` or ``+HH:MM`` (as digit-code rows)."""
     plus, minus, colon, zulu = (np.uint8((ord(c) - 48) % 256) for c in "+-:Z")
-    n, size = block.shape
-    if size == 1:
-        return np.zeros(n, np.int64) if np.all(block == zulu) else None
-    sign = block[:, 0]
-    minutes_at = {3: None, 5: 3, 6: 4}[size]
-    numbers = block[:, [1, 2] + ([] if minutes_at is None else [minutes_at, minutes_at + 1])]
-    if not np.all((sign == plus) | (sign == minus)) or numbers.max() > 9:
+    if len(rows) == 1:
+        return np.zeros(rows.shape[1], np.int64) if np.all(rows[0] == zulu) else None
+    sign = rows[0]
+    if not np.all((sign == plus) | (sign == minus)):
         return None
-    if size == 6 and not np.all(block[:, 3] == colon):
+    if len(rows) == 6 and not np.all(rows[3] == colon):
         return None
-    minutes = _number(numbers, 0, 2) * 60 + (0 if minutes_at is None else _number(numbers, 2, 2))
-    return np.where(sign == minus, -minutes, minutes)
+    hours = _number(rows[1:3])
+    minutes = _number(rows[-2:]) if len(rows) > 3 else 0
+    if hours is None or minutes is None:
+        return None
+    total = hours * 60 + minutes
+    return np.where(sign == minus, -total, total)
 
 
 def _field_value(f: Field, text: pa.Array) -> np.ndarray:
