@@ -173,3 +173,40 @@ def test_time_limit_counts_from_creation_and_an_empty_segment_waits(tmp_path):
     empty.stop()
     thread.join(5)
     assert not thread.is_alive()
+
+
+class KeyedTopic(FakeTopic):
+    def fetch(self, start, end, timeout_ms):
+        batch = super().fetch(start, end, timeout_ms)
+        batch.keys = [f"key{o}".encode() for o in batch.offsets]
+        return batch
+
+
+def test_metadata_populate_adds_the_key_and_record_metadata(tmp_path):
+    from engine.query.runner import run_query
+
+    schema = Schema.from_json(
+        {
+            "schemaName": "t",
+            "dimensionFieldSpecs": [
+                {"name": "k", "dataType": "STRING"},
+                {"name": "__key", "dataType": "STRING"},
+                {"name": "__metadata$offset", "dataType": "LONG"},
+            ],
+        }
+    )
+    raw = CONFIG.to_json()
+    raw["tableIndexConfig"]["streamConfigs"]["stream.kafka.metadata.populate"] = "true"
+    config = TableConfig.from_json(raw)
+    topic = KeyedTopic(earliest=0, errors=[])
+    pc = PartitionConsumer(
+        segment=MutableSegment("t__0__0__20260101T0000Z", schema, config),
+        stream=table_stream_configs(config)[0], partition=0, start_offset=10, row_limit=5,
+        completion=Controller(), consumer=topic, metadata=topic, build_dir=tmp_path, hold_ms=1,
+    )  # fmt: skip
+    assert pc.run() is ConsumerState.DISCARDED
+    rows = run_query(
+        'SELECT k, __key, "__metadata$offset" FROM t ORDER BY "__metadata$offset"',
+        [pc.segment.snapshot()],
+    )["resultTable"]["rows"]
+    assert rows == [[f"v{o}", f"key{o}", o] for o in range(10, 15)]
