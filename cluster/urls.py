@@ -33,6 +33,11 @@ urlpatterns = [
     path("tables/<str:table>/schema", tables.TableSchemaView.as_view(), name="table-schema"),
     path("tables/<str:table>/state", tables.TableStateView.as_view(), name="table-state"),
     path(
+        "tables/<str:table>/instancePartitions",
+        tables.InstancePartitionsView.as_view(),
+        name="table-instance-partitions",
+    ),
+    path(
         "tables/<str:table>/idealstate",
         table_views.IdealStateView.as_view(),
         name="table-idealstate",

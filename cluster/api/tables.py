@@ -15,6 +15,7 @@ from cluster.errors import NotFound
 from cluster.logic.add_table import add_table, update_table
 from cluster.logic.cluster_view import parsed, table_row
 from cluster.logic.delete_table import delete_table
+from cluster.logic.instance_partitions import placement_for
 from cluster.logic.publish import publish_broker_resource
 from cluster.logic.table_state import set_table_state, table_state
 from cluster.logic.validate_config import parse_table_config
@@ -193,3 +194,24 @@ class RebuildBrokerResourceView(APIView):
         row = table_row(table, params.get("type"))
         publish_broker_resource(store(), parsed(row))
         return Response({"status": f"Broker resource of {row.name_with_type} rebuilt"})
+
+
+class InstancePartitionsView(APIView):
+    @extend_schema(
+        summary="The table's replica-group instance partitions",
+        description='`{"OFFLINE": {"instancePartitionsName", "partitionToInstancesMap": '
+        '{"<partition>_<replicaGroup>": [servers]}}}`, for tables with replica-group '
+        "assignment (their own partitions or the ones named by instancePartitionsMap).",
+        tags=TAG,
+        parameters=[TableTypeParam],
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def get(self, request, table: str):
+        params = query(request, TableTypeParam)
+        row = table_row(table, params.get("type") or "OFFLINE")
+        placement = placement_for(store(), parsed(row))
+        if placement is None:
+            raise NotFound(f"Table {row.name_with_type} has no instance partitions")
+        lists = placement.to_record().list_fields
+        return Response({row.table_type: {"instancePartitionsName": placement.name,
+                                          "partitionToInstancesMap": lists}})  # fmt: skip

@@ -117,6 +117,9 @@ def test_upload_and_rebalance_keep_replica_groups(api, store, pinot_examples, tm
             assert sorted(replicas) == [groups[0][p], groups[1][p]], (segment, replicas)
 
     check([sorted(first)[:2], sorted(first)[2:]])
+    shown = api.get("/tables/userAttributes/instancePartitions").json()["OFFLINE"]
+    assert shown["instancePartitionsName"] == "userAttributes_OFFLINE"
+    assert shown["partitionToInstancesMap"]["1_1"] == [sorted(first)[3]]
     newcomers = register_servers(api, 2, first_port=7001)  # their ids sort before the others
     response = api.post("/tables/userAttributes/rebalance?dryRun=true")
     assert response.status_code == 200, response.content
