@@ -2,9 +2,9 @@
 
 It starts the service stack, the controller, one broker, two servers and a minion, and keeps
 them running (a process that exits is restarted; see sprig/stack/supervisor.py); creates
-the airlineStats and billing tables from Apache Pinot's example configs (examples/pinot), with
-a replica on each server; loads their raw data through the Spark batch ingestion job; and
-prints the console URL and example queries. ``--external`` runs the same against the
+the airlineStats, billing and clientSalaryNulls (null handling) tables from Apache Pinot's
+example configs (examples/pinot), with a replica on each server; loads their raw data through
+the Spark batch ingestion job; and prints the console URL and example queries. ``--external`` runs the same against the
 ZooKeeper and deep store named by SPRIG_ZK and SPRIG_DEEP_STORE_URI instead of local ones.
 """
 
@@ -64,8 +64,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "quickstart",
         help="start a local batch cluster with example data; Ctrl-C stops everything",
         description="Start ZooKeeper, Redis and a Kafka-protocol broker, then the controller "
-        "(REST API and console), a broker, two servers and a minion; create the airlineStats "
-        "and billing tables from Apache Pinot's example configs and load their data with the "
+        "(REST API and console), a broker, two servers and a minion; create the airlineStats, "
+        "billing and clientSalaryNulls tables from Apache Pinot's example configs and load "
+        "their data with the "
         "Spark ingestion job. Services whose SPRIG_ZK / SPRIG_REDIS_URL / SPRIG_KAFKA_BROKERS "
         "variable is set are used as external services instead of started. A process that "
         "exits is restarted (1, 2, 4 ... 30 s apart; given up after 5 crashes in 5 minutes); "
