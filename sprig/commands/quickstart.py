@@ -4,8 +4,9 @@ It starts the service stack, the controller, one broker, two servers and a minio
 them running (a process that exits is restarted; see sprig/stack/supervisor.py); creates
 the airlineStats, billing and clientSalaryNulls (null handling) tables from Apache Pinot's
 example configs (examples/pinot), with a replica on each server; loads their raw data through
-the Spark batch ingestion job; and prints the console URL and example queries. ``--external`` runs the same against the
-ZooKeeper and deep store named by SPRIG_ZK and SPRIG_DEEP_STORE_URI instead of local ones.
+the Spark batch ingestion job; and prints the console URL and example queries.
+``--external`` runs the same against the ZooKeeper and deep store named by SPRIG_ZK and
+SPRIG_DEEP_STORE_URI instead of local ones.
 """
 
 from __future__ import annotations
