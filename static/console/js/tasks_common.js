@@ -19,6 +19,14 @@ export function pinotTimeMs(text) {
   return Number.isNaN(ms) ? null : ms;
 }
 
+// Today's times without the date, so a tasks table fits 800 px; other days in full.
+export function shortTime(ms) {
+  if (!ms && ms !== 0) return "–";
+  const date = new Date(Number(ms));
+  if (Number.isNaN(date.getTime())) return String(ms);
+  return date.toDateString() === new Date().toDateString() ? date.toLocaleTimeString() : date.toLocaleString();
+}
+
 export function formatDuration(ms) {
   if (ms === null || ms === undefined || ms < 0) return "–";
   if (ms < 1000) return `${ms} ms`;
@@ -42,8 +50,14 @@ export function stateBadge(state) {
   return el("span", { class: "state", "data-state": text }, badge(text, KINDS[text] || "tag"));
 }
 
-export function firstLine(text) {
-  return String(text || "").split("\n").find((line) => line.trim()) || "";
+// The line that says what went wrong. A Python traceback names the exception on its last
+// unindented line (its first line is only "Traceback (most recent call last):").
+export function errorHeadline(text) {
+  const lines = String(text || "").split("\n").filter((line) => line.trim());
+  if (!lines.length) return "";
+  if (!lines[0].startsWith("Traceback")) return lines[0];
+  const framing = /^(Traceback|During handling|The above exception)/;
+  return [...lines].reverse().find((line) => !/^\s/.test(line) && !framing.test(line)) || lines[0];
 }
 
 // Calls `load` now and every REFRESH_MS while the tab is visible; `load` returns false to stop.

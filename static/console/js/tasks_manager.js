@@ -22,7 +22,7 @@ async function loadQueues() {
     el("span", { class: "tile-label" }, `${(PAGE.registeredTypes || []).length} registered`));
   clear($("#queues"), simpleTable([
     { label: "Task type", render: (r) => el("a", { href: links.queue(r.type) }, r.type) },
-    { label: "Tasks in queue", class: "num", render: (r) => (r.count === null ? "–" : String(r.count)) },
+    { label: "Tasks in queue", class: "num", render: (r) => (r.count === null || !r.state ? "–" : String(r.count)) },
     { label: "Queue state", render: (r) => (r.state ? stateBadge(r.state) : el("span", { class: "muted" }, "no queue yet")) },
   ], rows, { empty: "No task type is registered.", testid: "queues-table" }));
 }

@@ -6,7 +6,7 @@
 import { api } from "./api.js";
 import { el, clear, $, notify, errorText, confirmDialog, showDialog, simpleTable, formatTime, pageReady } from "./ui.js";
 import { jsonEditor } from "./jsonedit.js";
-import { PAGE, links, pinotTimeMs, formatDuration, stateBadge, refreshEvery, fieldTable } from "./tasks_common.js";
+import { PAGE, links, pinotTimeMs, shortTime, formatDuration, stateBadge, refreshEvery, fieldTable } from "./tasks_common.js";
 
 const TYPE = PAGE.taskType;
 const TABLE = PAGE.table;
@@ -15,7 +15,7 @@ const TABLE_TYPE = /_(OFFLINE|REALTIME)$/.exec(TABLE)?.[1];
 let taskConfig = null;
 
 function taskLink(name) {
-  return el("a", { href: links.task(TYPE, TABLE, name), class: "mono" }, name);
+  return el("a", { href: links.task(TYPE, TABLE, name), class: "mono task-link" }, name);
 }
 
 function showOutcome(kind, ...children) {
@@ -168,8 +168,8 @@ function renderTasks() {
     { label: "Task", render: (t) => taskLink(t.name) },
     { label: "State", render: (t) => stateBadge(t.taskState) },
     { label: "Trigger", class: "hide-narrow", render: (t) => t.triggeredBy || "–" },
-    { label: "Start", class: "nowrap", render: (t) => formatTime(pinotTimeMs(t.startTime)) },
-    { label: "Finish", class: "nowrap", render: (t) => formatTime(pinotTimeMs(t.finishTime)) },
+    { label: "Start", class: "nowrap", render: (t) => shortTime(pinotTimeMs(t.startTime)) },
+    { label: "Finish", class: "nowrap", render: (t) => shortTime(pinotTimeMs(t.finishTime)) },
     { label: "Duration", class: "nowrap", render: (t) => formatDuration(t.durationMs) },
     { label: "Subtasks", class: "nowrap", render: (t) => el("span", { class: "subtask-counts", title: "total · completed · running · waiting · error" },
       el("b", {}, count(t, "total")), " · ", el("span", { class: "c-good" }, count(t, "completed")), " · ", el("span", { class: "c-warn" }, count(t, "running")),

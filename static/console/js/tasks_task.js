@@ -3,7 +3,7 @@
 // per subtask on a time axis, one row per minion, to see parallelism and stragglers; Delete.
 import { api } from "./api.js";
 import { el, clear, $, notify, errorText, confirmDialog, simpleTable, formatTime, pageReady } from "./ui.js";
-import { PAGE, links, pinotTimeMs, formatDuration, stateBadge, refreshEvery, firstLine, fieldTable } from "./tasks_common.js";
+import { PAGE, links, pinotTimeMs, shortTime, formatDuration, stateBadge, refreshEvery, errorHeadline, fieldTable } from "./tasks_common.js";
 
 const NAME = PAGE.task;
 const BASE = `/tasks/task/${encodeURIComponent(NAME)}`;
@@ -17,6 +17,7 @@ function renderFields(debug) {
   const start = pinotTimeMs(debug.executionStartTime);
   const finish = pinotTimeMs(debug.finishTime);
   const counts = debug.subtaskCount || {};
+  document.title = `${debug.taskState} · ${NAME}`;
   clear($("#task-fields"),
     tile("State", stateBadge(debug.taskState), "task-state"),
     tile("Triggered by", debug.triggeredBy || "–", "task-trigger"),
@@ -28,30 +29,45 @@ function renderFields(debug) {
     .map((key) => `${counts[key] ?? 0} ${key}`).join(" · ");
 }
 
-function errorCell(info) {
-  if (!info) return "";
-  return el("details", { class: "subtask-error" }, el("summary", { class: "error-text" }, firstLine(info)), el("pre", { class: "mono" }, info));
+const errorId = (subtask) => `error-${subtask.taskId}`;
+
+// The table shows an error's first line; the whole error, traceback and all, is in the
+// Errors card below, so a long traceback never stretches the table.
+function errorCell(s) {
+  if (!s.info) return "";
+  return el("a", { href: `#${errorId(s)}`, class: "error-text subtask-error-line", title: errorHeadline(s.info) }, errorHeadline(s.info));
+}
+
+function renderErrors(infos) {
+  const failed = infos.filter((s) => s.info);
+  const host = $("#errors");
+  host.hidden = !failed.length;
+  const open = new Set([...host.querySelectorAll("details[open]")].map((d) => d.id));
+  clear(host, el("div", { class: "card-head" }, el("h2", { class: "error-text" }, "Errors"), el("span", { class: "muted" }, `${failed.length} subtask${failed.length === 1 ? "" : "s"}`)),
+    failed.map((s) => el("details", { id: errorId(s), class: "subtask-error", open: open.has(errorId(s)) || failed.length === 1, "data-subtask": s.taskId },
+      el("summary", {}, el("span", { class: "mono" }, s.taskId), " ", stateBadge(s.state), " ", el("span", { class: "error-text" }, errorHeadline(s.info))),
+      el("pre", { class: "mono" }, s.info))));
 }
 
 function renderSubtasks(infos) {
   const now = Date.now();
   clear($("#subtasks"), simpleTable([
-    { label: "Subtask", render: (s) => el("span", { class: "mono" }, s.taskId) },
+    { label: "Subtask", render: (s) => el("span", { class: "mono subtask-id", title: s.taskId }, `…_${s.taskId.split("_").pop()}`) },
     { label: "State", render: (s) => stateBadge(s.state) },
-    { label: "Start", class: "nowrap", render: (s) => formatTime(pinotTimeMs(s.startTime)) },
-    { label: "Finish", class: "nowrap", render: (s) => formatTime(pinotTimeMs(s.finishTime)) },
+    { label: "Start", class: "nowrap", render: (s) => shortTime(pinotTimeMs(s.startTime)) },
+    { label: "Finish", class: "nowrap", render: (s) => shortTime(pinotTimeMs(s.finishTime)) },
     { label: "Duration", class: "nowrap hide-narrow", render: (s) => (pinotTimeMs(s.startTime) ? formatDuration((pinotTimeMs(s.finishTime) || now) - pinotTimeMs(s.startTime)) : "–") },
     { label: "Minion", render: (s) => (s.participant ? el("span", { class: "mono" }, s.participant) : el("span", { class: "muted" }, "not taken yet")) },
-    { label: "Error", render: (s) => errorCell(s.info) },
+    { label: "Error", render: errorCell },
   ], infos, { empty: "This task has no subtask.", testid: "subtasks-table" }));
 }
 
-// Bars positioned in percent of [first start, last finish or now]; times come at second
-// resolution from the API, so a bar is at least a sliver wide.
+// Bars positioned in percent of [first start, last finish or now]. The API gives times to the
+// second, so a subtask spans [start, finish + 1 s): it ran somewhere inside that.
 function renderTimeline(infos) {
   const now = Date.now();
   const spans = infos.filter((s) => pinotTimeMs(s.startTime)).map((s) => ({
-    ...s, from: pinotTimeMs(s.startTime), to: pinotTimeMs(s.finishTime) || now,
+    ...s, from: pinotTimeMs(s.startTime), to: pinotTimeMs(s.finishTime) ? pinotTimeMs(s.finishTime) + 1000 : now,
   }));
   if (!spans.length) {
     clear($("#timeline"), el("p", { class: "muted" }, "No subtask has started yet."));
@@ -74,7 +90,7 @@ function renderTimeline(infos) {
         style: `left:${pct(s.from)}%;width:max(3px, ${pct(s.to) - pct(s.from)}%)`,
         title: `${s.taskId}: ${s.state || "WAITING"}, ${formatDuration(s.to - s.from)}`,
       }, s.taskId.split("_").pop()))))),
-    el("div", { class: "tl-axis" }, el("span", {}, formatTime(t0)), el("span", {}, formatDuration(t1 - t0)), el("span", {}, formatTime(t1))));
+    el("div", { class: "tl-axis" }, el("span", {}, shortTime(t0)), el("span", {}, `${formatDuration(t1 - t0)}, to the second`), el("span", {}, shortTime(t1))));
 }
 
 async function loadRuntime() {
@@ -92,6 +108,7 @@ async function load() {
     const infos = debug.subtaskInfos || [];
     renderFields(debug);
     renderSubtasks(infos);
+    renderErrors(infos);
     renderTimeline(infos);
     return !FINISHED.has(debug.taskState);
   } catch (err) {
