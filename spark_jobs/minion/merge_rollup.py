@@ -1,0 +1,149 @@
+"""MergeRollupTask's data work: DataFrame -> DataFrame transforms, and the thin entry that
+feeds them the rows of input segments and returns the rows of each output segment.
+
+- ``concat``: every input row, unchanged;
+- ``rollup``: one row per distinct dimension tuple (the time column counts as a dimension),
+  each metric aggregated by its ``<metric>.aggregationType`` (sum by default, max, min);
+- ``dedup``: the distinct rows.
+
+Before merging, ``roundBucketTimePeriod`` floors the time column to that period and
+``eraseDimensionValues`` sets the listed dimensions to their default null value, so that
+rollup groups more rows. ``maxNumRecordsPerSegment`` splits the output into segments.
+
+Rows move between Arrow (the engine's segment reader and writer) and Spark through Parquet
+files in a work directory, which needs no pandas on either side.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from pathlib import Path
+from typing import Any
+
+MERGE_TYPES = ("concat", "rollup", "dedup")
+AGGREGATION_TYPES = ("sum", "max", "min")
+SEGMENT_COLUMN = "__sprig_output_segment"
+
+
+class MergeSpecError(ValueError):
+    """A merge config the transforms cannot honour; ``key`` names the config key."""
+
+    def __init__(self, key: str, message: str):
+        self.key = key
+        super().__init__(f"Invalid task config '{key}': {message}")
+
+
+@dataclasses.dataclass(frozen=True)
+class MergeSpec:
+    merge_type: str = "concat"
+    time_column: str | None = None
+    time_unit_ms: int = 1  # milliseconds in one unit of the time column's stored values
+    round_bucket_ms: int | None = None
+    dimensions: tuple[str, ...] = ()  # every non-metric column, the time column included
+    metrics: dict[str, str] = dataclasses.field(default_factory=dict)  # metric -> aggregation
+    erase_dimensions: dict[str, Any] = dataclasses.field(default_factory=dict)  # col -> default
+    max_records_per_segment: int = 5_000_000
+
+    def __post_init__(self):
+        if self.merge_type not in MERGE_TYPES:
+            raise MergeSpecError("mergeType", f"must be one of {', '.join(MERGE_TYPES)}, "
+                                              f"got {self.merge_type!r}")  # fmt: skip
+        for metric, aggregation in self.metrics.items():
+            if aggregation not in AGGREGATION_TYPES:
+                raise MergeSpecError(f"{metric}.aggregationType",
+                                     f"must be one of {', '.join(AGGREGATION_TYPES)}, "
+                                     f"got {aggregation!r}")  # fmt: skip
+        if self.max_records_per_segment <= 0:
+            raise MergeSpecError("maxNumRecordsPerSegment", "must be positive")
+        if self.round_bucket_ms is not None and not self.time_column:
+            raise MergeSpecError("roundBucketTimePeriod", "the table has no time column")
+
+
+# --- transforms ----------------------------------------------------------------------------
+
+
+def round_time(df, column: str, bucket_ms: int, unit_ms: int):
+    """Floor ``column`` (stored in units of ``unit_ms``) to a multiple of ``bucket_ms``."""
+    from pyspark.sql import functions as F
+
+    original = df.schema[column].dataType
+    millis = F.col(column).cast("long") * F.lit(unit_ms)
+    floored = F.floor(millis / F.lit(bucket_ms)) * F.lit(bucket_ms)
+    return df.withColumn(column, (floored / F.lit(unit_ms)).cast(original))
+
+
+def erase_dimensions(df, defaults: dict[str, Any]):
+    """Replace each listed dimension's values with its default null value."""
+    from pyspark.sql import functions as F
+
+    for column, default in defaults.items():
+        df = df.withColumn(column, F.lit(default).cast(df.schema[column].dataType))
+    return df
+
+
+def rollup(df, dimensions: tuple[str, ...], metrics: dict[str, str]):
+    from pyspark.sql import functions as F
+
+    aggregate = {"sum": F.sum, "max": F.max, "min": F.min}
+    columns = [aggregate[kind](F.col(metric)).alias(metric) for metric, kind in metrics.items()]
+    if not columns:  # a table without metrics rolls up to its distinct rows
+        return df.select(*dimensions).distinct()
+    grouped = df.groupBy(*dimensions).agg(*columns)
+    # sums widen ints to longs; keep each metric's own type (the segment writer expects it)
+    for metric in metrics:
+        grouped = grouped.withColumn(metric, F.col(metric).cast(df.schema[metric].dataType))
+    return grouped.select(*df.columns)
+
+
+def merge(df, spec: MergeSpec):
+    """The merged rows of ``df`` (every input segment's rows) under ``spec``."""
+    if spec.round_bucket_ms:
+        df = round_time(df, spec.time_column, spec.round_bucket_ms, spec.time_unit_ms)
+    if spec.erase_dimensions:
+        df = erase_dimensions(df, spec.erase_dimensions)
+    if spec.merge_type == "rollup":
+        return rollup(df, spec.dimensions, spec.metrics)
+    if spec.merge_type == "dedup":
+        return df.distinct()
+    return df
+
+
+def assign_segments(df, max_records: int, order_by: str | None = None):
+    """Add SEGMENT_COLUMN: 0, 1, … with at most ``max_records`` rows each (rows in
+    ``order_by`` order when given, so each output segment covers a narrow time range)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    order = F.col(order_by) if order_by else F.monotonically_increasing_id()
+    numbered = df.withColumn("__sprig_row", F.row_number().over(Window.orderBy(order)) - 1)
+    return numbered.withColumn(
+        SEGMENT_COLUMN, F.floor(F.col("__sprig_row") / F.lit(max_records)).cast("int")
+    ).drop("__sprig_row")
+
+
+# --- entry ---------------------------------------------------------------------------------
+
+
+def merge_tables(spark, tables: list, spec: MergeSpec, work_dir: Path) -> list:
+    """The Arrow tables of the output segments, in order, from the input segments' rows."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
+    run = work_dir / f"merge-{uuid.uuid4().hex[:8]}"
+    inputs = run / "in"
+    inputs.mkdir(parents=True)
+    for index, table in enumerate(tables):
+        pq.write_table(table, inputs / f"{index}.parquet")
+    df = spark.read.parquet(str(inputs))
+    merged = assign_segments(merge(df, spec), spec.max_records_per_segment, spec.time_column)
+    output = run / "out"
+    merged.write.partitionBy(SEGMENT_COLUMN).parquet(str(output))
+    columns = list(tables[0].schema.names)
+    out = []
+    for part in sorted(output.glob(f"{SEGMENT_COLUMN}=*"),
+                       key=lambda p: int(p.name.split("=", 1)[1])):  # fmt: skip
+        piece = ds.dataset(str(part), format="parquet").to_table(columns=columns)
+        out.append(piece.cast(pa.schema([tables[0].schema.field(c) for c in columns])))
+    return out
