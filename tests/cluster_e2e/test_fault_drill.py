@@ -9,7 +9,7 @@ SIGKILL one process of each kind while a query loop runs, and check that:
 - within 30 s of the kill the answers are full again.
 
 Each kind's figures (time to full answers again, answers partial or failed during the gap)
-are printed; run with `-s` to see them.
+are printed (run with `-s` to see them) and written to test-artifacts/fault-drill.json.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from sprig.stack.process import free_port
 from tests.cluster_e2e.conftest import TABLE
 
 REPO = Path(__file__).resolve().parents[2]
+FIGURES = REPO / "test-artifacts" / "fault-drill.json"
 COUNT = f"SELECT COUNT(*) FROM {TABLE}"
 QUERY_TIMEOUT_MS = 5000
 # an answer must come back within the query timeout, plus this for HTTP and scheduling
@@ -101,6 +102,7 @@ def quickstart(tmp_path_factory, airline_tars) -> Quickstart:
             cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
     pids: list[int] = []
+    running = None
     try:
         _wait(lambda: "Press Ctrl-C" in log.read_text() or proc.poll() is not None, 300,
               "the quickstart to start")  # fmt: skip
@@ -117,6 +119,9 @@ def quickstart(tmp_path_factory, airline_tars) -> Quickstart:
         _load_airline(running, airline_tars[:-1])
         yield running
     finally:
+        if running is not None and running.figures:
+            FIGURES.parent.mkdir(parents=True, exist_ok=True)
+            FIGURES.write_text(json.dumps(running.figures, indent=2))
         _stop(proc, log, pids)
 
 
