@@ -46,6 +46,10 @@ def test_groups_dictionary_ids_and_merge_agree():
     dictionary, ids = np.unique(values, return_inverse=True)
     by_ids = fn.aggregate(ValueBlock(len(values), dict_ids=ids.reshape(-1), dictionary=dictionary), groups, 4)  # fmt: skip
     np.testing.assert_array_equal(by_raw[0], by_ids[0])
+    ungrouped_ids = fn.aggregate(ValueBlock(len(values), dict_ids=ids.reshape(-1), dictionary=dictionary), None, 1)  # fmt: skip
+    ungrouped_raw = fn.aggregate(ValueBlock(len(values), raw=values), None, 1)
+    np.testing.assert_array_equal(ungrouped_ids[0], ungrouped_raw[0])
+    np.testing.assert_array_equal(ungrouped_ids[0][0], by_raw[0].max(axis=0))
     # four "segments" with local group ids, shipped through Arrow, then merged
     states, ids_seen = [], []
     for chunk in np.array_split(np.arange(len(values)), 4):
