@@ -109,9 +109,10 @@ def print_event(message: str) -> None:
 class Supervisor:
     """Watches processes that are already running and ready, one thread each.
 
-    A process that exits without being asked to is restarted after `policy.delay_s` and
-    counts as a crash until it is ready again; the `policy.max_crashes`-th crash within
-    `policy.window_s` gives it up. `stop()` stops every process in reverse order of `adopt`.
+    Every exit that `stop()` did not ask for is a crash (so is a restart that never gets
+    ready): the process is restarted after `policy.delay_s(crashes within the window)`, and
+    the `policy.max_crashes`-th crash within `policy.window_s` gives it up, leaving the others
+    running. `stop()` stops every process in reverse order of `adopt`.
 
     Each restart forks from its watcher thread, and Linux ties the parent-death signal to
     the forking thread; so a watcher stays alive until `stop()` has stopped every process.
