@@ -89,9 +89,11 @@ def commit_segment(
     download_url: str,
     size_in_bytes: int,
     now_ms: int | None = None,
+    extra: dict[str, str] | None = None,
 ) -> str:
     """Commit ``committing`` at ``end_offset`` (exclusive) with the built segment's metadata
-    (``engine.segment.SegmentMetadata``); returns the name of the next CONSUMING segment."""
+    (``engine.segment.SegmentMetadata``) and ``extra`` ZK fields; returns the name of the next
+    CONSUMING segment."""
     now = int(time.time() * 1000) if now_ms is None else int(now_ms)
     table = config.table_name_with_type
     name = LLCSegmentName.parse(committing)
@@ -104,7 +106,7 @@ def commit_segment(
     store.put_segment_metadata(
         llc.committed_segment(
             current, end_offset, built, download_url=download_url,
-            size_in_bytes=size_in_bytes, now_ms=now,
+            size_in_bytes=size_in_bytes, now_ms=now, extra=extra,
         )
     )  # fmt: skip
     # step 2: its successor starts where it ended

@@ -73,16 +73,19 @@ def committed_segment(
     download_url: str,
     size_in_bytes: int,
     now_ms: int | None = None,
+    extra: dict[str, str] | None = None,
 ) -> SegmentZKMetadata:
     """``current`` (IN_PROGRESS) as DONE at ``end_offset`` (exclusive), with the facts of the
-    built segment (``engine.segment.SegmentMetadata``). Times are epoch ms; a segment with no
-    rows gets "now" as both bounds, as in Pinot."""
+    built segment (``engine.segment.SegmentMetadata``) and ``extra`` fields (e.g. the
+    deep-store URL). Times are epoch ms; a segment with no rows gets "now" as both bounds,
+    as in Pinot."""
     now = int(time.time() * 1000) if now_ms is None else int(now_ms)
     start_ms, end_ms = built.start_time_ms, built.end_time_ms
     if built.total_docs == 0 or start_ms is None or end_ms is None:
         start_ms = end_ms = now
-    extra = dict(current.extra)
-    extra.update(
+    fields = dict(current.extra)
+    fields.update(extra or {})
+    fields.update(
         {
             END_OFFSET: str(int(end_offset)),
             STATUS: DONE,
@@ -102,7 +105,7 @@ def committed_segment(
         download_url=download_url,
         creation_time_ms=current.creation_time_ms,
         size_in_bytes=int(size_in_bytes),
-        extra=extra,
+        extra=fields,
     )
 
 
