@@ -122,6 +122,9 @@ def quickstart(tmp_path_factory, airline_tars) -> Quickstart:
         if running is not None and running.figures:
             FIGURES.parent.mkdir(parents=True, exist_ok=True)
             FIGURES.write_text(json.dumps(running.figures, indent=2))
+        if running is not None and proc.poll() is None:
+            # the restarted ones must go too
+            pids += [row["pid"] for row in running.status().values() if row["pid"]]
         _stop(proc, log, pids)
 
 
