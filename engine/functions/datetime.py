@@ -81,34 +81,56 @@ def _pattern(pattern, parsing: bool = False) -> str:
     return str(pattern)
 
 
-@register("toDateTime", 2, 3, "STRING")
+def _column(values, convert):
+    """(a one-or-more row column, whether ``values`` was one scalar): Arrow columns are
+    kept, numpy columns and scalars go through ``convert``."""
+    if isinstance(values, pa.Array):
+        return values, False
+    return np.atleast_1d(convert(values)), np.ndim(values) == 0
+
+
+def _answer(result: pa.Array, values, scalar: bool):
+    """Arrow for an Arrow input, else numpy (or the one value of a scalar input)."""
+    if isinstance(values, pa.Array):
+        return result
+    out = result.to_numpy(zero_copy_only=False)
+    if not scalar:
+        return out
+    return out[0].item() if isinstance(out[0], np.generic) else out[0]
+
+
+def _long_arrow(values: pa.Array) -> pa.Array:
+    if pa.types.is_floating(values.type):  # Java's (long) cast truncates
+        return pc.cast(pc.trunc(values), pa.int64())
+    return values
+
+
+@register("toDateTime", 2, 3, "STRING", arrow=True)
 def to_date_time(millis, pattern, timezone=None):
     """Epoch ms as text in a Java pattern, in ``timezone`` (UTC by default)."""
     pattern = _pattern(pattern)
-    scalar = np.ndim(millis) == 0
+    column, scalar = _column(millis, as_long)
+    if isinstance(column, pa.Array):
+        column = _long_arrow(column)
     try:
-        text = format_java_datetime(np.atleast_1d(as_long(millis)), pattern, timezone)
+        text = format_java_datetime(column, pattern, timezone)
     except InvalidPatternError as err:  # an unknown time zone
         raise FunctionArgumentError(f"ToDateTime: {err}") from err
-    out = text.to_numpy(zero_copy_only=False)
-    return out[0] if scalar else out
+    return _answer(text, millis, scalar)
 
 
-@register("fromDateTime", 2, 3, _LONG)
+@register("fromDateTime", 2, 3, _LONG, arrow=True)
 def from_date_time(strings, pattern, timezone=None):
     """Text in a Java pattern as epoch ms (read in ``timezone`` unless it has an offset)."""
     pattern = _pattern(pattern, parsing=True)
-    scalar = np.ndim(strings) == 0
+    column, scalar = _column(strings, lambda v: np.asarray(v, dtype=object))
     try:
-        millis = parse_java_datetime(
-            np.atleast_1d(np.asarray(strings, dtype=object)), pattern, timezone
-        )
+        millis = parse_java_datetime(column, pattern, timezone)
     except InvalidPatternError as err:
         raise FunctionArgumentError(f"FromDateTime: {err}") from err
     except DateTimeParseError as err:
         raise FunctionValueError(str(err)) from err
-    out = millis.to_numpy(zero_copy_only=False)
-    return int(out[0]) if scalar else out
+    return _answer(millis, strings, scalar)
 
 
 @register("now", 0, 0, _LONG)
