@@ -5,9 +5,11 @@ mirrors RUNNING, progress and COMPLETED or the error with its traceback."""
 from __future__ import annotations
 
 import socket
+import time
 
 import pytest
 
+from tasks.logic.driver import tick
 from tests.tasks.conftest import wait_task
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
@@ -126,6 +128,26 @@ def test_timeout_ms_times_a_subtask_out(api, store, minion, make_table):
     api.post("/cluster/configs", {"TestTask.timeoutMs": "1500"}, format="json")
     try:
         name = schedule(api, tableName=table)["TestTask"]
+        wait_task(api, store, name, states=("IN_PROGRESS",))
+        deadline = time.monotonic() + 20
+        while api.get(f"/tasks/subtask/{name}/state").json()[f"{name}_0"] != "RUNNING":
+            assert time.monotonic() < deadline, "the subtask never started"
+            tick(store)
+            time.sleep(0.05)
+        # while it runs: the counts, the summary and the metrics emitter all see it
+        assert api.get("/tasks/TestTask/taskcounts").json()[name]["running"] == 1
+        summary = api.get("/tasks/summary").json()
+        assert summary["totalRunningTasks"] == 1 and summary["totalWaitingTasks"] == 0
+        (tenant,) = summary["taskBreakdown"]
+        assert tenant["tenant"] == "minion_untagged"
+        assert tenant["taskTypeBreakdown"] == [
+            {"taskType": "TestTask", "runningCount": 1, "waitingCount": 0}]  # fmt: skip
+        assert api.get("/tasks/summary?tenant=other").json()["taskBreakdown"] == []
+        emitted = api.get("/periodictask/run?taskname=TaskMetricsEmitter").json()["taskReport"]
+        assert emitted["numMinionTasksInProgress"] == {"TestTask": 1}
+        (series,) = [t for t in emitted["tables"] if t["table"] == table]
+        assert series["numMinionSubtasksRunning"] == 1
+        assert series["percentMinionSubtasksInQueue"] == 100.0
         debug = wait_task(api, store, name, timeout_s=40)
         (info,) = debug["subtaskInfos"]
         assert info["state"] == "TIMED_OUT" and "SoftTimeLimitExceeded" in info["info"]
