@@ -75,6 +75,7 @@ CASES = [
     *[(f"fromepoch{u}bucket", f"fromEpoch{u}Bucket(i, 5)") for u in ("seconds", "minutes", "hours", "days")],
     ("todatetime", "toDateTime(t, 'yyyy-MM-dd''T''HH:mm:ss.SSS')"),
     ("todatetime", "toDateTime(t, 'EEE, d MMM yy h:mm a Z', 'UTC')"),
+    ("todatetime", "toDateTime(f, 'yyyy-MM-dd HH:mm:ss.SSS')"),  # a double truncates to a long
     ("fromdatetime", "fromDateTime(d, 'yyyy-MM-dd')"),
     ("fromdatetime", "fromDateTime(d, 'yyyy-MM-dd', 'Europe/Paris')"),
     ("todatetime", "toDateTime(t, 'yyyy-MM-dd HH:mm ZZ', 'America/Los_Angeles')"),
