@@ -14,6 +14,7 @@ from cluster.errors import NotFound
 from cluster.logic.reload_segments import reload_schema_tables
 from cluster.logic.save_schema import add_schema, delete_schema, update_schema
 from cluster.logic.validate_config import parse_schema
+from engine.spi.schema_validation import schema_unrecognized_properties
 
 TAG = ["Schema"]
 
@@ -61,7 +62,8 @@ class SchemaValidateView(APIView):
     )
     def post(self, request):
         schema = parse_schema(json_body(request))
-        return Response({**schema.to_json(), "unrecognizedProperties": {}})
+        unknown = schema_unrecognized_properties(schema.to_json())
+        return Response({**schema.to_json(), "unrecognizedProperties": unknown})
 
 
 class SchemaDetailView(APIView):

@@ -10,6 +10,7 @@ from cluster.logic import audit
 from cluster.logic.publish import publish_schema
 from cluster.logic.validate_config import incompatible_changes, parse_schema
 from engine.clusterstate import ClusterStore
+from engine.spi.schema_validation import schema_unrecognized_properties
 
 
 def add_schema(store: ClusterStore, data, *, override: bool = True, force: bool = False) -> dict:
@@ -24,7 +25,10 @@ def add_schema(store: ClusterStore, data, *, override: bool = True, force: bool 
         models.Schema.objects.create(name=schema.name, config=schema.to_json())
         audit.record("schema.create", "schema", schema.name)
         publish_schema(store, schema.to_json())
-    return {"unrecognizedProperties": {}, "status": f"{schema.name} successfully added"}
+    return {
+        "unrecognizedProperties": schema_unrecognized_properties(schema.to_json()),
+        "status": f"{schema.name} successfully added",
+    }
 
 
 def update_schema(store: ClusterStore, name: str, data, *, force: bool = False) -> dict:
@@ -48,7 +52,10 @@ def update_schema(store: ClusterStore, name: str, data, *, force: bool = False) 
         row.save()
         audit.record("schema.update", "schema", name, forced=bool(problems))
         publish_schema(store, schema.to_json())
-    return {"unrecognizedProperties": {}, "status": f"{name} successfully added"}
+    return {
+        "unrecognizedProperties": schema_unrecognized_properties(schema.to_json()),
+        "status": f"{name} successfully added",
+    }
 
 
 def delete_schema(store: ClusterStore, name: str) -> dict:

@@ -65,3 +65,31 @@ def _check_sortable_pattern(pattern: str | None, path: str) -> None:
                 "and datetime order (yyyy MM dd HH mm ss SSS)",
             )
         last[i + 1] = max(last[i + 1], last[i])
+
+
+# Pinot's Schema and FieldSpec JSON properties.
+_SCHEMA_KEYS = {
+    "schemaName", "dimensionFieldSpecs", "metricFieldSpecs", "dateTimeFieldSpecs",
+    "timeFieldSpec", "complexFieldSpecs", "primaryKeyColumns", "enableColumnBasedNullHandling",
+    "description", "tags",
+}  # fmt: skip
+_FIELD_KEYS = {
+    "name", "dataType", "fieldType", "singleValueField", "defaultNullValue", "notNull",
+    "maxLength", "maxLengthExceedStrategy", "transformFunction", "virtualColumnProvider",
+    "allowTrailingZeros", "format", "granularity", "sampleValue", "incomingGranularitySpec",
+    "outgoingGranularitySpec", "childFieldSpecs", "description", "tags",
+}  # fmt: skip
+
+
+def schema_unrecognized_properties(raw: dict) -> dict:
+    """Keys of a schema that Pinot's Schema/FieldSpec do not have, as ``{json_pointer: value}``
+    (Pinot's ``unrecognizedProperties``); they are kept as given."""
+    out = {f"/{k}": v for k, v in raw.items() if k not in _SCHEMA_KEYS}
+    for section in (*_SECTIONS, "complexFieldSpecs"):
+        for i, spec in enumerate(raw.get(section) or []):
+            if isinstance(spec, dict):
+                out |= {f"/{section}/{i}/{k}": v for k, v in spec.items() if k not in _FIELD_KEYS}
+    time_spec = raw.get("timeFieldSpec")
+    if isinstance(time_spec, dict):
+        out |= {f"/timeFieldSpec/{k}": v for k, v in time_spec.items() if k not in _FIELD_KEYS}
+    return out

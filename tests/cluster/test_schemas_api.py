@@ -102,3 +102,24 @@ def test_schema_as_multipart_file(api, store, airline_dir):
     assert (
         response.status_code == 400 and "broken.json is not valid JSON" in response.json()["error"]
     )
+
+
+def test_unknown_schema_keys_are_kept_and_reported(api, airline_schema):
+    schema = copy.deepcopy(airline_schema)
+    schema["futureKey"] = {"a": 1}
+    schema["dimensionFieldSpecs"][0]["oddKey"] = True
+    expected = {"/futureKey": {"a": 1}, "/dimensionFieldSpecs/0/oddKey": True}
+    response = api.post("/schemas/validate", schema, format="json")
+    assert response.status_code == 200
+    assert response.json()["unrecognizedProperties"] == expected
+    response = api.post("/schemas", schema, format="json")
+    assert response.json()["unrecognizedProperties"] == expected
+    assert api.get("/schemas/airlineStats").json()["futureKey"] == {"a": 1}
+
+
+def test_pinot_schema_rules_name_the_field(api, airline_schema):
+    schema = copy.deepcopy(airline_schema)
+    schema["metricFieldSpecs"] = [{"name": "label", "dataType": "STRING"}]
+    response = api.post("/schemas", schema, format="json")
+    assert response.status_code == 400
+    assert response.json()["field"] == "metricFieldSpecs[0].dataType"
