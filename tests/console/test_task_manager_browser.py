@@ -238,3 +238,46 @@ def test_the_manager_shows_types_minions_and_queues(page, task_cluster):
     expect(page.get_by_test_id("tile-types")).to_contain_text("1")
     expect(page.locator("nav.mainnav a.active")).to_have_text("Minion tasks")
     screenshot(page, "minion-task-manager")
+
+
+def test_delete_a_task_then_clean_up_and_delete_the_queue(page, task_cluster):
+    response = task_cluster.api("POST", "/tasks/execute", json={
+        "taskType": TYPE, "tableName": ADHOC, "taskName": "to-delete",
+        "taskConfigs": {"numSubtasks": "1"}})  # fmt: skip
+    assert response.ok, response.text
+    task = response.json()[ADHOC]
+    task_cluster.wait_state(task, ("COMPLETED",))
+    page.goto(f"{table_page(TYPE, ADHOC)}/task/{task}")
+    expect(page.get_by_test_id("task-state")).to_have_text("COMPLETED")
+    # the queue runs: without force the controller refuses, and the page says why
+    page.get_by_test_id("task-delete").click()
+    page.get_by_role("dialog").get_by_role("button", name="Delete").click()
+    expect(page.locator(".notice-error")).to_contain_text("only after its queue is stopped")
+    page.locator(".notice-error .notice-close").click()  # it sits over the page's buttons
+    page.get_by_test_id("task-delete").click()
+    page.get_by_role("dialog").get_by_label("Force").check()
+    page.get_by_role("dialog").get_by_role("button", name="Delete").click()
+    expect(page).to_have_url(re.compile(f"{table_page(TYPE, ADHOC)}$"))
+    assert task_cluster.api("GET", f"/tasks/task/{task}/state").status_code == 404
+
+    page.goto(f"/console/task-queue/{TYPE}")
+    expect(page.get_by_test_id("queue-task-count")).not_to_have_text("0")
+    page.get_by_test_id("queue-cleanup").click()
+    page.get_by_role("dialog").get_by_role("button", name="Clean up").click()
+    expect(page.get_by_test_id("queue-task-count")).to_have_text("0")  # all were finished
+    page.get_by_test_id("queue-delete").click()
+    page.get_by_role("dialog").get_by_role("button", name="Delete").click()
+    expect(page.get_by_test_id("queue-state")).to_contain_text("no queue yet")
+    assert task_cluster.api("GET", f"/tasks/{TYPE}/state").status_code == 404
+
+
+def test_an_unknown_type_table_and_task_say_so(page, task_cluster):
+    page.goto("/console/task-queue/NoSuchTask")
+    expect(page.get_by_test_id("unknown-type")).to_be_visible()
+    page.goto(table_page("NoSuchTask", "nosuch_OFFLINE"))
+    expect(page.get_by_test_id("task-config")).to_contain_text("nosuch_OFFLINE")
+    page.get_by_test_id("schedule-now").click()
+    page.get_by_role("dialog").get_by_role("button", name="Schedule").click()
+    expect(page.get_by_test_id("schedule-result")).to_contain_text("NoSuchTask")
+    page.goto(f"{table_page(TYPE, SCHEDULED)}/task/Task_TestTask_nosuch_1")
+    expect(page.locator("#subtasks")).to_contain_text("does not exist")

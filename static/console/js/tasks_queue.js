@@ -29,7 +29,8 @@ async function loadQueue() {
   } catch (err) {
     if (err.status !== 404) throw err;
     hasQueue = false;
-    clear($("#queue-state"), el("span", { class: "muted" }, "no queue yet: schedule a task from a table below"));
+    clear($("#queue-state"), PAGE.registered ? el("span", { class: "muted" }, "no queue yet: schedule a task from a table below")
+      : el("span", { class: "error-text", "data-testid": "unknown-type" }, `${TYPE} is not a task type this controller knows, and has no queue`));
   }
   for (const id of ["#queue-stop", "#queue-resume", "#queue-cleanup", "#queue-delete"]) $(id).disabled = !hasQueue;
   const byState = {};
