@@ -124,6 +124,13 @@ class LiveInstance:
         return cls(record.id, record.simple_fields.get("SESSION_ID", ""), host, _int(pid, 0))
 
 
+_IDEAL_STATE_KEYS = frozenset(
+    {"BATCH_MESSAGE_MODE", "IDEAL_STATE_MODE", "REBALANCE_MODE", "NUM_PARTITIONS",
+     "STATE_MODEL_DEF_REF", "STATE_MODEL_FACTORY_NAME", "HELIX_ENABLED", "REPLICAS",
+     "INSTANCE_GROUP_TAG"}
+)  # fmt: skip
+
+
 @dataclasses.dataclass
 class ResourceAssignment:
     """An ideal state or external view: segment -> instance -> state, plus Helix's fields."""
@@ -133,9 +140,12 @@ class ResourceAssignment:
     enabled: bool = True
     replicas: str = ""
     instance_group_tag: str = ""
+    # other simple fields (e.g. Pinot's pauseState / isTablePaused), kept through updates
+    extra_fields: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def to_record(self) -> ZNRecord:
-        simple = {
+        simple = dict(self.extra_fields)
+        simple |= {
             "BATCH_MESSAGE_MODE": "false",
             "IDEAL_STATE_MODE": "CUSTOMIZED",
             "REBALANCE_MODE": "CUSTOMIZED",
@@ -163,6 +173,7 @@ class ResourceAssignment:
             enabled=simple.get("HELIX_ENABLED", "true").lower() == "true",
             replicas=simple.get("REPLICAS", ""),
             instance_group_tag=simple.get("INSTANCE_GROUP_TAG", ""),
+            extra_fields={k: v for k, v in simple.items() if k not in _IDEAL_STATE_KEYS},
         )
 
     def instances(self) -> set[str]:

@@ -186,3 +186,54 @@ def test_partitions_without_segments_are_picked_up(store, table):
     assert store.ideal_state("ev_REALTIME").segments[gone] == dict.fromkeys(
         ["Server_h_2", "Server_h_3"], "CONSUMING"
     )
+
+
+def test_pause_commit_without_successor_and_resume_from_smallest(store, table):
+    import orjson
+
+    from cluster.logic.realtime import pause
+
+    config, provider = table
+    create_consuming_segments(store, config, SERVERS, 2, provider, now_ms=NOW)
+    details = pause.pause_consumption(store, "ev_REALTIME", now_ms=NOW + 123)
+    assert details["pauseFlag"] is True and details["reasonCode"] == "ADMINISTRATIVE"
+    assert details["consumingSegments"] == [
+        "ev__0__0__20260801T1200Z", "ev__1__0__20260801T1200Z", "ev__2__0__20260801T1200Z"
+    ]  # fmt: skip
+    assert details["comment"].startswith("Pause flag is set. Consuming segments are being")
+    assert details["timestamp"].endswith(".123")
+    ideal = store.ideal_state("ev_REALTIME")
+    state = orjson.loads(ideal.extra_fields["pauseState"])
+    assert state["paused"] is True and state["indexOfInactiveTopics"] == []
+    assert ideal.extra_fields["isTablePaused"] == "true"
+    assert pause.pause_status(store, "ev_REALTIME")["pauseFlag"] is True
+    # paused: no repairs, and a commit creates no successor
+    assert ensure_partitions_consuming(store, config, SERVERS, 2, provider, now_ms=NOW) == []
+    assert commit_segment(store, config, "ev__0__0__20260801T1200Z", 5, built(0),
+                          download_url="", size_in_bytes=10, now_ms=NOW) is None  # fmt: skip
+    ideal = store.ideal_state("ev_REALTIME")
+    assert set(ideal.segments["ev__0__0__20260801T1200Z"].values()) == {"ONLINE"}
+    assert "pauseState" in ideal.extra_fields  # kept through the ideal-state update
+
+    with pytest.raises(ValueError, match="consumeFrom must be one of"):
+        pause.resume_consumption(store, "ev_REALTIME", consume_from="yesterday")
+    assert pause.pause_status(store, "ev_REALTIME")["pauseFlag"] is True
+    details, criteria = pause.resume_consumption(store, "ev_REALTIME", consume_from="SMALLEST")
+    assert details["pauseFlag"] is False and details["comment"].startswith("Pause flag is cleared")
+    assert criteria.kind == "smallest"
+    actions = ensure_partitions_consuming(store, config, SERVERS, 2, provider, now_ms=NOW,
+                                          max_completion_ms=0, offset_criteria=criteria)  # fmt: skip
+    assert actions == [
+        "ev__0__0__20260801T1200Z is DONE without a successor: created ev__0__1__20260801T1200Z"
+    ]
+    successor = store.segment_metadata("ev_REALTIME", "ev__0__1__20260801T1200Z")
+    assert successor.extra[llc.START_OFFSET] == "0"  # consumeFrom=smallest, not end offset 5
+    # a table paused with only the legacy flag
+    store.update_ideal_state(
+        "ev_REALTIME",
+        lambda i: (i.extra_fields.pop("pauseState"), i.extra_fields.update(isTablePaused="true"),
+                   i)[2],
+    )  # fmt: skip
+    legacy = pause.pause_status(store, "ev_REALTIME")
+    assert legacy["pauseFlag"] is True and legacy["comment"] == "Table is paused."
+    assert "timestamp" not in legacy and "reasonCode" not in legacy

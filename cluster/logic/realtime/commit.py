@@ -38,9 +38,10 @@ def receive_upload(deep_store, segment: str, source) -> str:
 
 
 def finish_commit(store: ClusterStore, config, deep_store, segment: str, end_offset: int,
-                  location: str, controller_url: str) -> str:  # fmt: skip
+                  location: str, controller_url: str) -> str | None:  # fmt: skip
     """Move the uploaded ``location`` to the segment's deep-store place, read the segment's
-    metadata from it, and run the ZK commit steps; returns the next CONSUMING segment. The
+    metadata from it, and run the ZK commit steps; returns the next CONSUMING segment (None
+    when the table is paused). The
     download URL is ``<controller_url>/segments/<rawTable>/<segment>`` (local deep store)."""
     name = LLCSegmentName.parse(segment)
     if name is None:

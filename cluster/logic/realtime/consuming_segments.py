@@ -15,6 +15,7 @@ import time
 from collections import Counter
 
 from cluster.logic.realtime import llc_metadata as llc
+from cluster.logic.realtime.pause import is_paused
 from engine.clusterstate import ClusterStore, ResourceAssignment
 from engine.realtime.llc_name import LLCSegmentName
 from engine.stream.config import table_stream_configs
@@ -90,10 +91,10 @@ def commit_segment(
     size_in_bytes: int,
     now_ms: int | None = None,
     extra: dict[str, str] | None = None,
-) -> str:
+) -> str | None:
     """Commit ``committing`` at ``end_offset`` (exclusive) with the built segment's metadata
     (``engine.segment.SegmentMetadata``) and ``extra`` ZK fields; returns the name of the next
-    CONSUMING segment."""
+    CONSUMING segment (None for a paused table, whose segments get no successor)."""
     now = int(time.time() * 1000) if now_ms is None else int(now_ms)
     table = config.table_name_with_type
     name = LLCSegmentName.parse(committing)
@@ -109,10 +110,13 @@ def commit_segment(
             size_in_bytes=size_in_bytes, now_ms=now, extra=extra,
         )
     )  # fmt: skip
-    # step 2: its successor starts where it ended
-    following = name.next(now)
     ideal = store.ideal_state(table)
     instances = sorted((ideal.segments.get(committing) if ideal else None) or {})
+    if is_paused(ideal):  # a paused table's segments commit without successors
+        _advance_ideal_state(store, table, committing, None, instances)
+        return None
+    # step 2: its successor starts where it ended
+    following = name.next(now)
     stream = table_stream_configs(config)[0]
     partitions = _partitions_per_instance(ideal)
     rows, extra = llc.row_threshold(
@@ -141,7 +145,7 @@ def _partitions_per_instance(ideal: ResourceAssignment | None) -> int:
     return max(counts.values(), default=1)
 
 
-def _advance_ideal_state(store, table: str, committed: str, following: str,
+def _advance_ideal_state(store, table: str, committed: str, following: str | None,
                          instances: list[str]) -> None:  # fmt: skip
     def change(ideal: ResourceAssignment) -> ResourceAssignment:
         current = ideal.segments.get(committed) or dict.fromkeys(instances, CONSUMING)
@@ -149,7 +153,8 @@ def _advance_ideal_state(store, table: str, committed: str, following: str,
             server: ONLINE if state in (CONSUMING, ONLINE) else state
             for server, state in current.items()
         }
-        ideal.segments[following] = dict.fromkeys(instances, CONSUMING)
+        if following is not None:
+            ideal.segments[following] = dict.fromkeys(instances, CONSUMING)
         return ideal
 
     store.update_ideal_state(table, change)

@@ -30,6 +30,7 @@ from cluster.logic.realtime.consuming_segments import (
     ONLINE,
     consuming_instances,
 )
+from cluster.logic.realtime.pause import is_paused
 from engine.clusterstate import ClusterStore, ResourceAssignment
 from engine.realtime.llc_name import LLCSegmentName
 from engine.stream.config import OffsetCriteria, table_stream_configs
@@ -48,13 +49,18 @@ def ensure_partitions_consuming(
     *,
     now_ms: int | None = None,
     max_completion_ms: int = MAX_SEGMENT_COMPLETION_MS,
+    offset_criteria: OffsetCriteria | None = None,
 ) -> list[str]:
     """Repair ``config``'s table as described above; returns one line per repair made.
-    ``now_ms`` is the creation time given to new segments (default: now)."""
+    ``now_ms`` is the creation time given to new segments (default: now). A paused table is
+    left alone. ``offset_criteria`` (resumeConsumption's consumeFrom smallest/largest) makes
+    the successors of committed segments start there instead of at their end offsets."""
     now = int(time.time() * 1000) if now_ms is None else int(now_ms)
     table = config.table_name_with_type
     stream = table_stream_configs(config)[0]
     ideal = store.ideal_state(table) or ResourceAssignment(table)
+    if is_paused(ideal):
+        return []
     latest: dict[int, LLCSegmentName] = {}
     for segment in store.segment_names(table):
         name = LLCSegmentName.parse(segment)
@@ -92,7 +98,10 @@ def ensure_partitions_consuming(
             if not settled(segment):
                 continue
             following = name.next(now)
-            create(following, int(meta.extra.get(llc.END_OFFSET, 0)), instances)
+            start = int(meta.extra.get(llc.END_OFFSET, 0))
+            if offset_criteria is not None:
+                start = metadata_provider.offset_for(partition, offset_criteria)
+            create(following, start, instances)
             if states:
                 changes[segment] = {s: ONLINE if v == CONSUMING else v for s, v in states.items()}
             actions.append(f"{segment} is DONE without a successor: created {following}")
