@@ -13,6 +13,8 @@ from engine.clusterstate import ClusterStore
 from engine.clusterstate.records import now_ms
 
 _UNIT_MS = {
+    "NANOSECONDS": 1e-6,
+    "MICROSECONDS": 1e-3,
     "MILLISECONDS": 1,
     "SECONDS": 1000,
     "MINUTES": 60_000,

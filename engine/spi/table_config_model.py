@@ -116,6 +116,8 @@ class SegmentsConfig:
     def from_json(cls, raw: dict, path: str = "segmentsConfig") -> SegmentsConfig:
         unit = raw.get("retentionTimeUnit")
         if unit is not None and str(unit).upper() not in (
+            "NANOSECONDS",  # Java TimeUnit names, as Pinot accepts them
+            "MICROSECONDS",
             "MILLISECONDS",
             "SECONDS",
             "MINUTES",

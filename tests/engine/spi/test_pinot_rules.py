@@ -223,3 +223,13 @@ def test_sortable_date_pattern_loads():
     raw["dateTimeFieldSpecs"].append({"name": "d", "dataType": "STRING", "granularity": "1:SECONDS",
                                       "format": "1:SECONDS:SIMPLE_DATE_FORMAT:yyyy-MM-dd'T'HH:mm:ss"})  # fmt: skip
     validate_schema(Schema.from_json(raw))
+
+
+def test_retention_units_are_javas_time_units():
+    for unit in ("NANOSECONDS", "MICROSECONDS", "days"):
+        raw = table(segmentsConfig={"retentionTimeUnit": unit, "retentionTimeValue": "3"})
+        assert (
+            TableConfig.from_json(raw, schema()).segments_config.retention_time_unit == unit.upper()
+        )
+    bad = table(segmentsConfig={"retentionTimeUnit": "FORTNIGHTS"})
+    assert refused(bad).field == "segmentsConfig.retentionTimeUnit"
