@@ -204,3 +204,34 @@ def test_unusable_configs_are_refused_naming_the_key(change, field, message) -> 
 def test_offline_tables_have_no_streams(pinot_examples: Path) -> None:
     path = pinot_examples / "batch/airlineStats/airlineStats_offline_table_config.json"
     assert table_stream_configs(TableConfig.from_json(json.loads(path.read_text()))) == []
+
+
+def test_client_config_passes_kafka_settings_through_and_maps_java_ones():
+    from engine.stream.kafka import client_config
+
+    stream = parse_stream_config(
+        {
+            **BASE,
+            "stream.kafka.broker.list": "k1:9092,k2:9092",
+            "security.protocol": "SASL_SSL",
+            "sasl.mechanism": "PLAIN",
+            "sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule "
+            'required username="alice" password="s3cret";',
+            "stream.kafka.consumer.prop.key.deserializer": "org.apache.kafka.common."
+            "serialization.StringDeserializer",
+            "stream.kafka.consumer.prop.fetch.wait.max.ms": "50",
+            "stream.kafka.consumer.prop.auto.offset.reset": "smallest",
+        }
+    )
+    assert client_config(stream, "srv") == {
+        "bootstrap.servers": "k1:9092,k2:9092",
+        "client.id": "srv",
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanisms": "PLAIN",
+        "sasl.username": "alice",
+        "sasl.password": "s3cret",
+        "fetch.wait.max.ms": "50",
+    }
+    with pytest.raises(ConfigError) as caught:
+        client_config(parse_stream_config(BASE), "srv")
+    assert caught.value.field == "streamConfigs.stream.kafka.broker.list"
