@@ -11,6 +11,8 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import fsspec
+import orjson
+import requests
 
 from engine.clusterstate import split_table_name
 from spark_jobs.ingestion.naming import INPUT_FILE, SIMPLE, SegmentNamer
@@ -79,6 +81,18 @@ def _metadata_files(mode: str) -> tuple[str, ...]:
     return (METADATA_FILE, CREATION_META_FILE)
 
 
+def _segment_of(controller: str, raw_table: str, table_type: str, uri: str) -> str | None:
+    """The table's segment built from ``uri`` (its custom.map names the file), if any."""
+    response = requests.get(f"{controller}/segments/{raw_table}/zkmetadata",
+                            params={"type": table_type}, timeout=60)  # fmt: skip
+    response.raise_for_status()
+    for segment, fields in response.json().items():
+        custom = orjson.loads(fields.get("custom.map") or "{}")
+        if custom.get(INPUT_FILE_URI_KEY) == uri:
+            return segment
+    return None
+
+
 class SegmentGenerationAndPushTaskExecutor(TaskExecutor):
     task_type = "SegmentGenerationAndPushTask"
 
@@ -95,6 +109,13 @@ class SegmentGenerationAndPushTaskExecutor(TaskExecutor):
         schema = fetch_schema(default_schema_uri(controller, raw_table))
         table_config = fetch_table_config(default_table_config_uri(controller, raw_table),
                                           raw_table)  # fmt: skip
+        if configs.get("segmentIngestionType", "APPEND") == "APPEND":
+            existing = _segment_of(controller, raw_table, table_type or "OFFLINE", uri)
+            if existing:
+                # an earlier attempt pushed it and was lost before it could report (e.g. its
+                # minion was killed): pushing again would duplicate the file's rows
+                ctx.report_progress(f"{uri} is already in segment {existing}")
+                return {"segmentName": existing, INPUT_FILE_URI_KEY: uri, "skipped": True}
         work = Path(tempfile.mkdtemp(prefix="sprig-sgp-"))
         try:
             ctx.report_progress(f"fetching {uri}")

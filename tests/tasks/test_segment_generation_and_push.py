@@ -111,7 +111,8 @@ def segment_inputs(controller, table: str) -> dict[str, str]:
 
 
 def test_append_table_ingests_each_file_once(controller, spark_minion, airline_schema,
-                                             airline_offline_config, input_dir):  # fmt: skip
+                                             airline_offline_config, input_dir,
+                                             celery_link):  # fmt: skip
     table = make_table(controller, airline_schema, airline_offline_config, input_dir)
     debug = run_to_completion(controller, table)
     infos = debug["subtaskInfos"]
@@ -128,6 +129,22 @@ def test_append_table_ingests_each_file_once(controller, spark_minion, airline_s
     debug = run_to_completion(controller, table)
     assert [i["taskConfig"]["configs"]["input.data.file.uri"] for i in debug["subtaskInfos"]
             ] == [extra.as_uri()]  # fmt: skip
+    assert len(segment_inputs(controller, table)) == 3
+
+    # an attempt that runs again after its push went through (its minion was killed before
+    # it could report) finds the file's segment and pushes nothing
+    from tasks.logic.celery_link import read_report, send_attempt
+
+    config = debug["subtaskInfos"][0]["taskConfig"]["configs"]
+    replay = f"Task_{TASK}_replay{uuid.uuid4().hex[:6]}_1_0"
+    send_attempt(subtask=replay, task_type=TASK, attempt=2, configs=config,
+                 queue="minion_untagged", timeout_ms=120_000, dispatched_ms=0)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while (report := read_report(f"{replay}.2")).state != "SUCCESS":
+        assert report.state in ("PENDING", "RUNNING"), report
+        assert time.monotonic() < deadline, report
+        time.sleep(0.5)
+    assert report.meta["result"]["skipped"] is True
     assert len(segment_inputs(controller, table)) == 3
 
 
