@@ -16,7 +16,11 @@ import socket
 
 import urllib3
 
-from engine.broker.errors import BROKER_REQUEST_ERROR_CODE, BadBrokerRequest
+from engine.broker.errors import (
+    BROKER_REQUEST_ERROR_CODE,
+    BROKER_RESOURCE_MISSING_ERROR_CODE,
+    BadBrokerRequest,
+)
 from engine.broker.handler import BrokerQuery, QueryRunner
 from engine.broker.metrics import BrokerMetrics
 from engine.broker.routing import RoutingManager
@@ -112,7 +116,7 @@ class BrokerInstance:
             query = BrokerQuery.from_json(request.body)
         except BadBrokerRequest as exc:
             return _bad_request(str(exc))
-        return Response.json(self.runner.run(query))
+        return self._answer(query)
 
     def _query_get(self, request: Request) -> Response:
         q = request.query
@@ -120,6 +124,17 @@ class BrokerInstance:
             query = BrokerQuery.from_fields(q.get("sql"), q.get("queryOptions"), q.get("trace"))
         except BadBrokerRequest as exc:
             return _bad_request(str(exc))
+        return self._answer(query)
+
+    def _answer(self, query: BrokerQuery) -> Response:
+        # Until the first routing table is built every table looks missing; a 190 "table does
+        # not exist" then would be a wrong answer, so the client is told to retry instead.
+        if not self.routing.ready.is_set():
+            return _error_response(
+                503, BROKER_RESOURCE_MISSING_ERROR_CODE,
+                f"broker {self.instance_id} has no routing table yet (starting or reconnecting "
+                "to ZooKeeper); retry shortly",
+            )  # fmt: skip
         return Response.json(self.runner.run(query))
 
     def _health(self, _request: Request) -> Response:
@@ -153,9 +168,13 @@ class BrokerInstance:
 
 
 def _bad_request(message: str) -> Response:
+    return _error_response(400, BROKER_REQUEST_ERROR_CODE, message)
+
+
+def _error_response(status: int, error_code: int, message: str) -> Response:
     body = broker_response(
         None, None, None,
-        exceptions=[{"errorCode": BROKER_REQUEST_ERROR_CODE, "message": message}],
+        exceptions=[{"errorCode": error_code, "message": message}],
         num_servers_queried=0, num_servers_responded=0,
     )  # fmt: skip
-    return Response.json(body, 400)
+    return Response.json(body, status)
