@@ -29,6 +29,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.slow]
 TYPE = "TestTask"
 SCHEDULED = "tmEvents_OFFLINE"  # TestTask in its config, with a cron schedule
 ADHOC = "tmAdhoc_OFFLINE"  # no TestTask in its config: runs it only ad hoc
+STREAM = "tmStream_REALTIME"  # a REALTIME table: Pinot's UI shows {} as its task config
 CRON = "0 0 3 * * ?"
 SLOW = 30_000  # ms: the pages refresh every 5 s and a task takes a few seconds
 
@@ -90,6 +91,10 @@ def task_cluster(zookeeper, redis_server, pinot_examples, tmp_path_factory) -> I
         tasks = {"numSubtasks": "3", "sleepMs": "1500", "schedule": CRON}
         add_table(cluster, schema, config, SCHEDULED.removesuffix("_OFFLINE"), {TYPE: tasks})
         add_table(cluster, schema, config, ADHOC.removesuffix("_OFFLINE"), {})
+        stream = pinot_examples / "stream" / "airlineStats"
+        realtime = orjson.loads((stream / "airlineStats_realtime_table_config.json").read_bytes())
+        add_table(cluster, schema, realtime, STREAM.removesuffix("_REALTIME"),
+                  {TYPE: {"numSubtasks": "1", "sleepMs": "10"}})  # fmt: skip
         yield cluster
     finally:
         for process in reversed(processes):
@@ -195,6 +200,7 @@ def test_an_adhoc_run_with_a_failing_subtask_shows_its_error(page, task_cluster)
     tables = page.get_by_test_id("queue-tables-table")
     expect(tables.locator("tr", has_text=ADHOC)).to_contain_text("ad hoc only")
     expect(tables.locator("tr", has_text=SCHEDULED)).to_contain_text("configured")
+    expect(tables.locator("tr", has_text=STREAM)).to_contain_text("configured")
 
 
 def test_stop_and_resume_the_queue_with_confirmation(page, task_cluster):
@@ -281,3 +287,9 @@ def test_an_unknown_type_table_and_task_say_so(page, task_cluster):
     expect(page.get_by_test_id("schedule-result")).to_contain_text("NoSuchTask")
     page.goto(f"{table_page(TYPE, SCHEDULED)}/task/Task_TestTask_nosuch_1")
     expect(page.locator("#subtasks")).to_contain_text("does not exist")
+
+
+def test_a_realtime_table_shows_its_task_config(page, task_cluster):
+    page.goto(table_page(TYPE, STREAM))
+    expect(page.get_by_test_id("task-config")).to_contain_text('"numSubtasks": "1"')
+    expect(page.get_by_test_id("cron")).to_contain_text("No cron schedule")
