@@ -160,6 +160,44 @@ class PartitionConsumer:
             self._consumer.close()
         return self.state
 
+    def catch_up_and_build(self, end_offset: int, consumer, timeout_ms: int) -> bool:
+        """CONSUMING -> ONLINE while this replica is behind the committed ``end_offset``
+        (after ``run()`` returned): consume up to it with ``consumer`` (a fresh one; it is
+        closed here) within ``timeout_ms`` and build. False when the end offset was not reached
+        in time or the build failed: the caller downloads the committed copy instead."""
+        deadline = time.monotonic() + timeout_ms / 1000
+        self.final_offset = int(end_offset)
+        self.state = ConsumerState.CATCHING_UP
+        try:
+            consumer.start(self.current_offset)
+            while self.current_offset < self.final_offset and time.monotonic() < deadline:
+                wait = max(1, min(MAX_POLL_MS, int((deadline - time.monotonic()) * 1000)))
+                try:
+                    batch = consumer.fetch(self.current_offset, self.final_offset, wait)
+                except StreamError as err:
+                    log.warning("segment %s: catching up: %s", self.segment.name, err)
+                    return False
+                if len(batch):
+                    self._index(batch, catching_up=True)
+        finally:
+            consumer.close()
+        if self.current_offset != self.final_offset:
+            return False
+        self.state = ConsumerState.RETAINING
+        if not self._build(report=False):
+            return False
+        self.state = ConsumerState.RETAINED
+        return True
+
+    def build_now(self) -> bool:
+        """Build the rows consumed so far (CONSUMING -> ONLINE at exactly the committed end
+        offset); False if the build failed."""
+        self.state = ConsumerState.RETAINING
+        if not self._build(report=False):
+            return False
+        self.state = ConsumerState.RETAINED
+        return True
+
     # ---- consuming -----------------------------------------------------------------------------
     def _end_reached(self) -> bool:
         if self.state is ConsumerState.CATCHING_UP:
@@ -331,7 +369,10 @@ class PartitionConsumer:
             return
         self._hold()  # HOLD, NOT_LEADER, NOT_SENT, FAILED, or an answer we cannot act on
 
-    def _build(self) -> bool:
+    def _build(self, *, report: bool = True) -> bool:
+        """Build the immutable segment; on failure go to ERROR, telling the controller with
+        segmentStoppedConsuming when ``report`` (not at the ONLINE transition, where the
+        caller downloads the committed copy instead)."""
         target = self.build_dir / self.segment.name
         shutil.rmtree(target, ignore_errors=True)
         try:
@@ -343,7 +384,11 @@ class PartitionConsumer:
                 },
             )
         except EngineError as err:
-            self._fail(err)
+            if report:
+                self._fail(err)
+            else:
+                log.warning("segment %s: build failed: %s", self.segment.name, err)
+                self.error, self.state = f"{type(err).__name__}: {err}", ConsumerState.ERROR
             return False
         return True
 
