@@ -28,6 +28,9 @@ GROUP_QUERIES = [
     "SELECT SUM(clicks) / COUNT(*), MAX(latency) - MIN(latency) FROM synth",
     "SELECT site, SUM(clicks) AS total FROM synth GROUP BY site HAVING total > 900 ORDER BY total DESC, site",
     "SELECT DISTINCT country FROM synth ORDER BY country",
+    # HLL registers merge by maximum, so any split of the rows gives the same estimate
+    "SELECT country, DISTINCTCOUNTHLL(site, 6), DISTINCTCOUNTHLL(user) FROM synth "
+    "GROUP BY country ORDER BY country",
     "SELECT country, COUNT(*) FILTER (WHERE clicks > 20), SUM(latency) FILTER (WHERE site < 10), COUNT(*) "
     "FROM synth GROUP BY country ORDER BY country",
     "SELECT UPPER(country), CONCAT(country, 'x', '-'), clicks * 2 FROM synth ORDER BY user, ts LIMIT 4 OFFSET 3",
