@@ -142,7 +142,19 @@ class PercentileTDigest(_SketchAggregation):
 
     def finalize(self, state):
         q = float(self.params[0]) / 100.0
-        return np.array([np.nan if s.is_empty() else s.quantile(q) for s in state[0]])
+        return np.array([_quantile(s, q) for s in state[0]])
+
+
+def _quantile(digest, q: float) -> float:
+    """NaN for no values; the 0th and 100th percentiles are the exact min and max (fastdigest
+    interpolates inside the outer centroids, Pinot's t-digest returns the extremes)."""
+    if digest.is_empty():
+        return np.nan
+    if q <= 0.0:
+        return digest.min()
+    if q >= 1.0:
+        return digest.max()
+    return digest.quantile(q)
 
 
 class PercentileKLL(PercentileEst):

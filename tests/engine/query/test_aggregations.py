@@ -215,6 +215,16 @@ def test_tdigest_raw_doubles_and_empty_groups():
     assert np.isnan(got[1])  # a group no row reached: NaN, as before
 
 
+def test_tdigest_extreme_percentiles_are_min_and_max():
+    values = RNG.random(20_000)
+    for p, expected in ((0, values.min()), (100, values.max())):
+        fn = make("percentiletdigest", p)
+        assert (
+            fn.finalize(_split_and_merge(fn, values, np.zeros(len(values), np.int64), 1))[0]
+            == expected
+        )
+
+
 def test_tdigest_rejects_a_bad_compression():
     fn = make("percentiletdigest", 50, 0)
     with pytest.raises(QueryValidationError, match="compression"):
