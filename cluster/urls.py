@@ -6,6 +6,7 @@ from cluster.api import (
     audit,
     cluster_info,
     instances,
+    llc,
     periodic_tasks,
     rebalance,
     schemas,
@@ -166,3 +167,20 @@ urlpatterns = [
     ),
 ]
 urlpatterns += task_urlpatterns
+# the segment completion protocol (servers call the lead controller)
+urlpatterns += [
+    path("segmentConsumed", llc.SegmentConsumedView.as_view(), name="segment-consumed"),
+    path("segmentCommitStart", llc.SegmentCommitStartView.as_view(), name="segment-commit-start"),
+    path("segmentUpload", llc.SegmentUploadView.as_view(), name="segment-upload-llc"),
+    path(
+        "segmentCommitEndWithMetadata",
+        llc.SegmentCommitEndView.as_view(),
+        name="segment-commit-end-with-metadata",
+    ),
+    path(
+        "segmentStoppedConsuming",
+        llc.SegmentStoppedConsumingView.as_view(),
+        name="segment-stopped-consuming",
+    ),
+    path("extendBuildTime", llc.ExtendBuildTimeView.as_view(), name="extend-build-time"),
+]

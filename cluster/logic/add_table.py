@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
+import logging
+import threading
+
 from django.db import transaction
 
 from cluster import models
 from cluster.errors import BadRequest, Conflict, NotFound
 from cluster.logic import audit
-from cluster.logic.cluster_view import check_replication
+from cluster.logic.cluster_view import check_replication, replication_of, table_servers
 from cluster.logic.instance_partitions import publish_placement
 from cluster.logic.publish import publish_table
+from cluster.logic.realtime.consuming_segments import create_consuming_segments
 from cluster.logic.validate_config import ConfigRejected, parse_table_config
 from engine.clusterstate import ClusterStore, ResourceAssignment, split_table_name
 from engine.common.errors import ConfigError
 from engine.spi import TableConfig
 from engine.spi.table_config_validation import verify_hybrid_table_configs
+from engine.stream.config import table_stream_configs
+from engine.stream.errors import StreamError
+from engine.stream.kafka import KafkaMetadataProvider
+
+log = logging.getLogger(__name__)
 
 
 def _normalized(config) -> dict:
@@ -41,6 +50,31 @@ def _check_hybrid(config) -> None:
         raise ConfigRejected("table config", exc) from exc
 
 
+def _start_consuming(store: ClusterStore, config) -> None:
+    """Create the CONSUMING segments of a new REALTIME table (one per partition) on a thread
+    of its own: asking Kafka may take the stream's connection timeout, and a table whose
+    topic is missing or unreachable is still created; RealtimeSegmentValidationManager then
+    creates its segments once the topic can be read."""
+
+    def run() -> None:
+        table = config.table_name_with_type
+        try:
+            stream = table_stream_configs(config)[0]
+            provider = KafkaMetadataProvider(stream, f"sprig-controller-{config.table_name}")
+            servers = table_servers(store, config)
+            if store.table_config(table) is None:
+                return  # deleted meanwhile
+            names = create_consuming_segments(
+                store, config, servers, replication_of(config, servers), provider
+            )
+            log.info("%s: CONSUMING segments %s", table, ", ".join(names))
+        except (StreamError, ConfigError, ValueError) as exc:
+            log.error("%s: cannot create its CONSUMING segments now (%s); "
+                      "RealtimeSegmentValidationManager retries", table, exc)  # fmt: skip
+
+    threading.Thread(target=run, name=f"consuming-{config.table_name}", daemon=True).start()
+
+
 def add_table(store: ClusterStore, data: dict) -> dict:
     """Validate, store and publish a new table type; 409 if it exists already."""
     config = parse_table_config(data)
@@ -58,6 +92,8 @@ def add_table(store: ClusterStore, data: dict) -> dict:
         )
         audit.record("table.create", "table", config.table_name_with_type)
         publish_table(store, type(config).from_json(body))
+        if config.table_type == "REALTIME":
+            transaction.on_commit(lambda: _start_consuming(store, config))
     return {
         "unrecognizedProperties": config.unrecognized_properties,
         "warnings": config.warnings,

@@ -26,3 +26,36 @@ register(PeriodicTask("SegmentStatusChecker", _status, "5m",
                       "replicas online per segment and segments in ERROR"))  # fmt: skip
 register(PeriodicTask("ClusterStateReconciler", _reconcile, "10m",
                       "re-publishes schemas and table configs to ZooKeeper, reports drift"))  # fmt: skip
+
+
+def _realtime_validation(store, rows):
+    # imported here: the stream client is only needed by this task
+    from cluster.logic.cluster_view import replication_of, table_servers
+    from cluster.logic.realtime.ensure_consuming import ensure_partitions_consuming
+    from engine.common.errors import EngineError
+    from engine.spi import TableConfig
+    from engine.stream.config import table_stream_configs
+    from engine.stream.kafka import KafkaMetadataProvider
+
+    report = {}
+    for row in rows:
+        if row.table_type != "REALTIME":
+            continue
+        table = row.name_with_type
+        try:
+            config = TableConfig.from_json(row.config)
+            stream = table_stream_configs(config)[0]
+            servers = table_servers(store, config)
+            report[table] = ensure_partitions_consuming(
+                store, config, servers, replication_of(config, servers),
+                KafkaMetadataProvider(stream, f"sprig-validation-{config.table_name}"),
+            )  # fmt: skip
+        except (EngineError, ValueError) as exc:  # one table's stream must not stop the others
+            report[table] = [f"not validated: {exc}"]
+    return report
+
+
+register(PeriodicTask("RealtimeSegmentValidationManager", _realtime_validation, "1h",
+                      "every partition of a REALTIME table has one CONSUMING segment: new "
+                      "partitions, deleted consuming segments, OFFLINE replicas, half-done "
+                      "commits"))  # fmt: skip

@@ -26,6 +26,7 @@ from engine.runtime import HttpService, Participant, Request, Response, Router, 
 from engine.server.follower import IdealStateFollower
 from engine.server.metrics import ServerMetrics
 from engine.server.query import QueryExecutor
+from engine.server.realtime import RealtimeSegmentManager
 from engine.server.segments import SegmentDataManager
 
 log = logging.getLogger(__name__)
@@ -85,6 +86,10 @@ class ServerInstance:
             self.participant, self.segments, resync_interval_s=config.resync_interval_s
         )
         self.schemas = SchemaCache(self.participant.store)
+        self.segments.realtime = RealtimeSegmentManager(
+            self.instance_id, Path(config.data_dir), lambda: self.participant.store,
+            self.schemas.get,
+        )  # fmt: skip
         self.executor = QueryExecutor(
             self.instance_id, self.segments, self.schemas, self.metrics, self.query_engine
         )

@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 ONLINE = SegmentState.ONLINE.value
 OFFLINE = SegmentState.OFFLINE.value
 ERROR = SegmentState.ERROR.value
+CONSUMING = SegmentState.CONSUMING.value
 DROPPED = SegmentState.DROPPED.value
 PUBLISH_INTERVAL_S = 1.0
 DEEP_STORE_URL_KEY = "segment.deep.store.url"
@@ -76,12 +77,15 @@ class SegmentDataManager:
         session_of: Callable[[], str],
         *,
         on_unload: Callable[[ImmutableSegment], None] = lambda _segment: None,
+        realtime=None,
     ) -> None:
         self.instance_id = instance_id
         self.data_dir = Path(data_dir)
         self._store_of = store_of
         self._session_of = session_of
         self._on_unload = on_unload  # e.g. drop the segment's decoded columns now
+        # engine.server.realtime.RealtimeSegmentManager: CONSUMING segments (None: ignored)
+        self.realtime = realtime
         self._hosted: dict[str, dict[str, HostedSegment]] = {}
         # resource -> segment -> loaded segment; replaced (never mutated) on every change
         self._online: dict[str, dict[str, ImmutableSegment]] = {}
@@ -95,6 +99,8 @@ class SegmentDataManager:
         found, missing = [], []
         for name in names:
             seg = table.get(name)
+            if seg is None and self.realtime is not None:
+                seg = self.realtime.snapshot(resource, name)  # a CONSUMING segment
             if seg is None:
                 missing.append(name)
             else:
@@ -122,7 +128,8 @@ class SegmentDataManager:
     def apply(self, resource: str, target: dict[str, str]) -> bool:
         """Move the resource's segments toward ``target`` (segment -> ONLINE | OFFLINE |
         DROPPED); hosted segments absent from ``target`` are dropped. Returns whether any
-        state changed. CONSUMING targets belong to real-time ingestion and are skipped."""
+        state changed. CONSUMING targets start a consumer (``engine.server.realtime``);
+        CONSUMING -> ONLINE loads the committed segment while the consuming one still serves."""
         hosted = self._hosted.setdefault(resource, {})
         changed = False
         last_publish = time.monotonic()
@@ -138,7 +145,15 @@ class SegmentDataManager:
             if want == ONLINE and have == OFFLINE:
                 self._load(resource, name)
                 changed = True
-            elif want == OFFLINE and have == ONLINE:
+            elif want == CONSUMING and have == OFFLINE and self.realtime is not None:
+                self._consume(resource, name)
+                changed = True
+            elif want == ONLINE and have == CONSUMING:
+                self.realtime.finish(resource, name, self._segment_dir(resource, name))
+                self._load(resource, name)
+                self.realtime.forget(resource, name)
+                changed = True
+            elif want == OFFLINE and have in (ONLINE, CONSUMING):
                 self._unload(resource, name)
                 changed = True
             elif want == DROPPED and entry is not None:
@@ -293,8 +308,26 @@ class SegmentDataManager:
                     f"{exc}; the deep store copy also failed: {again}"
                 ) from again
 
+    def _consume(self, resource: str, name: str) -> None:
+        hosted = self._hosted[resource].setdefault(name, HostedSegment(name, resource))
+        try:
+            self.realtime.start(resource, name)
+        except SegmentLoadError as exc:
+            hosted.state, hosted.error = ERROR, str(exc)
+            log.error("segment %s/%s cannot consume: %s", resource, name, exc)
+        else:
+            hosted.state, hosted.error = CONSUMING, None
+        hosted.updated_ms = _now_ms()
+
+    def _stop_consuming(self, resource: str, name: str) -> None:
+        if self.realtime is not None:
+            self.realtime.stop(resource, name)
+            self.realtime.forget(resource, name)
+
     def _unload(self, resource: str, name: str) -> None:
         hosted = self._hosted[resource][name]
+        if hosted.state == CONSUMING:
+            self._stop_consuming(resource, name)
         if hosted.state == ONLINE:
             self._set_online(resource, name, None)
         if hosted.segment is not None:
@@ -303,6 +336,7 @@ class SegmentDataManager:
         hosted.updated_ms = _now_ms()
 
     def _drop(self, resource: str, name: str) -> None:
+        self._stop_consuming(resource, name)
         self._set_online(resource, name, None)
         hosted = self._hosted[resource].pop(name, None)
         if hosted is not None and hosted.segment is not None:

@@ -1,0 +1,165 @@
+"""Consuming segments on a server: one ``PartitionConsumer`` thread per CONSUMING LLC segment.
+
+On the OFFLINE -> CONSUMING transition the segment's consumer starts from its ZK start offset
+(``segment.realtime.startOffset``) with its row target (``segment.flush.threshold.size``), so
+a server restarted mid-segment consumes the same messages again: nothing lost, nothing twice.
+Queries read the mutable segment's snapshot until the immutable segment replaces it. The
+consumer runs the completion protocol with the lead controller by itself; the committer and
+a KEEP replica keep their build, which the CONSUMING -> ONLINE transition moves to the
+segment's local directory and loads when its CRC matches ZooKeeper's (else it downloads).
+
+The ZK keys below are the controller's (``cluster.logic.realtime.llc_metadata``); the engine
+may not import the controller, so the two read-side names are repeated here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import shutil
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from engine.clusterstate import ClusterStore, ZooKeeperUnavailableError
+from engine.common.errors import EngineError
+from engine.realtime import MutableSegment
+from engine.realtime.completion import HttpCompletionClient
+from engine.realtime.llc_name import LLCSegmentName
+from engine.realtime.partition_consumer import PartitionConsumer
+from engine.server.errors import SegmentLoadError
+from engine.spi.schema import Schema
+from engine.spi.table_config import TableConfig
+from engine.stream.config import table_stream_configs
+from engine.stream.kafka import KafkaMetadataProvider, KafkaPartitionConsumer
+
+log = logging.getLogger(__name__)
+START_OFFSET = "segment.realtime.startOffset"
+ROW_TARGET = "segment.flush.threshold.size"
+STOP_WAIT_S = 60.0  # a consumer stopped mid-commit finishes its HTTP calls first
+
+
+@dataclasses.dataclass
+class ConsumingSegment:
+    resource: str
+    name: str
+    consumer: PartitionConsumer
+    thread: threading.Thread
+
+
+class RealtimeSegmentManager:
+    """The consuming segments of one server. ``store_of`` returns the ClusterStore (raises
+    ZooKeeperUnavailableError while ZooKeeper is down) and ``schema_of(raw_table)`` the table's
+    schema or None. Only the worker loop starts and stops; query threads call ``snapshot``."""
+
+    def __init__(self, instance_id: str, data_dir: Path, store_of: Callable[[], ClusterStore],
+                 schema_of: Callable[[str], Schema | None]) -> None:  # fmt: skip
+        self.instance_id = instance_id
+        self.data_dir = Path(data_dir)
+        self._store_of = store_of
+        self._schema_of = schema_of
+        self._consuming: dict[tuple[str, str], ConsumingSegment] = {}
+        self._completion = HttpCompletionClient(instance_id, self.controller_url)
+
+    # --- reads (any thread) ----------------------------------------------------------------
+    def snapshot(self, resource: str, name: str):
+        entry = self._consuming.get((resource, name))
+        return None if entry is None else entry.consumer.segment.snapshot()
+
+    def consumer(self, resource: str, name: str) -> PartitionConsumer | None:
+        entry = self._consuming.get((resource, name))
+        return None if entry is None else entry.consumer
+
+    def controller_url(self) -> str | None:
+        """The lead controller's base URL, looked up on every call so a new leader is found
+        after a NOT_LEADER answer or a failover."""
+        try:
+            store = self._store_of()
+            leader = store.controller_leader()
+            config = store.instance_config(leader) if leader else None
+        except ZooKeeperUnavailableError:
+            return None
+        return None if config is None else f"http://{config.host}:{config.port}"
+
+    # --- transitions (worker loop only) ----------------------------------------------------
+    def start(self, resource: str, name: str) -> None:
+        """Start consuming ``name`` from its ZK start offset; SegmentLoadError when its
+        metadata, table config, schema or stream config cannot be used."""
+        if (resource, name) in self._consuming:
+            return
+        llc = LLCSegmentName.parse(name)
+        if llc is None:
+            raise SegmentLoadError(f"{name} is CONSUMING but is not an LLC segment name")
+        store = self._store_of()
+        meta = store.segment_metadata(resource, name)
+        if meta is None or START_OFFSET not in meta.extra:
+            raise SegmentLoadError(f"no consuming metadata in ZooKeeper for {resource}/{name}")
+        raw_config = store.table_config(resource)
+        if raw_config is None:
+            raise SegmentLoadError(f"no table config in ZooKeeper for {resource}")
+        try:
+            config = TableConfig.from_json(raw_config)
+            schema = self._schema_of(config.table_name)
+            if schema is None:
+                raise SegmentLoadError(f"no schema in ZooKeeper for {config.table_name}")
+            stream = table_stream_configs(config)[0]
+            segment = MutableSegment(name, schema, config)
+            client_id = f"{self.instance_id}-{name}"
+            consumer = PartitionConsumer(
+                segment=segment, stream=stream, partition=llc.partition,
+                start_offset=int(meta.extra[START_OFFSET]),
+                row_limit=int(meta.extra.get(ROW_TARGET) or stream.flush.rows or 5_000_000),
+                completion=self._completion,
+                consumer=KafkaPartitionConsumer(stream, llc.partition, client_id),
+                metadata=KafkaMetadataProvider(stream, f"{client_id}-metadata"),
+                build_dir=self._build_dir(resource, name),
+                created_ms=meta.creation_time_ms or None,
+            )  # fmt: skip
+        except SegmentLoadError:
+            raise
+        except (EngineError, ValueError, KeyError) as exc:
+            raise SegmentLoadError(f"cannot consume {resource}/{name}: {exc}") from exc
+        thread = threading.Thread(target=consumer.run, name=f"consume-{name}", daemon=True)
+        self._consuming[(resource, name)] = ConsumingSegment(resource, name, consumer, thread)
+        thread.start()
+        log.info("segment %s/%s CONSUMING partition %d from offset %d (row target %d)",
+                 resource, name, llc.partition, consumer.start_offset, consumer.row_limit)  # fmt: skip
+
+    def stop(self, resource: str, name: str) -> PartitionConsumer | None:
+        """Stop the consumer and wait for its thread (a commit in flight completes); its
+        snapshot is still served until ``forget``."""
+        entry = self._consuming.get((resource, name))
+        if entry is None:
+            return None
+        entry.consumer.stop()
+        entry.thread.join(STOP_WAIT_S)
+        if entry.thread.is_alive():
+            log.warning("consumer of %s/%s did not stop within %.0f s", resource, name,
+                        STOP_WAIT_S)  # fmt: skip
+        return entry.consumer
+
+    def finish(self, resource: str, name: str, segment_dir: Path) -> None:
+        """CONSUMING -> ONLINE: stop the consumer; a build it completed (COMMITTED or
+        RETAINED) becomes the segment's local copy at ``segment_dir``, which the load then
+        uses if its CRC is ZooKeeper's (anything else is downloaded)."""
+        consumer = self.stop(resource, name)
+        built = None if consumer is None else consumer.built
+        if built is not None and Path(built.path).is_dir():
+            shutil.rmtree(segment_dir, ignore_errors=True)
+            segment_dir.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(built.path, segment_dir)
+        shutil.rmtree(self._build_dir(resource, name), ignore_errors=True)
+
+    def forget(self, resource: str, name: str) -> None:
+        self._consuming.pop((resource, name), None)
+        shutil.rmtree(self._build_dir(resource, name), ignore_errors=True)
+
+    def _build_dir(self, resource: str, name: str) -> Path:
+        # a dot directory: never taken for a segment's local copy
+        return self.data_dir / resource / f".consuming-{name}"
+
+    def stop_all(self) -> None:
+        for resource, name in list(self._consuming):
+            self.stop(resource, name)
+            self.forget(resource, name)

@@ -1,0 +1,169 @@
+"""Real-time ingestion end to end: a REALTIME table over a 2-partition topic on the local
+Kafka-protocol broker, a controller, two servers and a broker as separate processes.
+
+Rows are counted through the broker as soon as they are consumed (before any commit); past
+the row target the segments commit through the completion protocol and the committed
+segments replace the consuming ones with nothing lost or counted twice; a restarted server
+consumes its partition again from the segment's start offset."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import orjson
+import pytest
+import requests
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from tests.cluster_e2e.conftest import start_cluster, stop_cluster
+
+pytestmark = pytest.mark.integration
+TABLE = "clicks"
+ROWS_PER_SEGMENT = 100
+SCHEMA = {
+    "schemaName": TABLE,
+    "dimensionFieldSpecs": [{"name": "user", "dataType": "STRING"}],
+    "metricFieldSpecs": [{"name": "n", "dataType": "LONG"}],
+    "dateTimeFieldSpecs": [{"name": "ts", "dataType": "LONG", "format": "1:MILLISECONDS:EPOCH",
+                            "granularity": "1:MILLISECONDS"}],
+}  # fmt: skip
+
+
+def table_config(bootstrap: str, topic: str) -> dict:
+    return {
+        "tableName": TABLE,
+        "tableType": "REALTIME",
+        "segmentsConfig": {
+            "timeColumnName": "ts",
+            "replicasPerPartition": "1",
+            "schemaName": TABLE,
+        },
+        "tenants": {},
+        "tableIndexConfig": {
+            "invertedIndexColumns": ["user"],
+            "streamConfigs": {
+                "streamType": "kafka",
+                "stream.kafka.topic.name": topic,
+                "stream.kafka.broker.list": bootstrap,
+                "stream.kafka.consumer.type": "lowlevel",
+                "stream.kafka.decoder.class.name": "org.apache.pinot.plugin.stream.kafka."
+                "KafkaJSONMessageDecoder",
+                "stream.kafka.consumer.factory.class.name": "org.apache.pinot.plugin.stream."
+                "kafka20.KafkaConsumerFactory",
+                "stream.kafka.consumer.prop.auto.offset.reset": "smallest",
+                # Tansu holds every fetch for the full wait; 10 ms keeps consumption quick
+                "stream.kafka.consumer.prop.fetch.wait.max.ms": "10",
+                # per server; each server consumes one partition, so 100 rows a segment
+                "realtime.segment.flush.threshold.rows": str(ROWS_PER_SEGMENT),
+            },
+        },
+        "metadata": {},
+    }
+
+
+class Stream:
+    """What was produced, to compare with what the broker answers."""
+
+    def __init__(self, bootstrap: str, topic: str):
+        self.topic = topic
+        self.producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+        self.count = 0
+        self.total = 0
+
+    def produce(self, rows: int) -> None:
+        for _ in range(rows):
+            i = self.count
+            value = i * 7 + 3
+            record = {"user": f"u{i % 9}", "n": value, "ts": 1_700_000_000_000 + i}
+            self.producer.produce(self.topic, orjson.dumps(record), partition=i % 2)
+            self.count += 1
+            self.total += value
+        assert self.producer.flush(15) == 0
+
+
+def wait_totals(cluster, count: int, total: int, timeout_s: float = 90) -> None:
+    deadline = time.monotonic() + timeout_s
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = cluster.query(f"SELECT COUNT(*), SUM(n) FROM {TABLE}")
+            rows = last.get("resultTable", {}).get("rows")
+            if rows and rows[0][0] == count and rows[0][1] == total and not last["exceptions"]:
+                return
+        except (requests.RequestException, AssertionError) as exc:
+            last = exc
+        time.sleep(0.3)
+    raise AssertionError(f"expected COUNT {count} and SUM {total}, last answer: {last}")
+
+
+def ideal_state(cluster) -> dict:
+    return cluster.controller("GET", f"/tables/{TABLE}/idealstate").json()["REALTIME"] or {}
+
+
+def wait_consuming_segments(cluster, partitions: int, timeout_s: float = 60) -> dict:
+    deadline = time.monotonic() + timeout_s
+    ideal = {}
+    while time.monotonic() < deadline:
+        ideal = ideal_state(cluster)
+        if len(ideal) == partitions:
+            return ideal
+        time.sleep(0.2)
+    raise AssertionError(f"no CONSUMING segment per partition: {ideal}")
+
+
+@pytest.fixture
+def realtime_cluster(zookeeper, kafka, tmp_path):
+    running = start_cluster(zookeeper.address, tmp_path, servers=2)
+    try:
+        yield running
+    finally:
+        stop_cluster(running)
+
+
+def test_consume_commit_and_restart(realtime_cluster, kafka):
+    cluster = realtime_cluster
+    topic = f"clicks_{uuid.uuid4().hex[:8]}"
+    admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
+    admin.create_topics([NewTopic(topic, num_partitions=2)])[topic].result(10)
+    stream = Stream(kafka.bootstrap_servers, topic)
+    stream.produce(60)  # 30 per partition: below the row target
+
+    assert cluster.controller("POST", "/schemas", json=SCHEMA).ok
+    response = cluster.controller("POST", "/tables", json=table_config(kafka.bootstrap_servers,
+                                                                        topic))  # fmt: skip
+    assert response.ok, response.text
+    ideal = wait_consuming_segments(cluster, 2)
+    assert sorted(s.split("__")[:3] for s in ideal) == [[TABLE, "0", "0"], [TABLE, "1", "0"]]
+    assert all(set(m.values()) == {"CONSUMING"} and len(m) == 1 for m in ideal.values())
+    # each partition on its own server
+    assert len({next(iter(m)) for m in ideal.values()}) == 2
+
+    # queryable at once, before any commit
+    wait_totals(cluster, stream.count, stream.total)
+    assert all(set(m.values()) == {"CONSUMING"} for m in ideal_state(cluster).values())
+
+    # past the row target: each partition commits twice (100, 200) and keeps consuming
+    stream.produce(400)  # 230 per partition
+    wait_totals(cluster, stream.count, stream.total)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        ideal = ideal_state(cluster)
+        online = [s for s, m in ideal.items() if set(m.values()) == {"ONLINE"}]
+        if len(online) == 4:
+            break
+        time.sleep(0.3)
+    assert len(online) == 4, ideal
+    consuming = sorted(s for s, m in ideal.items() if set(m.values()) == {"CONSUMING"})
+    assert [s.split("__")[1:3] for s in consuming] == [["0", "2"], ["1", "2"]]
+    wait_totals(cluster, stream.count, stream.total)
+
+    # a restarted server consumes its partition again from the segment's start offset
+    server = next(iter(cluster.servers.values()))
+    server.stop()
+    server.start()
+    server.wait_ready()
+    wait_totals(cluster, stream.count, stream.total)
+    stream.produce(50)
+    wait_totals(cluster, stream.count, stream.total)
