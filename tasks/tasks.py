@@ -21,7 +21,7 @@ from celery.exceptions import Ignore, SoftTimeLimitExceeded
 from celery.signals import worker_process_init
 
 # importing membership also joins the cluster in ZooKeeper when the worker is up
-from tasks import membership, registry
+from tasks import membership, minion_metrics, registry
 from tasks.executors.base import SubtaskContext
 from tasks.protocol import HARD_LIMIT_GRACE_S, RUN_SUBTASK
 from tasks.queues import MinionQueue
@@ -70,11 +70,18 @@ def run_subtask(self, subtask: str, task_type: str, attempt: int, configs: dict,
     task's minionInstanceTag and the time limits its ``<Type>.timeoutMs`` (set per call)."""
     # the controller marks an attempt it gave up on (timed out, stopped, deleted) as REVOKED
     # in the result backend; a redelivered message of such an attempt must not run again
+    table = str(configs.get("tableName", ""))
+    minion_metrics.mark("numberTasks", table, task_type)
     if self.AsyncResult(self.request.id).state == states.REVOKED:
         log.info("subtask %s attempt %d was revoked; skipping it", subtask, attempt)
+        minion_metrics.mark("numberTasksCancelled", table, task_type)
         raise Ignore()
     worker = _worker_id()
     started = _now_ms()
+    metric_labels = minion_metrics.labels(table, task_type)
+    minion_metrics.TASK_QUEUEING.labels(**metric_labels).observe(
+        max(0, started - int(dispatched_ms or started))
+    )
     meta = {"startTime": started, "worker": worker, "progress": "", "attempt": attempt,
             "queueingMs": max(0, started - int(dispatched_ms or started))}  # fmt: skip
     self.update_state(state=SubtaskState.RUNNING.value, meta=meta)
@@ -84,13 +91,29 @@ def run_subtask(self, subtask: str, task_type: str, attempt: int, configs: dict,
         self.update_state(state=SubtaskState.RUNNING.value, meta=meta)
 
     ctx = SubtaskContext(task_type, subtask, attempt, dict(configs), worker, report_progress)
+    minion_metrics.mark("numberTasksExecuted", table, task_type)
+    running = minion_metrics.NUMBER_OF_TASKS.labels(**metric_labels)
+    running.inc()
     try:
-        result = registry.executor(task_type).execute(ctx)
-    except SoftTimeLimitExceeded:
-        _finish(self, SubtaskState.TIMED_OUT, meta, traceback.format_exc())
-    except Exception:  # any executor failure is the subtask's error, with its traceback
-        log.exception("subtask %s attempt %d failed", subtask, attempt)
-        _finish(self, SubtaskState.TASK_ERROR, meta, traceback.format_exc())
+        try:
+            executor = registry.executor(task_type)
+        except registry.UnknownTaskTypeError:
+            # no attempt on this minion can ever succeed: Pinot's fatal failure
+            minion_metrics.mark("numberTasksFatalFailed", table, task_type)
+            _finish(self, SubtaskState.TASK_ERROR, meta, traceback.format_exc())
+        try:
+            result = executor.execute(ctx)
+        except SoftTimeLimitExceeded:
+            minion_metrics.mark("numberTasksFailed", table, task_type)
+            _finish(self, SubtaskState.TIMED_OUT, meta, traceback.format_exc())
+        except Exception:  # any executor failure is the subtask's error, with its traceback
+            log.exception("subtask %s attempt %d failed", subtask, attempt)
+            minion_metrics.mark("numberTasksFailed", table, task_type)
+            _finish(self, SubtaskState.TASK_ERROR, meta, traceback.format_exc())
+    finally:
+        running.dec()
+        minion_metrics.TASK_EXECUTION.labels(**metric_labels).observe(_now_ms() - started)
+    minion_metrics.mark("numberTasksCompleted", table, task_type)
     return {**meta, "finishTime": _now_ms(), "result": result if result is not None else {}}
 
 

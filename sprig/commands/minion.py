@@ -6,6 +6,7 @@ import argparse
 import os
 import socket
 import sys
+import tempfile
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -37,6 +38,10 @@ def run(args: argparse.Namespace) -> int:
     # read by tasks.membership, which registers Minion_<host>_<name> with these tags
     os.environ["SPRIG_MINION_TAGS"] = args.tags
     os.environ["SPRIG_MINION_NAME"] = args.name
+    # the subtasks run in pool processes: their metrics meet in prometheus_client's
+    # multiprocess files, which the worker's main process serves (tasks.minion_metrics)
+    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="sprig-minion-metrics-")
     hostname = f"Minion_{args.name}_{socket.gethostname()}_{os.getpid()}"
     argv = [
         sys.executable, "-m", "celery",

@@ -9,8 +9,9 @@ import socket
 import time
 
 import pytest
+import requests
 
-from sprig.stack.process import signal_group
+from sprig.stack.process import free_port, signal_group
 from tests.tasks.conftest import wait_task
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db, pytest.mark.slow]
@@ -63,3 +64,26 @@ def test_a_minion_killed_mid_subtask_is_timed_out_and_retried_elsewhere(
     finally:
         api.delete("/cluster/configs/TestTask.tagB.timeoutMs")
         api.delete("/cluster/configs/TestTask.tagB.maxAttemptsPerTask")
+
+
+def test_a_minion_serves_pinot_s_task_metrics(api, store, start_minion, make_table):
+    port = free_port()
+    start_minion("metered", "tagM", SPRIG_MINION_METRICS_PORT=str(port))
+    table = make_table({"TestTask": {"numSubtasks": "2", "failIndex": "1",
+                                     "minionInstanceTag": "tagM"}})  # fmt: skip
+    name = api.post(f"/tasks/schedule?taskType=TestTask&tableName={table}").json()["TestTask"]
+    wait_task(api, store, name)
+    text = requests.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
+    labels = f'table="{table.removesuffix("_OFFLINE")}",tableType="OFFLINE",taskType="TestTask"'
+
+    def value(series: str) -> float:
+        (line,) = [row for row in text.splitlines() if row.startswith(f"{series}{{{labels}}}")]
+        return float(line.rsplit(" ", 1)[1])
+
+    assert value("pinot_minion_numberTasks_Count") == 2
+    assert value("pinot_minion_numberTasksExecuted_Count") == 2
+    assert value("pinot_minion_numberTasksCompleted_Count") == 1
+    assert value("pinot_minion_numberTasksFailed_Count") == 1
+    assert value("pinot_minion_numberOfTasks_Value") == 0
+    assert value("pinot_minion_taskExecution_count") == 2
+    assert value("pinot_minion_taskQueueing_count") == 2
