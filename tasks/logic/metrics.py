@@ -36,3 +36,47 @@ def task_metrics(tables: list[str] | None = None) -> dict:
         entry["percentMinionSubtasksInError"] = round(100.0 * counts["error"] / total, 2)
         tables_out.append(entry)
     return {"numMinionTasksInProgress": dict(in_progress), "tables": tables_out}
+
+
+def _series(name: str, labels: dict[str, str], value: float) -> str:
+    text = ",".join(f'{key}="{val}"' for key, val in labels.items())
+    return f"pinot_controller_{name}{{{text}}} {value}"
+
+
+def _table_labels(table: str, task_type: str) -> dict[str, str]:
+    raw, _, kind = table.rpartition("_")
+    return {"table": raw or table, "tableType": kind if raw else "", "taskType": task_type}
+
+
+def prometheus_lines() -> list[str]:
+    """The controller's minion task gauges in Prometheus text, under Pinot's names: the
+    TaskMetricsEmitter's numbers and the cron scheduler's, computed from the task store and
+    the table configs so that every controller serves the same values."""
+    from tasks.controller import cron
+    from tasks.logic.scheduled_runs import CRON, last_runs
+    from tasks.scheduler import configured_schedules
+
+    report = task_metrics()
+    lines = ["# TYPE pinot_controller_numMinionTasksInProgress_Value gauge"]
+    for task_type, count in sorted(report["numMinionTasksInProgress"].items()):
+        lines.append(_series("numMinionTasksInProgress_Value", {"taskType": task_type}, count))
+    keys = [*_SERIES.values(), "percentMinionSubtasksInQueue", "percentMinionSubtasksInError"]
+    for key in keys:
+        lines.append(f"# TYPE pinot_controller_{key}_Value gauge")
+        for entry in report["tables"]:
+            labels = _table_labels(entry["table"], entry["taskType"])
+            lines.append(_series(f"{key}_Value", labels, entry[key]))
+    schedules, _ = configured_schedules()
+    runs = last_runs(CRON)
+    lines.append("# TYPE pinot_controller_cronSchedulerJobScheduled_Value gauge")
+    lines += [_series("cronSchedulerJobScheduled_Value", {"table": t, "taskType": k}, 1)
+              for t, k in sorted(schedules)]  # fmt: skip
+    lines.append("# TYPE pinot_controller_cronSchedulerJobTriggered_Count counter")
+    for name, run in sorted(runs.items()):
+        table, _, task_type = name.rpartition("/")
+        labels = {"table": table, "taskType": task_type}
+        lines.append(_series("cronSchedulerJobTriggered_Count", labels, run.runs))
+        lines.append(_series("cronSchedulerJobExecutionTimeMs_Last", labels, run.last_duration_ms))
+    lines.append("# TYPE pinot_controller_cronSchedulerJobSkipped_Count counter")
+    lines.append(f"pinot_controller_cronSchedulerJobSkipped_Count {cron.missed}")
+    return lines

@@ -46,6 +46,10 @@ def test_cron_schedule_fires_follows_config_changes_and_survives_restart(
     assert trigger["CronExpression"] == "* * * * * ?" and trigger["PreviousFireTime"] is None
     assert trigger["NextFireTime"] >= int(time.time() * 1000) - 1000
     assert {"name": table, "group": "TestTask"} in api.get("/tasks/scheduler/jobKeys").json()
+    scheduled = (
+        f'pinot_controller_cronSchedulerJobScheduled_Value{{table="{table}",taskType="TestTask"}} 1'
+    )
+    assert scheduled in api.get("/metrics").content.decode()
 
     cron = CronScheduler(_cron_fire)
     cron.sync()
@@ -58,6 +62,8 @@ def test_cron_schedule_fires_follows_config_changes_and_survives_restart(
         wait_task(api, store, name)
         details = api.get(f"/tasks/scheduler/jobDetails?tableName={table}&taskType=TestTask")
         assert details.json()["Triggers"][0]["PreviousFireTime"] is not None
+        triggered = f'pinot_controller_cronSchedulerJobTriggered_Count{{table="{table}",'
+        assert triggered in api.get("/metrics").content.decode()
         info = api.get("/tasks/scheduler/information").json()
         assert info["Started"] is False  # this process's own scheduler is not the test's
     finally:

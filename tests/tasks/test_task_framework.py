@@ -148,6 +148,11 @@ def test_timeout_ms_times_a_subtask_out(api, store, minion, make_table):
         (series,) = [t for t in emitted["tables"] if t["table"] == table]
         assert series["numMinionSubtasksRunning"] == 1
         assert series["percentMinionSubtasksInQueue"] == 100.0
+        metrics = api.get("/metrics").content.decode()
+        raw = table.removesuffix("_OFFLINE")
+        assert 'pinot_controller_numMinionTasksInProgress_Value{taskType="TestTask"} 1' in metrics
+        assert (f'pinot_controller_numMinionSubtasksRunning_Value{{table="{raw}",'
+                f'tableType="OFFLINE",taskType="TestTask"}} 1') in metrics  # fmt: skip
         debug = wait_task(api, store, name, timeout_s=40)
         (info,) = debug["subtaskInfos"]
         assert info["state"] == "TIMED_OUT" and "SoftTimeLimitExceeded" in info["info"]
