@@ -163,7 +163,10 @@ def test_schedule_now_from_the_table_page_and_watch_the_task_complete(page, task
         expect(subtasks.nth(i).locator(".subtask-id")).to_have_attribute("title", f"{task}_{i}")
         expect(subtasks.nth(i)).to_contain_text("COMPLETED")
         expect(subtasks.nth(i)).to_contain_text("Minion_")
-    expect(page.get_by_test_id("timeline").locator(".tl-bar")).to_have_count(3)
+    bars = page.get_by_test_id("timeline").locator(".tl-bar")
+    expect(bars).to_have_count(3)
+    for i in range(3):  # one minion running one subtask at a time: a single lane
+        expect(bars.nth(i)).to_have_attribute("style", re.compile(r"top:3px"))
     expect(page.get_by_test_id("runtime-table")).to_contain_text("minion_untagged")
     screenshot(page, "task-detail")
 

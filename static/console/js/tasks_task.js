@@ -2,7 +2,7 @@
 // minion, the first line of an error with the rest one click away); a timeline with one bar
 // per subtask on a time axis, one row per minion, to see parallelism and stragglers; Delete.
 import { api } from "./api.js";
-import { el, clear, $, notify, errorText, confirmDialog, simpleTable, formatTime, pageReady } from "./ui.js";
+import { el, clear, $, badge, notify, errorText, confirmDialog, simpleTable, formatTime, pageReady } from "./ui.js";
 import { PAGE, links, pinotTimeMs, shortTime, formatDuration, stateBadge, refreshEvery, errorHeadline, fieldTable } from "./tasks_common.js";
 
 const NAME = PAGE.task;
@@ -20,7 +20,7 @@ function renderFields(debug) {
   document.title = `${debug.taskState} · ${NAME}`;
   clear($("#task-fields"),
     tile("State", stateBadge(debug.taskState), "task-state"),
-    tile("Triggered by", debug.triggeredBy || "–", "task-trigger"),
+    tile("Triggered by", debug.triggeredBy ? badge(debug.triggeredBy, "tag") : "–", "task-trigger"),
     tile("Created", formatTime(pinotTimeMs(debug.startTime)), "task-created"),
     tile("Started", formatTime(start), "task-started"),
     tile("Finished", formatTime(finish), "task-finished"),
@@ -63,11 +63,22 @@ function renderSubtasks(infos) {
 }
 
 // Bars positioned in percent of [first start, last finish or now]. The API gives times to the
-// second, so a subtask spans [start, finish + 1 s): it ran somewhere inside that.
+// second, so back-to-back subtasks may touch; only a real overlap (a minion running two at
+// once) opens a second lane in that minion's row.
+function lanes(spans) {
+  const ends = [];
+  return spans.sort((a, b) => a.from - b.from).map((span) => {
+    let lane = ends.findIndex((end) => end <= span.from);
+    if (lane < 0) lane = ends.push(0) - 1;
+    ends[lane] = span.to;
+    return { ...span, lane };
+  });
+}
+
 function renderTimeline(infos) {
   const now = Date.now();
   const spans = infos.filter((s) => pinotTimeMs(s.startTime)).map((s) => ({
-    ...s, from: pinotTimeMs(s.startTime), to: pinotTimeMs(s.finishTime) ? pinotTimeMs(s.finishTime) + 1000 : now,
+    ...s, from: pinotTimeMs(s.startTime), to: pinotTimeMs(s.finishTime) || now,
   }));
   if (!spans.length) {
     clear($("#timeline"), el("p", { class: "muted" }, "No subtask has started yet."));
@@ -83,13 +94,17 @@ function renderTimeline(infos) {
     byMinion.get(key).push(span);
   }
   clear($("#timeline"),
-    [...byMinion.entries()].sort().map(([minion, list]) => el("div", { class: "tl-row", "data-minion": minion },
-      el("div", { class: "tl-label mono", title: minion }, minion),
-      el("div", { class: "tl-track" }, list.map((s) => el("div", {
-        class: `tl-bar tl-${String(s.state || "WAITING").toLowerCase()}`,
-        style: `left:${pct(s.from)}%;width:max(3px, ${pct(s.to) - pct(s.from)}%)`,
-        title: `${s.taskId}: ${s.state || "WAITING"}, ${formatDuration(s.to - s.from)}`,
-      }, s.taskId.split("_").pop()))))),
+    [...byMinion.entries()].sort().map(([minion, list]) => {
+      const placed = lanes(list);
+      const height = Math.max(...placed.map((s) => s.lane)) + 1;
+      return el("div", { class: "tl-row", "data-minion": minion },
+        el("div", { class: "tl-label mono", title: minion }, minion),
+        el("div", { class: "tl-track", style: `height:${height * 20 + 2}px` }, placed.map((s) => el("div", {
+          class: `tl-bar tl-${String(s.state || "WAITING").toLowerCase()}`,
+          style: `left:${pct(s.from)}%;width:max(4px, ${pct(s.to) - pct(s.from)}%);top:${s.lane * 20 + 3}px`,
+          title: `${s.taskId}: ${s.state || "WAITING"}, ${formatDuration(s.to - s.from)} (to the second)`,
+        }, s.taskId.split("_").pop()))));
+    }),
     el("div", { class: "tl-axis" }, el("span", {}, shortTime(t0)), el("span", {}, `${formatDuration(t1 - t0)}, to the second`), el("span", {}, shortTime(t1))));
 }
 
