@@ -31,13 +31,13 @@ SCHEMA = {
 }  # fmt: skip
 
 
-def table_config(bootstrap: str, topic: str) -> dict:
+def table_config(bootstrap: str, topic: str, replicas: int = 1) -> dict:
     return {
         "tableName": TABLE,
         "tableType": "REALTIME",
         "segmentsConfig": {
             "timeColumnName": "ts",
-            "replicasPerPartition": "1",
+            "replicasPerPartition": str(replicas),
             "schemaName": TABLE,
         },
         "tenants": {},
@@ -55,8 +55,9 @@ def table_config(bootstrap: str, topic: str) -> dict:
                 "stream.kafka.consumer.prop.auto.offset.reset": "smallest",
                 # Tansu holds every fetch for the full wait; 10 ms keeps consumption quick
                 "stream.kafka.consumer.prop.fetch.wait.max.ms": "10",
-                # per server; each server consumes one partition, so 100 rows a segment
-                "realtime.segment.flush.threshold.rows": str(ROWS_PER_SEGMENT),
+                # per server (Pinot's meaning), shared by the partitions a server consumes:
+                # 100 rows a segment whether a server has one partition or both
+                "realtime.segment.flush.threshold.rows": str(ROWS_PER_SEGMENT * replicas),
             },
         },
         "metadata": {},
@@ -122,18 +123,41 @@ def realtime_cluster(zookeeper, kafka, tmp_path):
         stop_cluster(running)
 
 
-def test_consume_commit_and_restart(realtime_cluster, kafka):
-    cluster = realtime_cluster
+def new_topic(kafka) -> str:
     topic = f"clicks_{uuid.uuid4().hex[:8]}"
     admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
     admin.create_topics([NewTopic(topic, num_partitions=2)])[topic].result(10)
+    return topic
+
+
+def create_table(cluster, kafka, topic: str, replicas: int = 1) -> None:
+    assert cluster.controller("POST", "/schemas", json=SCHEMA).ok
+    config = table_config(kafka.bootstrap_servers, topic, replicas)
+    response = cluster.controller("POST", "/tables", json=config)
+    assert response.ok, response.text
+
+
+def wait_segments(cluster, online: int, replicas: int, timeout_s: float = 60) -> dict:
+    """Until ``online`` segments are ONLINE on ``replicas`` servers in the external view, and
+    one CONSUMING segment per partition."""
+    deadline = time.monotonic() + timeout_s
+    view = {}
+    while time.monotonic() < deadline:
+        view = cluster.controller("GET", f"/tables/{TABLE}/externalview").json()["REALTIME"] or {}
+        done = [s for s, m in view.items() if set(m.values()) == {"ONLINE"} and len(m) == replicas]
+        consuming = [s for s, m in view.items() if set(m.values()) == {"CONSUMING"}]
+        if len(done) == online and len(consuming) == 2:
+            return view
+        time.sleep(0.3)
+    raise AssertionError(f"expected {online} ONLINE segments on {replicas} servers: {view}")
+
+
+def test_consume_commit_and_restart(realtime_cluster, kafka):
+    cluster = realtime_cluster
+    topic = new_topic(kafka)
     stream = Stream(kafka.bootstrap_servers, topic)
     stream.produce(60)  # 30 per partition: below the row target
-
-    assert cluster.controller("POST", "/schemas", json=SCHEMA).ok
-    response = cluster.controller("POST", "/tables", json=table_config(kafka.bootstrap_servers,
-                                                                        topic))  # fmt: skip
-    assert response.ok, response.text
+    create_table(cluster, kafka, topic)
     ideal = wait_consuming_segments(cluster, 2)
     assert sorted(s.split("__")[:3] for s in ideal) == [[TABLE, "0", "0"], [TABLE, "1", "0"]]
     assert all(set(m.values()) == {"CONSUMING"} and len(m) == 1 for m in ideal.values())
@@ -166,4 +190,33 @@ def test_consume_commit_and_restart(realtime_cluster, kafka):
     server.wait_ready()
     wait_totals(cluster, stream.count, stream.total)
     stream.produce(50)
+    wait_totals(cluster, stream.count, stream.total)
+
+
+def test_two_replicas_agree_through_the_completion_protocol(realtime_cluster, kafka):
+    """Both servers consume both partitions; for each segment the controller picks one
+    committer (the first to reach the row target wins at once), and the other replica
+    serves its consuming copy until the committed one replaces it. Every committed segment
+    ends ONLINE on both servers with the row target and offsets in ZooKeeper, and the totals
+    through the broker are exact."""
+    cluster = realtime_cluster
+    topic = new_topic(kafka)
+    stream = Stream(kafka.bootstrap_servers, topic)
+    create_table(cluster, kafka, topic, replicas=2)
+    ideal = wait_consuming_segments(cluster, 2)
+    assert all(len(m) == 2 for m in ideal.values()), ideal
+    stream.produce(40)
+    wait_totals(cluster, stream.count, stream.total)
+    for _ in range(3):  # in steps, so the replicas reach the target at different times
+        stream.produce(150)
+    wait_totals(cluster, stream.count, stream.total)  # 490: 245 per partition
+    wait_segments(cluster, online=4, replicas=2)
+    metadata = cluster.controller("GET", f"/segments/{TABLE}_REALTIME/zkmetadata").json()
+    done = {s: m for s, m in metadata.items() if m.get("segment.realtime.status") == "DONE"}
+    assert len(done) == 4, metadata
+    for segment, meta in done.items():
+        sequence = int(segment.split("__")[2])
+        assert int(meta["segment.total.docs"]) == ROWS_PER_SEGMENT, (segment, meta)
+        assert meta["segment.realtime.startOffset"] == str(sequence * ROWS_PER_SEGMENT)
+        assert meta["segment.realtime.endOffset"] == str((sequence + 1) * ROWS_PER_SEGMENT)
     wait_totals(cluster, stream.count, stream.total)
