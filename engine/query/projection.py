@@ -118,7 +118,10 @@ class Projection:
         if column is not None and isinstance(fn.argument, Identifier):
             self.columns_read.add(column)
             return ValueBlock(
-                self.n, dict_ids=self._ids(column), dictionary=self.view.dictionary(column)
+                self.n,
+                dict_ids=self._ids(column),
+                dictionary=self.view.dictionary(column),
+                whole_segment=self.doc_ids is None,
             ), groups
         return ValueBlock(self.n, raw=np.asarray(self.values(fn.argument))), groups
 

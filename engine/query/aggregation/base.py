@@ -31,6 +31,9 @@ class ValueBlock:
     dictionary: np.ndarray | None = None
     raw: np.ndarray | None = None
     times: np.ndarray | None = None  # the second input of FIRSTWITHTIME / LASTWITHTIME
+    # The rows are every doc of a segment: a segment's dictionary holds only values that
+    # occur, so each of its entries is used by some row (the distinct values need no scan).
+    whole_segment: bool = False
 
     def values(self) -> np.ndarray:
         if self.raw is None:

@@ -105,7 +105,9 @@ class DistinctCountHLL(AggregationFunction):
         registers = np.zeros((n_groups, 1 << log2m), dtype=np.uint8)
         if not block.n_rows:
             return (registers,)
-        if groups is None and block.dict_ids is not None:
+        if groups is None and block.dict_ids is not None and block.whole_segment:
+            values, owner = block.dictionary, 0  # every entry occurs: hash them, read no row
+        elif groups is None and block.dict_ids is not None:
             # the dictionary values the rows use: a mask write, cheaper than a bincount
             seen = np.zeros(len(block.dictionary), dtype=bool)
             seen[block.dict_ids] = True

@@ -6,6 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from engine.query import run_query
 from engine.query.aggregation import ValueBlock, create_aggregation
 from engine.query.aggregation.hll import estimate, hash64, register_updates
 from engine.query.errors import QueryValidationError
@@ -50,6 +51,8 @@ def test_groups_dictionary_ids_and_merge_agree():
     ungrouped_raw = fn.aggregate(ValueBlock(len(values), raw=values), None, 1)
     np.testing.assert_array_equal(ungrouped_ids[0], ungrouped_raw[0])
     np.testing.assert_array_equal(ungrouped_ids[0][0], by_raw[0].max(axis=0))
+    whole = ValueBlock(len(values), dict_ids=ids.reshape(-1), dictionary=dictionary, whole_segment=True)  # fmt: skip
+    np.testing.assert_array_equal(fn.aggregate(whole, None, 1)[0], ungrouped_raw[0])
     # four "segments" with local group ids, shipped through Arrow, then merged
     states, ids_seen = [], []
     for chunk in np.array_split(np.arange(len(values)), 4):
@@ -90,3 +93,16 @@ def test_empty_groups_and_ranks():
 def test_bad_log2m_is_rejected(log2m):
     with pytest.raises(QueryValidationError, match="log2m"):
         hll(log2m).aggregate(ValueBlock(1, raw=np.array([1])), None, 1)
+
+
+def test_whole_segments_hash_their_dictionaries_like_scanned_rows(synth):
+    _, schema, single, three = synth
+    counts = "DISTINCTCOUNTHLL(user), DISTINCTCOUNTHLL(site, 12), DISTINCTCOUNTHLL(country)"
+    for segments in (single, three):
+        whole = run_query(f"SELECT {counts} FROM synth", segments, table_schema=schema)
+        # an expression filter that keeps every row, so the rows are read and deduplicated
+        scanned = run_query(f"SELECT {counts} FROM synth WHERE user + 0 > -1", segments, table_schema=schema)  # fmt: skip
+        assert whole["exceptions"] == [] and scanned["exceptions"] == []
+        assert scanned["numEntriesScannedInFilter"] > 0
+        assert whole["resultTable"]["rows"] == scanned["resultTable"]["rows"]
+        assert whole["resultTable"]["rows"][0][2] == 6  # six countries: linear counting is exact
