@@ -4,9 +4,12 @@ PinotTaskManager and TaskMetricsEmitter."""
 
 from __future__ import annotations
 
+import logging
 import time
 
 from django.conf import settings
+from kombu.exceptions import OperationalError as KombuOperationalError
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from cluster.periodic import PeriodicTask, register
 from engine.clusterstate import ClusterStore
@@ -17,9 +20,24 @@ from tasks.logic.schedule import schedule_tasks
 from tasks.scheduler import CronScheduler
 from tasks.states import TriggeredBy
 
+log = logging.getLogger(__name__)
+
 _last_sync = 0.0
 _last_expiry = 0.0
 EXPIRY_INTERVAL_S = 60.0
+_last_broker_warning = 0.0
+BROKER_WARNING_INTERVAL_S = 60.0
+
+
+def _warn_broker_down(exc: Exception) -> None:
+    """Redis unreachable: the pass is retried every interval; say so once a minute, not in a
+    traceback four times a second."""
+    global _last_broker_warning
+    now = time.monotonic()
+    if now - _last_broker_warning >= BROKER_WARNING_INTERVAL_S:
+        _last_broker_warning = now
+        log.warning("the minions' broker (Redis) is unreachable; tasks wait until it is "
+                    "back: %s", exc)  # fmt: skip
 
 
 def _cron_fire(table: str, task_type: str) -> None:
@@ -43,7 +61,10 @@ def drive(store: ClusterStore, leading: bool) -> None:
         if cron.running:
             cron.stop()
         return
-    tick(store)
+    try:
+        tick(store)
+    except (KombuOperationalError, RedisConnectionError) as exc:
+        _warn_broker_down(exc)  # cron jobs still record their tasks; they are sent later
     now = time.monotonic()
     if settings.TASK_SCHEDULER_ENABLED and now - _last_sync >= settings.TASK_SCHEDULE_SYNC_S:
         _last_sync = now
