@@ -113,9 +113,11 @@ def _safely(call) -> Response:
     """An unexpected failure is FAILED (the server holds and retries), never a 500."""
     try:
         return _answer(call())
-    except Exception:
+    except ValueError as exc:  # a name or segment the controller cannot use
+        log.warning("segment completion call refused: %s", exc)
+    except Exception:  # the protocol has no error status but FAILED
         log.exception("segment completion call failed")
-        return _answer(CompletionResponse(proto.FAILED))
+    return _answer(CompletionResponse(proto.FAILED))
 
 
 _DOC = dict(tags=TAG, responses={200: OpenApiTypes.OBJECT})
