@@ -47,11 +47,15 @@ def encode_values(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return codes.reshape(-1).astype(np.int64), distinct
 
 
-def combine_codes(codes: list[np.ndarray], cards: list[int]) -> tuple[np.ndarray, np.ndarray]:
+def combine_codes(
+    codes: list[np.ndarray], cards: list[int], all_present: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """Dense group id per row from per-column codes (``0 <= codes[i] < cards[i]``).
 
     Returns (group id per row, for each group the combined key); the combined key decodes
-    back to per-column codes with ``decode_key``.
+    back to per-column codes with ``decode_key``. ``all_present`` (one column whose every
+    code occurs, like the dictionary ids of a whole segment) skips the pass that finds the
+    codes in use.
     """
     n = len(codes[0]) if codes else 0
     space = 1
@@ -64,6 +68,8 @@ def combine_codes(codes: list[np.ndarray], cards: list[int]) -> tuple[np.ndarray
         return inverse.reshape(-1), uniq
     if len(codes) == 1:
         key = codes[0].astype(np.intp, copy=False)  # bincount would convert on every call
+        if all_present:
+            return key, np.arange(space, dtype=np.int64)
     else:
         key = codes[0].astype(np.int64)
         for c, card in zip(codes[1:], cards[1:], strict=True):

@@ -95,7 +95,15 @@ class Projection:
         """(group id per selected doc, key values per group for each expression)."""
         encoded = [self.codes(e) for e in exprs]
         cards = [len(d) for _, d in encoded]
-        inverse, group_keys = combine_codes([c for c, _ in encoded], cards)
+        # a whole segment uses every entry of a column's dictionary
+        whole_dictionary = (
+            self.doc_ids is None
+            and len(exprs) == 1
+            and isinstance(exprs[0], Identifier)
+            and exprs[0] not in self.overrides
+            and self.single_column_dict(exprs[0]) is not None
+        )
+        inverse, group_keys = combine_codes([c for c, _ in encoded], cards, whole_dictionary)
         per_column = decode_key(group_keys, cards)
         return inverse, [d[c] for (_, d), c in zip(encoded, per_column, strict=True)]
 
