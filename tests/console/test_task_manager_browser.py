@@ -296,3 +296,21 @@ def test_a_realtime_table_shows_its_task_config(page, task_cluster):
     page.goto(table_page(TYPE, STREAM))
     expect(page.get_by_test_id("task-config")).to_contain_text('"numSubtasks": "1"')
     expect(page.get_by_test_id("cron")).to_contain_text("No cron schedule")
+
+
+def test_the_adhoc_form_names_what_is_wrong(page, task_cluster):
+    page.goto(table_page(TYPE, ADHOC))
+    page.get_by_test_id("schedule-adhoc").click()
+    dialog = page.get_by_role("dialog")
+    configs = dialog.locator(".cm-content")
+    for text, message in (
+        ("[1, 2]", "must be a JSON object"),
+        ('{"numSubtasks": ', "Invalid JSON"),
+        ('{"numSubtasks": "many"}', "TestTask.numSubtasks"),  # the generator's own check
+    ):
+        configs.fill(text)
+        dialog.get_by_test_id("adhoc-run").click()
+        expect(dialog.locator(".validation.error")).to_contain_text(message)
+    dialog.get_by_role("button", name="Close").click()
+    # nothing was made, not even the queue (an earlier test deleted it)
+    assert task_cluster.api("GET", f"/tasks/{TYPE}/{ADHOC}/state").status_code == 404
