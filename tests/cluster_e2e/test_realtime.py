@@ -225,3 +225,30 @@ def test_two_replicas_agree_through_the_completion_protocol(realtime_cluster, ka
         assert meta["segment.realtime.startOffset"] == str(sequence * ROWS_PER_SEGMENT)
         assert meta["segment.realtime.endOffset"] == str((sequence + 1) * ROWS_PER_SEGMENT)
     wait_totals(cluster, stream.count, stream.total)
+
+
+def test_topic_created_after_the_table(realtime_cluster, kafka):
+    """A table whose topic does not exist yet is created without segments (the controller
+    logs why); once the topic exists, RealtimeSegmentValidationManager (run through
+    /periodictask/run) creates one CONSUMING segment per partition from the smallest offset,
+    so rows produced before it ran are not lost."""
+    cluster = realtime_cluster
+    topic = f"clicks_{uuid.uuid4().hex[:8]}"
+    create_table(cluster, kafka, topic)
+    time.sleep(1.0)
+    assert ideal_state(cluster) == {}
+    log = (cluster.workdir / "controller" / "controller.log").read_text()
+    assert f"topic '{topic}' does not exist" in log
+
+    admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
+    admin.create_topics([NewTopic(topic, num_partitions=2)])[topic].result(10)
+    stream = Stream(kafka.bootstrap_servers, topic)
+    stream.produce(30)
+    run = cluster.controller(
+        "GET", "/periodictask/run",
+        params={"taskname": "RealtimeSegmentValidationManager", "tableName": TABLE},
+    )  # fmt: skip
+    assert run.ok, run.text
+    ideal = wait_consuming_segments(cluster, 2)
+    assert sorted(s.split("__")[1:3] for s in ideal) == [["0", "0"], ["1", "0"]]
+    wait_totals(cluster, stream.count, stream.total)
