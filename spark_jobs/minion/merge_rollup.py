@@ -147,3 +147,67 @@ def merge_tables(spark, tables: list, spec: MergeSpec, work_dir: Path) -> list:
         piece = ds.dataset(str(part), format="parquet").to_table(columns=columns)
         out.append(piece.cast(pa.schema([tables[0].schema.field(c) for c in columns])))
     return out
+
+
+# --- segments in, segments out ---------------------------------------------------------------
+
+
+def spec_for_table(schema, table_config, *, merge_type: str = "concat",
+                   round_bucket_ms: int | None = None, erase: tuple[str, ...] = (),
+                   aggregations: dict[str, str] | None = None,
+                   max_records_per_segment: int = 5_000_000) -> MergeSpec:  # fmt: skip
+    """The MergeSpec of a table (engine Schema and TableConfig): every metric is aggregated
+    (sum unless ``aggregations`` says otherwise), every other column is a dimension."""
+    from engine.common.types import FieldType
+
+    metrics = {f.name: (aggregations or {}).get(f.name, "sum") for f in schema.fields
+               if f.field_type is FieldType.METRIC}  # fmt: skip
+    for name in aggregations or {}:
+        if name not in metrics:
+            raise MergeSpecError(f"{name}.aggregationType", "is not a metric of the schema")
+    dimensions = tuple(name for name in schema.columns if name not in metrics)
+    time_column = table_config.time_column_name or schema.time_column_name
+    unit_ms = 1
+    if time_column and round_bucket_ms:
+        time_format = schema.field(time_column).datetime_format
+        if time_format is None or time_format.kind == "SIMPLE_DATE_FORMAT":
+            raise MergeSpecError("roundBucketTimePeriod",
+                                 f"time column {time_column} is not in epoch units")  # fmt: skip
+        unit_ms = int(time_format.unit_millis) if time_format.kind == "EPOCH" else 1
+    defaults = {}
+    for name in erase:
+        if name not in dimensions or name == time_column:
+            raise MergeSpecError("eraseDimensionValues", f"{name} is not a dimension")
+        defaults[name] = schema.field(name).default_null_value
+    return MergeSpec(merge_type=merge_type, time_column=time_column, time_unit_ms=unit_ms,
+                     round_bucket_ms=round_bucket_ms, dimensions=dimensions, metrics=metrics,
+                     erase_dimensions=defaults,
+                     max_records_per_segment=max_records_per_segment)  # fmt: skip
+
+
+def merge_segments(spark, segment_dirs: list[Path], schema, table_config, spec: MergeSpec,
+                   out_dir: Path, name_of, custom_metadata: dict[str, str]) -> list:  # fmt: skip
+    """Read the input segments, merge their rows on Spark, and build the output segments
+    through the engine's writer: segment ``i`` is named ``name_of(i)`` and carries
+    ``custom_metadata``. Returns the engine's SegmentBuildResults."""
+    from engine.segment import build_segment, load_segment
+
+    tables = []
+    for directory in segment_dirs:
+        segment = load_segment(directory)
+        try:
+            tables.append(segment.to_arrow())
+        finally:
+            segment.close()
+    outputs = merge_tables(spark, tables, spec, out_dir / "work")
+    return [
+        build_segment(
+            table,
+            schema,
+            table_config,
+            out_dir / "segments",
+            segment_name=name_of(i),
+            custom_metadata=dict(custom_metadata),
+        )
+        for i, table in enumerate(outputs)
+    ]
