@@ -6,6 +6,7 @@ Admin endpoints (``--admin-port``)::
     GET /segments                every hosted segment: state, CRC, docs, ERROR reason
     GET /tables                  {"tables": [table_TYPE, ...]}
     GET /tables/{t}/segments     the segments of one table (with or without type)
+    GET /tables/{t}/consumingSegmentsInfo   SegmentConsumerInfo of its consuming segments
     GET /metrics                 Prometheus text: queries, latency, docs scanned, segments
 
 Query endpoint (``--query-port``): ``POST /query`` (see ``engine.server.query``).
@@ -99,6 +100,7 @@ class ServerInstance:
         admin_router.add("GET", "/segments", self._segments)
         admin_router.add("GET", "/tables", self._tables)
         admin_router.add("GET", "/tables/{table}/segments", self._table_segments)
+        admin_router.add("GET", "/tables/{table}/consumingSegmentsInfo", self._consuming_info)
         admin_router.add("GET", "/metrics", self._metrics)
 
     def start(self, connect_timeout_s: float = 30.0) -> None:
@@ -145,6 +147,11 @@ class ServerInstance:
         if not found:
             return Response.error(404, f"table {table} has no segments on {self.instance_id}")
         return Response.json(found)
+
+    def _consuming_info(self, request: Request) -> Response:
+        """Pinot's server-side list of SegmentConsumerInfo for one REALTIME table."""
+        raw, _ = split_table_name(request.params["table"])
+        return Response.json(self.segments.realtime.consuming_info(f"{raw}_REALTIME"))
 
     def _metrics(self, _request: Request) -> Response:
         self.metrics.segments.clear()

@@ -26,12 +26,14 @@ from engine.clusterstate import ClusterStore, ZooKeeperUnavailableError
 from engine.common.errors import EngineError
 from engine.realtime import MutableSegment
 from engine.realtime.completion import HttpCompletionClient
+from engine.realtime.consuming_info import segment_consumer_info
 from engine.realtime.llc_name import LLCSegmentName
 from engine.realtime.partition_consumer import PartitionConsumer
 from engine.server.errors import SegmentLoadError
 from engine.spi.schema import Schema
 from engine.spi.table_config import TableConfig
 from engine.stream.config import table_stream_configs
+from engine.stream.errors import StreamError
 from engine.stream.kafka import KafkaMetadataProvider, KafkaPartitionConsumer
 
 log = logging.getLogger(__name__)
@@ -46,6 +48,7 @@ class ConsumingSegment:
     name: str
     consumer: PartitionConsumer
     thread: threading.Thread
+    metadata: KafkaMetadataProvider  # the partition's latest offset, for lags
 
 
 class RealtimeSegmentManager:
@@ -70,6 +73,21 @@ class RealtimeSegmentManager:
     def consumer(self, resource: str, name: str) -> PartitionConsumer | None:
         entry = self._consuming.get((resource, name))
         return None if entry is None else entry.consumer
+
+    def consuming_info(self, resource: str) -> list[dict]:
+        """Pinot's SegmentConsumerInfo of each segment of ``resource`` consumed here, with
+        the lags against the partition's latest offset (NOT_CALCULATED when the stream does
+        not answer)."""
+        out = []
+        for (table, _name), entry in sorted(self._consuming.items()):
+            if table != resource:
+                continue
+            try:
+                latest = entry.metadata.latest_offset(entry.consumer.partition, timeout_ms=2000)
+            except StreamError:
+                latest = None
+            out.append(segment_consumer_info(entry.consumer, latest))
+        return out
 
     def controller_url(self) -> str | None:
         """The lead controller's base URL, looked up on every call so a new leader is found
@@ -106,13 +124,14 @@ class RealtimeSegmentManager:
             stream = table_stream_configs(config)[0]
             segment = MutableSegment(name, schema, config)
             client_id = f"{self.instance_id}-{name}"
+            metadata = KafkaMetadataProvider(stream, f"{client_id}-metadata")
             consumer = PartitionConsumer(
                 segment=segment, stream=stream, partition=llc.partition,
                 start_offset=int(meta.extra[START_OFFSET]),
                 row_limit=int(meta.extra.get(ROW_TARGET) or stream.flush.rows or 5_000_000),
                 completion=self._completion,
                 consumer=KafkaPartitionConsumer(stream, llc.partition, client_id),
-                metadata=KafkaMetadataProvider(stream, f"{client_id}-metadata"),
+                metadata=metadata,
                 build_dir=self._build_dir(resource, name),
                 created_ms=meta.creation_time_ms or None,
             )  # fmt: skip
@@ -121,7 +140,9 @@ class RealtimeSegmentManager:
         except (EngineError, ValueError, KeyError) as exc:
             raise SegmentLoadError(f"cannot consume {resource}/{name}: {exc}") from exc
         thread = threading.Thread(target=consumer.run, name=f"consume-{name}", daemon=True)
-        self._consuming[(resource, name)] = ConsumingSegment(resource, name, consumer, thread)
+        self._consuming[(resource, name)] = ConsumingSegment(
+            resource, name, consumer, thread, metadata
+        )
         thread.start()
         log.info("segment %s/%s CONSUMING partition %d from offset %d (row target %d)",
                  resource, name, llc.partition, consumer.start_offset, consumer.row_limit)  # fmt: skip

@@ -167,6 +167,18 @@ def test_consume_commit_and_restart(realtime_cluster, kafka):
 
     # queryable at once, before any commit
     wait_totals(cluster, stream.count, stream.total)
+    infos = []
+    for server in cluster.servers.values():
+        admin_port = server.argv[server.argv.index("--admin-port") + 1]
+        url = f"http://127.0.0.1:{admin_port}/tables/{TABLE}/consumingSegmentsInfo"
+        infos += requests.get(url, timeout=10).json()
+    assert sorted(i["segmentName"] for i in infos) == sorted(ideal)
+    for info in infos:
+        partition = info["segmentName"].split("__")[1]
+        assert info["consumerState"] == "CONSUMING"
+        assert info["partitionToOffsetMap"] == {partition: "30"}
+        assert info["partitionOffsetInfo"]["recordsLagMap"] == {partition: "0"}
+        assert info["rowsWithErrors"] == 0
     assert all(set(m.values()) == {"CONSUMING"} for m in ideal_state(cluster).values())
 
     # past the row target: each partition commits twice (100, 200) and keeps consuming
