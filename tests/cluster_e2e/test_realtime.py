@@ -264,3 +264,15 @@ def test_topic_created_after_the_table(realtime_cluster, kafka):
     ideal = wait_consuming_segments(cluster, 2)
     assert sorted(s.split("__")[1:3] for s in ideal) == [["0", "0"], ["1", "0"]]
     wait_totals(cluster, stream.count, stream.total)
+
+    # malformed messages are skipped and counted; consumption goes on
+    for bad in (b"{not json", orjson.dumps({"user": "x", "n": "many", "ts": 1}), b"[1, 2]"):
+        stream.producer.produce(topic, bad, partition=0)
+    stream.produce(10)
+    wait_totals(cluster, stream.count, stream.total)
+    errors = 0
+    for server in cluster.servers.values():
+        admin_port = server.argv[server.argv.index("--admin-port") + 1]
+        url = f"http://127.0.0.1:{admin_port}/tables/{TABLE}/consumingSegmentsInfo"
+        errors += sum(i["rowsWithErrors"] for i in requests.get(url, timeout=10).json())
+    assert errors == 3
