@@ -4,23 +4,15 @@ configured for the type, so a table that ran ad-hoc tasks is hidden; PR #16968).
 
 from __future__ import annotations
 
-from django.db.models import Count, Max
-
 from tasks import registry
 from tasks.models import Task
 
 
-def tables_that_ran(task_type: str) -> list[dict]:
-    """``[{"table": tableNameWithType, "tasks": n, "lastCreatedMs": ms}]`` for every table
-    with a recorded task of ``task_type``, by table name. Read-only."""
-    rows = (
-        Task.objects.filter(task_type=task_type)
-        .values("table_name")
-        .annotate(tasks=Count("id"), last=Max("created_ms"))
-        .order_by("table_name")
-    )
-    return [{"table": r["table_name"], "tasks": r["tasks"], "lastCreatedMs": r["last"]}
-            for r in rows]  # fmt: skip
+def tables_that_ran(task_type: str) -> list[str]:
+    """The tables (names with type) with a recorded task of ``task_type``, sorted. The page
+    reads their task counts live from ``/tasks/<type>/<table>/state``. Read-only."""
+    rows = Task.objects.filter(task_type=task_type).values_list("table_name", flat=True)
+    return sorted(set(rows))
 
 
 def registered_task_types() -> list[str]:

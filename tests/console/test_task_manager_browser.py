@@ -201,7 +201,10 @@ def test_an_adhoc_run_with_a_failing_subtask_shows_its_error(page, task_cluster)
     # the queue page lists the table that ran TestTask only ad hoc
     page.goto(f"/console/task-queue/{TYPE}")
     tables = page.get_by_test_id("queue-tables-table")
-    expect(tables.locator("tr", has_text=ADHOC)).to_contain_text("ad hoc only")
+    adhoc = tables.locator("tr", has_text=ADHOC)
+    expect(adhoc).to_contain_text("ad hoc only")
+    expect(adhoc.locator("td").nth(2)).to_have_text("1")  # tasks
+    expect(adhoc.locator("td").nth(3)).to_have_text("0")  # unfinished
     expect(tables.locator("tr", has_text=SCHEDULED)).to_contain_text("configured")
     expect(tables.locator("tr", has_text=STREAM)).to_contain_text("configured")
 
@@ -274,6 +277,8 @@ def test_delete_a_task_then_clean_up_and_delete_the_queue(page, task_cluster):
     page.get_by_test_id("queue-cleanup").click()
     page.get_by_role("dialog").get_by_role("button", name="Clean up").click()
     expect(page.get_by_test_id("queue-task-count")).to_have_text("0")  # all were finished
+    scheduled = page.get_by_test_id("queue-tables-table").locator("tr", has_text=SCHEDULED)
+    expect(scheduled.locator("td").nth(2)).to_have_text("0")
     page.get_by_test_id("queue-delete").click()
     page.get_by_role("dialog").get_by_role("button", name="Delete").click()
     expect(page.get_by_test_id("queue-state")).to_contain_text("no queue yet")

@@ -92,9 +92,6 @@ def test_the_queue_page_lists_tables_that_ran_the_type_whatever_their_config(cli
     record_task("TestTask", "events_REALTIME", 2_000, "Task_TestTask_c_2000")
     record_task("OtherTask", "other_OFFLINE", 5_000, "Task_OtherTask_d_5000")
     data = page_data(client.get("/console/task-queue/TestTask").content.decode())
-    assert data["tablesThatRan"] == [
-        {"table": "adhocOnly_OFFLINE", "tasks": 2, "lastCreatedMs": 3_000},
-        {"table": "events_REALTIME", "tasks": 1, "lastCreatedMs": 2_000},
-    ]
+    assert data["tablesThatRan"] == ["adhocOnly_OFFLINE", "events_REALTIME"]
     assert data["registered"] is False  # TestTask registers only where its plugin is loaded
     assert tables_that_ran("NoSuchTask") == []

@@ -3,11 +3,13 @@
 // configured for the type (GET /tables?taskType=); tables that ran ad-hoc tasks of it come
 // with the page, so they are not hidden.
 import { api } from "./api.js";
-import { el, clear, $, badge, notify, errorText, confirmDialog, simpleTable, formatTime, pageReady } from "./ui.js";
+import { el, clear, $, badge, notify, errorText, confirmDialog, simpleTable, pageReady } from "./ui.js";
 import { PAGE, links, stateBadge, refreshEvery } from "./tasks_common.js";
 
 const TYPE = PAGE.taskType;
 const BASE = `/tasks/${encodeURIComponent(TYPE)}`;
+// a STOPPED task runs again when its queue is resumed, so it counts as unfinished
+const FINISHED = new Set(["COMPLETED", "FAILED", "TIMED_OUT", "ABORTED"]);
 let hasQueue = false;
 
 async function configuredTables() {
@@ -41,16 +43,20 @@ async function loadQueue() {
       el("span", { class: "tile-label" }, state), el("span", { class: "tile-value" }, String(n)))));
 }
 
+// Names come from the configs and the page data; the counts are read live, per table.
 async function loadTables() {
   const configured = new Set(await configuredTables());
-  const ran = new Map((PAGE.tablesThatRan || []).map((r) => [r.table, r]));
-  const names = [...new Set([...configured, ...ran.keys()])].sort();
+  const ran = PAGE.tablesThatRan || [];
+  const names = [...new Set([...configured, ...ran])].sort();
+  const states = await Promise.all(names.map((t) => (hasQueue
+    ? api.get(`${BASE}/${encodeURIComponent(t)}/state`).catch(() => ({})) : {})));
+  const rows = names.map((table, i) => ({ table, states: Object.values(states[i] || {}) }));
   clear($("#queue-tables"), simpleTable([
-    { label: "Table", render: (t) => el("a", { href: links.table(TYPE, t), class: "mono" }, t) },
-    { label: "In its config", render: (t) => (configured.has(t) ? badge("configured", "good") : badge("ad hoc only", "tag")) },
-    { label: "Tasks run", class: "num", render: (t) => String(ran.get(t)?.tasks ?? 0) },
-    { label: "Last task created", render: (t) => formatTime(ran.get(t)?.lastCreatedMs) },
-  ], names, { empty: `No table is configured for ${TYPE} or ran it.`, testid: "queue-tables-table" }));
+    { label: "Table", render: (r) => el("a", { href: links.table(TYPE, r.table), class: "mono" }, r.table) },
+    { label: "In its config", render: (r) => (configured.has(r.table) ? badge("configured", "good") : badge("ad hoc only", "tag")) },
+    { label: "Tasks", class: "num", render: (r) => String(r.states.length) },
+    { label: "Unfinished", class: "num", render: (r) => String(r.states.filter((st) => !FINISHED.has(st)).length) },
+  ], rows, { empty: `No table is configured for ${TYPE} or ran it.`, testid: "queue-tables-table" }));
 }
 
 function operation(button, { title, message, verb, run, danger = false, extra }) {
@@ -87,11 +93,7 @@ operation($("#queue-delete"), {
   title: `Delete the ${TYPE} queue?`, verb: "Delete", danger: true,
   message: "Deletes the queue with all its tasks and subtasks. Unless forced, the queue must be stopped or have no unfinished task.",
   extra: el("label", { class: "field-inline", for: "force-delete" }, force, "Force (also while tasks run)"),
-  run: async () => {
-    const out = await api.del(BASE, { forceDelete: force.checked ? "true" : "false" });
-    PAGE.tablesThatRan = [];
-    return out;
-  },
+  run: () => api.del(BASE, { forceDelete: force.checked ? "true" : "false" }),
 });
 
 async function refresh() {
@@ -100,8 +102,8 @@ async function refresh() {
   } catch (err) {
     clear($("#queue-state"), el("span", { class: "error-text" }, errorText(err)));
   }
+  await loadTables().catch((err) => clear($("#queue-tables"), el("p", { class: "error-text" }, `Could not list tables: ${errorText(err)}`)));
 }
 
 refreshEvery(refresh);
-loadTables().catch((err) => clear($("#queue-tables"), el("p", { class: "error-text" }, `Could not list tables: ${errorText(err)}`)));
 pageReady();

@@ -7,7 +7,8 @@ import { PAGE, links, pinotTimeMs, shortTime, formatDuration, stateBadge, refres
 
 const NAME = PAGE.task;
 const BASE = `/tasks/task/${encodeURIComponent(NAME)}`;
-const FINISHED = new Set(["COMPLETED", "FAILED", "TIMED_OUT", "ABORTED", "STOPPED"]);
+// a STOPPED task runs again when its queue is resumed, so it counts as unfinished
+const FINISHED = new Set(["COMPLETED", "FAILED", "TIMED_OUT", "ABORTED"]);
 
 function tile(label, value, testid) {
   return el("div", { class: "tile" }, el("span", { class: "tile-label" }, label), el("span", { class: "tile-value tile-small", "data-testid": testid }, value));
