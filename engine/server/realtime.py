@@ -70,10 +70,6 @@ class RealtimeSegmentManager:
         entry = self._consuming.get((resource, name))
         return None if entry is None else entry.consumer.segment.snapshot()
 
-    def consumer(self, resource: str, name: str) -> PartitionConsumer | None:
-        entry = self._consuming.get((resource, name))
-        return None if entry is None else entry.consumer
-
     def consuming_info(self, resource: str) -> list[dict]:
         """Pinot's SegmentConsumerInfo of each segment of ``resource`` consumed here, with
         the lags against the partition's latest offset (NOT_CALCULATED when the stream does
@@ -179,8 +175,3 @@ class RealtimeSegmentManager:
     def _build_dir(self, resource: str, name: str) -> Path:
         # a dot directory: never taken for a segment's local copy
         return self.data_dir / resource / f".consuming-{name}"
-
-    def stop_all(self) -> None:
-        for resource, name in list(self._consuming):
-            self.stop(resource, name)
-            self.forget(resource, name)

@@ -223,7 +223,9 @@ class SegmentDataManager:
                 continue
             hosted = self._hosted.get(table_dir.name, {})
             for entry in table_dir.iterdir():
-                if entry.is_dir() and entry.name not in hosted:
+                # a consuming segment's build directory belongs to it (engine.server.realtime)
+                owner = entry.name.removeprefix(".consuming-")
+                if entry.is_dir() and entry.name not in hosted and owner not in hosted:
                     shutil.rmtree(entry, ignore_errors=True)
                     removed.append(entry)
         if removed:
