@@ -9,7 +9,7 @@ a KEEP replica keep their build, which the CONSUMING -> ONLINE transition moves 
 segment's local directory and loads when its CRC matches ZooKeeper's (else it downloads).
 
 The ZK keys below are the controller's (``cluster.logic.realtime.llc_metadata``); the engine
-may not import the controller, so the two read-side names are repeated here.
+may not import the controller, so the three read-side names are repeated here.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from engine.realtime import MutableSegment
 from engine.realtime.completion import HttpCompletionClient
 from engine.realtime.consuming_info import segment_consumer_info
 from engine.realtime.llc_name import LLCSegmentName
-from engine.realtime.partition_consumer import PartitionConsumer
+from engine.realtime.partition_consumer import ConsumerState, PartitionConsumer
 from engine.server.errors import SegmentLoadError
 from engine.spi.schema import Schema
 from engine.spi.table_config import TableConfig
@@ -38,7 +38,10 @@ from engine.stream.kafka import KafkaMetadataProvider, KafkaPartitionConsumer
 
 log = logging.getLogger(__name__)
 START_OFFSET = "segment.realtime.startOffset"
+END_OFFSET = "segment.realtime.endOffset"
 ROW_TARGET = "segment.flush.threshold.size"
+# a DISCARDED replica was told its rows differ; an ERROR one may hold a partial segment
+_NO_LOCAL_BUILD = frozenset({ConsumerState.DISCARDED, ConsumerState.ERROR})
 STOP_WAIT_S = 60.0  # a consumer stopped mid-commit finishes its HTTP calls first
 
 
@@ -159,14 +162,36 @@ class RealtimeSegmentManager:
     def finish(self, resource: str, name: str, segment_dir: Path) -> None:
         """CONSUMING -> ONLINE: stop the consumer; a build it completed (COMMITTED or
         RETAINED) becomes the segment's local copy at ``segment_dir``, which the load then
-        uses if its CRC is ZooKeeper's (anything else is downloaded)."""
+        uses if its CRC is ZooKeeper's (anything else is downloaded). A replica that was
+        still holding at exactly the committed end offset builds its own copy first, as
+        Pinot's does: the same rows in the same order give the same CRC."""
         consumer = self.stop(resource, name)
         built = None if consumer is None else consumer.built
+        if built is None and consumer is not None and consumer.state not in _NO_LOCAL_BUILD:
+            built = self._build_at_end_offset(resource, name, consumer)
         if built is not None and Path(built.path).is_dir():
             shutil.rmtree(segment_dir, ignore_errors=True)
             segment_dir.parent.mkdir(parents=True, exist_ok=True)
             os.replace(built.path, segment_dir)
         shutil.rmtree(self._build_dir(resource, name), ignore_errors=True)
+
+    def _build_at_end_offset(self, resource: str, name: str, consumer: PartitionConsumer):
+        try:
+            meta = self._store_of().segment_metadata(resource, name)
+        except ZooKeeperUnavailableError:
+            return None
+        end = None if meta is None else meta.extra.get(END_OFFSET)
+        if end is None or int(end) != consumer.current_offset:
+            return None  # behind or ahead of the committed copy: download it
+        try:
+            return consumer.segment.build(
+                self._build_dir(resource, name) / "own",
+                custom_metadata={START_OFFSET: str(consumer.start_offset), END_OFFSET: end},
+            )
+        except (EngineError, OSError) as exc:
+            log.warning("building %s/%s locally failed (%s); downloading it", resource, name,
+                        exc)  # fmt: skip
+            return None
 
     def forget(self, resource: str, name: str) -> None:
         self._consuming.pop((resource, name), None)
