@@ -101,7 +101,10 @@ class PercentileTDigest(_SketchAggregation):
     name = "percentiletdigest"
 
     def compression(self) -> int:
-        value = float(self.params[1]) if len(self.params) > 1 else 100.0
+        try:
+            value = float(self.params[1]) if len(self.params) > 1 else 100.0
+        except (TypeError, ValueError):
+            value = float("nan")
         if not 1 <= value <= 100_000:
             raise QueryValidationError(
                 f"PERCENTILETDIGEST: compression must be in [1, 100000], got {self.params[1]}"

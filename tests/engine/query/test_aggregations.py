@@ -225,7 +225,8 @@ def test_tdigest_extreme_percentiles_are_min_and_max():
         )
 
 
-def test_tdigest_rejects_a_bad_compression():
-    fn = make("percentiletdigest", 50, 0)
+@pytest.mark.parametrize("compression", [0, "x", 1e9])
+def test_tdigest_rejects_a_bad_compression(compression):
+    fn = make("percentiletdigest", 50, compression)
     with pytest.raises(QueryValidationError, match="compression"):
         fn.aggregate(ValueBlock(3, raw=np.array([1, 2, 3])), None, 1)
