@@ -20,15 +20,19 @@ def encode_values(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if values.dtype.kind in "iu" and len(values):
         low, high = int(values.min()), int(values.max())
         if high - low < SMALL_INT_RANGE:
-            return values.astype(np.int64) - low, np.arange(low, high + 1, dtype=values.dtype)
+            codes = np.subtract(values, low, dtype=np.int64)
+            return codes, np.arange(low, high + 1, dtype=values.dtype)
         if high - low < 2**62:
             # time buckets (DATETRUNC, DATETIMECONVERT) are multiples of their granularity:
             # the step comes from a sample and is then checked on every value
-            offsets = np.subtract(values, low, dtype=np.int64)
-            step = int(np.gcd.reduce(offsets[:: max(1, len(offsets) // 1024)]))
+            sample = np.subtract(values[:: max(1, len(values) // 1024)], low, dtype=np.int64)
+            step = int(np.gcd.reduce(sample))
             if step > 1 and (high - low) // step < SMALL_INT_RANGE:
-                codes = offsets // step  # numpy divides by a scalar fast; % and divmod are slow
-                if np.array_equal(codes * step, offsets):
+                codes = np.subtract(values, low, dtype=np.int64)
+                # in place: a fresh 8-byte-per-row array costs as much as the division
+                # (numpy divides by a scalar fast; % and divmod are slow)
+                np.floor_divide(codes, step, out=codes)
+                if _decode_exactly(codes, step, low, values):
                     distinct = low + np.arange((high - low) // step + 1, dtype=np.int64) * step
                     return codes, distinct.astype(values.dtype)
     if values.dtype.kind in "iuf" and len(values) > 1 and bool(np.all(values[1:] >= values[:-1])):
@@ -45,6 +49,20 @@ def encode_values(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         )
     distinct, codes = np.unique(values, return_inverse=True)
     return codes.reshape(-1).astype(np.int64), distinct
+
+
+def _decode_exactly(codes: np.ndarray, step: int, low: int, values: np.ndarray) -> bool:
+    """``low + codes * step == values`` for every row, checked in cache-sized slices so no
+    row-sized temporary is allocated."""
+    chunk = 1 << 16
+    buffer = np.empty(min(chunk, len(codes)), dtype=np.int64)
+    for start in range(0, len(codes), chunk):
+        part = buffer[: min(chunk, len(codes) - start)]
+        np.multiply(codes[start : start + chunk], step, out=part)
+        part += low
+        if not np.array_equal(part, values[start : start + chunk]):
+            return False
+    return True
 
 
 def combine_codes(
