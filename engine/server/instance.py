@@ -157,4 +157,5 @@ class ServerInstance:
         self.metrics.segments.clear()
         for state, count in self.segments.count_by_state().items():
             self.metrics.segments.labels(state).set(count)
+        self.metrics.observe_ingestion(self.segments.realtime.ingestion_totals())
         return self.metrics.response()

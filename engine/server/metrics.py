@@ -30,3 +30,43 @@ class ServerMetrics(ProcessMetrics):
         self.segments = Gauge(
             "sprig_server_segments", "Hosted segments by state", ["state"], registry=self.registry
         )
+        # real-time ingestion, per table and partition (Pinot's realtimeRowsConsumed,
+        # invalidRealtimeRowsDropped, realtimeRowsFiltered, realtimeIngestionDelayMs)
+        partition = ["table", "partition"]
+        self.rows_consumed = Counter(
+            "sprig_server_realtime_rows_consumed", "Rows indexed into consuming segments",
+            partition, registry=self.registry,
+        )  # fmt: skip
+        self.rows_dropped = Counter(
+            "sprig_server_realtime_rows_dropped", "Malformed messages skipped", partition,
+            registry=self.registry,
+        )  # fmt: skip
+        self.rows_filtered = Counter(
+            "sprig_server_realtime_rows_filtered", "Rows dropped by the ingestion filter",
+            partition, registry=self.registry,
+        )  # fmt: skip
+        self.ingestion_delay = Gauge(
+            "sprig_server_realtime_ingestion_delay_ms",
+            "Milliseconds since the newest consumed message was produced", partition,
+            registry=self.registry,
+        )  # fmt: skip
+        self._reported: dict[tuple[str, int], tuple[int, int, int]] = {}
+
+    def observe_ingestion(self, totals: dict[tuple[str, int], dict]) -> None:
+        """Advance the counters to ``totals`` (RealtimeSegmentManager.ingestion_totals);
+        counters only move forward, so each gets what is new since the last scrape."""
+        for (table, partition), now in totals.items():
+            labels = (table, str(partition))
+            before = self._reported.get((table, partition), (0, 0, 0))
+            current = (now["consumed"], now["malformed"], now["filtered"])
+            for counter, old, new in zip(
+                (self.rows_consumed, self.rows_dropped, self.rows_filtered), before, current,
+                strict=True,
+            ):  # fmt: skip
+                if new > old:
+                    counter.labels(*labels).inc(new - old)
+            self._reported[(table, partition)] = tuple(
+                max(o, n) for o, n in zip(before, current, strict=True)
+            )
+            if now["delay_ms"] is not None:
+                self.ingestion_delay.labels(*labels).set(now["delay_ms"])

@@ -19,6 +19,7 @@ import logging
 import os
 import shutil
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -66,6 +67,9 @@ class RealtimeSegmentManager:
         self._store_of = store_of
         self._schema_of = schema_of
         self._consuming: dict[tuple[str, str], ConsumingSegment] = {}
+        # (table, partition) -> [rows indexed, rows malformed, rows filtered] of the segments
+        # this process finished consuming, so totals never go back when one is replaced
+        self._finished: dict[tuple[str, int], list[int]] = {}
         self._completion = HttpCompletionClient(instance_id, self.controller_url)
 
     # --- reads (any thread) ----------------------------------------------------------------
@@ -87,6 +91,26 @@ class RealtimeSegmentManager:
                 latest = None
             out.append(segment_consumer_info(entry.consumer, latest))
         return out
+
+    def ingestion_totals(self, now_ms: int | None = None) -> dict[tuple[str, int], dict]:
+        """(table, partition) -> rows consumed, malformed and filtered since this process
+        started, and the ingestion delay: ms since the newest consumed message was produced
+        (None before the first message)."""
+        now = int(time.time() * 1000) if now_ms is None else now_ms
+        totals = {key: {"consumed": c, "malformed": m, "filtered": f, "delay_ms": None}
+                  for key, (c, m, f) in self._finished.items()}  # fmt: skip
+        for (table, _name), entry in list(self._consuming.items()):
+            stats = entry.consumer.stats
+            out = totals.setdefault(
+                (table, entry.consumer.partition),
+                {"consumed": 0, "malformed": 0, "filtered": 0, "delay_ms": None},
+            )
+            out["consumed"] += stats.rows_indexed
+            out["malformed"] += stats.rows_malformed
+            out["filtered"] += stats.rows_filtered
+            if stats.last_message_time_ms is not None:
+                out["delay_ms"] = max(0, now - stats.last_message_time_ms)
+        return totals
 
     def controller_url(self) -> str | None:
         """The lead controller's base URL, looked up on every call so a new leader is found
@@ -194,7 +218,13 @@ class RealtimeSegmentManager:
             return None
 
     def forget(self, resource: str, name: str) -> None:
-        self._consuming.pop((resource, name), None)
+        entry = self._consuming.pop((resource, name), None)
+        if entry is not None:
+            stats = entry.consumer.stats
+            done = self._finished.setdefault((resource, entry.consumer.partition), [0, 0, 0])
+            done[0] += stats.rows_indexed
+            done[1] += stats.rows_malformed
+            done[2] += stats.rows_filtered
         shutil.rmtree(self._build_dir(resource, name), ignore_errors=True)
 
     def _build_dir(self, resource: str, name: str) -> Path:

@@ -286,3 +286,15 @@ def test_topic_created_after_the_table(realtime_cluster, kafka):
         url = f"http://127.0.0.1:{admin_port}/tables/{TABLE}/consumingSegmentsInfo"
         errors += sum(i["rowsWithErrors"] for i in requests.get(url, timeout=10).json())
     assert errors == 3
+    consumed = dropped = 0
+    for server in cluster.servers.values():
+        admin_port = server.argv[server.argv.index("--admin-port") + 1]
+        text = requests.get(f"http://127.0.0.1:{admin_port}/metrics", timeout=10).text
+        for line in text.splitlines():
+            if line.startswith("sprig_server_realtime_rows_consumed_total{"):
+                consumed += float(line.rsplit(" ", 1)[1])
+            elif line.startswith("sprig_server_realtime_rows_dropped_total{"):
+                dropped += float(line.rsplit(" ", 1)[1])
+            elif line.startswith("sprig_server_realtime_ingestion_delay_ms{"):
+                assert float(line.rsplit(" ", 1)[1]) >= 0
+    assert (consumed, dropped) == (stream.count, 3)
