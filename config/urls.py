@@ -13,4 +13,5 @@ urlpatterns = [
     path("help", SpectacularSwaggerView.as_view(url_name="openapi-schema"), name="swagger-ui"),
     path("", include("cluster.urls")),
     path("", include("console.urls")),
+    path("", include("monitoring.urls")),
 ]

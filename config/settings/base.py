@@ -94,6 +94,7 @@ INSTALLED_APPS = [
     "cluster",
     "console",
     "tasks",
+    "monitoring",
 ]
 
 MIDDLEWARE = [

@@ -5,9 +5,12 @@ minute through the broker. Lags read back equal end offset minus committed offse
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
+from http.server import BaseHTTPRequestHandler, HTTPServer
 
+import orjson
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -117,3 +120,93 @@ def test_sampled_lag_is_queryable_by_the_minute(lag_cluster, kafka):
     assert {tp: [s.committed for s in rows] for tp, rows in stored.items()} == {
         (source, 0): [1, 3, 6], (source, 1): [2, 4],
     }  # fmt: skip
+
+
+class Webhook:
+    """A real HTTP server collecting the JSON bodies POSTed to it."""
+
+    def __init__(self):
+        received = self.received = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                received.append(orjson.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = HTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+def run_evaluator(cluster) -> dict:
+    response = cluster.controller(
+        "GET", "/periodictask/run", params={"taskname": "ConsumerLagAlertEvaluator"}
+    )
+    body = response.json()
+    assert response.ok and body["isSuccessful"], body
+    return body["taskReport"]
+
+
+def test_controller_serves_groups_status_history_and_alerts_that_fire_and_resolve(
+    lag_cluster, kafka
+):
+    bootstrap = kafka.bootstrap_servers
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    suffix = uuid.uuid4().hex[:8]
+    source, samples_topic = f"payments-{suffix}", f"lag-samples-{suffix}"
+    for topic in (source, samples_topic):
+        admin.create_topics([NewTopic(topic, num_partitions=1)])[topic].result(10)
+    assert lag_cluster.controller("POST", "/schemas", json=tables.schema()).ok
+    assert lag_cluster.controller(
+        "POST", "/tables", json=lag_table_config(bootstrap, samples_topic)
+    ).ok
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for n in range(8):
+        producer.produce(source, value=b"%d" % n)
+        assert producer.flush(10) == 0
+    group = f"ledger-{suffix}"
+    commit(bootstrap, group, source, {0: 2})
+    sampler = LagSampler(KafkaGroupReader(bootstrap), samples_topic, f"ledger-{suffix}")
+    sampler.publish(sampler.poll_once())
+    sql = history.samples_sql(group, 0, 2**62)
+    wait_rows(lag_cluster, sql, 1)
+
+    # One stored commit, behind, and time has passed since: Burrow's STOP (reported as ERR
+    # for the group), since the time since the last commit exceeds the window's span (0).
+    listed = lag_cluster.controller("GET", "/consumerGroups").json()["groups"]
+    mine = [g for g in listed if g["group"] == group]
+    assert mine == [{"group": group, "state": "Empty", "members": 0, "partitionCount": 1,
+                     "totalLag": 6, "status": "ERR", "historyError": None}]  # fmt: skip
+    described = lag_cluster.controller("GET", f"/consumerGroups/{group}").json()
+    assert [(p["topic"], p["partition"], p["committed"], p["endOffset"], p["lag"], p["status"])
+            for p in described["partitions"]] == [(source, 0, 2, 8, 6, "STOP")]  # fmt: skip
+    assert lag_cluster.controller("GET", "/consumerGroups/no-such-group").status_code == 404
+    lag_history = lag_cluster.controller(
+        "GET", f"/consumerGroups/{group}/lagHistory", params={"minutes": 5}
+    ).json()
+    assert [p["lag"] for p in lag_history["series"][f"{source}/0"]] == [6]
+
+    webhook = Webhook()
+    rule = {"name": f"behind-{suffix}", "groupPattern": "ledger-*", "condition": "lag > 3",
+            "webhookUrl": webhook.url}  # fmt: skip
+    assert lag_cluster.controller("POST", "/consumerLagAlerts/rules", json=rule).status_code == 201
+    assert run_evaluator(lag_cluster) == {rule["name"]: [f"{group} firing"]}
+    assert run_evaluator(lag_cluster) == {}  # still firing: no new transition
+
+    commit(bootstrap, group, source, {0: 8})
+    sampler.publish(sampler.poll_once())
+    wait_rows(lag_cluster, sql, 2)
+    assert run_evaluator(lag_cluster) == {rule["name"]: [f"{group} resolved"]}
+
+    events = lag_cluster.controller("GET", "/consumerLagAlerts/events").json()["events"]
+    assert [(e["rule"], e["group"], e["state"], e["value"]) for e in events] == [
+        (rule["name"], group, "resolved", 0.0), (rule["name"], group, "firing", 6.0),
+    ]  # fmt: skip
+    assert [(w["state"], w["group"], w["detail"]) for w in webhook.received] == [
+        ("firing", group, "lag 6"), ("resolved", group, "lag 0"),
+    ]  # fmt: skip
+    webhook.server.shutdown()

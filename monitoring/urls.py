@@ -1,0 +1,14 @@
+"""Consumer-lag REST paths, at the root next to the controller's own API."""
+
+from django.urls import path
+
+from monitoring.api import alerts, groups
+
+urlpatterns = [
+    path("consumerGroups", groups.ConsumerGroupsView.as_view()),
+    path("consumerGroups/<str:group>", groups.ConsumerGroupView.as_view()),
+    path("consumerGroups/<str:group>/lagHistory", groups.ConsumerGroupLagHistoryView.as_view()),
+    path("consumerLagAlerts/rules", alerts.AlertRulesView.as_view()),
+    path("consumerLagAlerts/rules/<str:name>", alerts.AlertRuleView.as_view()),
+    path("consumerLagAlerts/events", alerts.AlertEventsView.as_view()),
+]

@@ -1,0 +1,97 @@
+"""The consumer-lag REST API's rules and errors without a Kafka cluster: alert rules are
+validated by the evaluation module before they are stored, and every path is documented."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+from rest_framework.test import APIClient
+
+from monitoring.models import LagAlertEvent, LagAlertRule
+
+pytestmark = pytest.mark.django_db
+
+PATHS = [
+    "/consumerGroups", "/consumerGroups/{group}", "/consumerGroups/{group}/lagHistory",
+    "/consumerLagAlerts/rules", "/consumerLagAlerts/rules/{name}", "/consumerLagAlerts/events",
+]  # fmt: skip
+
+
+@pytest.fixture
+def api() -> APIClient:
+    return APIClient()
+
+
+def test_rules_are_created_listed_and_deleted(api):
+    body = {"name": "billing-behind", "groupPattern": "billing-*", "condition": "lag > 1000",
+            "duration": "2m", "webhookUrl": "http://127.0.0.1:9/hook"}  # fmt: skip
+    created = api.post("/consumerLagAlerts/rules", body, format="json")
+    assert created.status_code == 201, created.content
+    assert created.json() == {"name": "billing-behind", "groupPattern": "billing-*",
+                              "condition": "lag > 1000", "durationSeconds": 120.0,
+                              "webhookUrl": "http://127.0.0.1:9/hook", "firingGroups": []}  # fmt: skip
+    listed = api.get("/consumerLagAlerts/rules").json()["rules"]
+    assert [r["name"] for r in listed] == ["billing-behind"]
+
+    again = api.post("/consumerLagAlerts/rules", body, format="json")
+    assert again.status_code == 409 and "already exists" in again.json()["error"]
+
+    assert api.delete("/consumerLagAlerts/rules/billing-behind").status_code == 200
+    assert not LagAlertRule.objects.exists()
+    missing = api.delete("/consumerLagAlerts/rules/billing-behind")
+    assert missing.status_code == 404 and "does not exist" in missing.json()["error"]
+
+
+@pytest.mark.parametrize(
+    ("body", "named"),
+    [
+        ({"name": "r", "groupPattern": "g", "condition": "lag < 5"}, "cannot read condition"),
+        ({"name": "r", "groupPattern": "g", "condition": "status >= BAD"}, "unknown status"),
+        ({"name": "r", "groupPattern": "g", "condition": "lag > 1", "duration": "5 fortnights"},
+         "cannot read duration"),
+        ({"name": "r", "condition": "lag > 1"}, "groupPattern"),
+        ({"name": "r", "groupPattern": "g", "condition": "lag > 1", "webhookUrl": "not a url"},
+         "webhookUrl"),
+    ],
+)  # fmt: skip
+def test_bad_rules_are_refused_naming_what_is_wrong_and_nothing_is_stored(api, body, named):
+    response = api.post("/consumerLagAlerts/rules", body, format="json")
+    assert response.status_code == 400
+    assert named in response.content.decode()
+    assert not LagAlertRule.objects.exists()
+
+
+def test_events_outlive_their_rule_and_list_newest_first(api):
+    rule = LagAlertRule.objects.create(name="r", group_pattern="g*", condition="lag > 1")
+    for at, state in ((1000, "firing"), (2000, "resolved")):
+        LagAlertEvent.objects.create(rule=rule, rule_name="r", group="g1", state=state,
+                                     at_ms=at, value=5, detail="lag 5")  # fmt: skip
+    rule.delete()
+    events = api.get("/consumerLagAlerts/events", {"limit": 5}).json()["events"]
+    assert [(e["rule"], e["state"], e["atMs"]) for e in events] == [
+        ("r", "resolved", 2000), ("r", "firing", 1000),
+    ]  # fmt: skip
+    assert api.get("/consumerLagAlerts/events", {"limit": 0}).status_code == 400
+
+
+def test_without_the_lag_table_the_group_endpoints_say_what_to_create(api):
+    response = api.get("/consumerGroups")
+    assert response.status_code == 503
+    assert "no consumer_offsets REALTIME table" in response.json()["error"]
+    assert api.get("/consumerGroups/g/lagHistory", {"minutes": "x"}).status_code == 400
+
+
+def test_every_consumer_lag_path_is_documented(client):
+    schema = orjson.loads(client.get("/openapi.json?format=json").content)
+    for path in PATHS:
+        assert path in schema["paths"], path
+        for operation in schema["paths"][path].values():
+            assert operation.get("summary")
+
+
+def test_the_alert_evaluator_is_a_periodic_task_that_needs_no_kafka_without_rules():
+    from cluster.periodic import get_task
+    from monitoring.logic.alert_rules import evaluate_all
+
+    assert get_task("ConsumerLagAlertEvaluator").default_frequency == "1m"
+    assert evaluate_all() == {}
