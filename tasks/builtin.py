@@ -7,3 +7,8 @@ register(
     generator="tasks.generators.segment_generation_and_push:SegmentGenerationAndPushTaskGenerator",
     executor="tasks.executors.segment_generation_and_push:SegmentGenerationAndPushTaskExecutor",
 )
+register(
+    "PurgeTask",
+    generator="tasks.generators.purge:PurgeTaskGenerator",
+    executor="tasks.executors.purge:PurgeTaskExecutor",
+)

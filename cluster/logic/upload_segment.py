@@ -157,6 +157,12 @@ def _store(store, row, metadata: SegmentMetadata, tar_path, size: int, upload: U
         if not upload.allow_refresh:
             raise Conflict(f"Segment {segment} of {resource} already exists and allowRefresh=false")
         if existing.crc == crc:
+            # as Pinot: same data, so no refresh, but the ZK metadata takes the new custom.map
+            # (a PurgeTask that removed nothing must still record PurgeTask.time)
+            custom = json.dumps(metadata.custom, sort_keys=True) if metadata.custom else None
+            if custom and existing.extra.get("custom.map") != custom:
+                existing.extra["custom.map"] = custom
+                store.put_segment_metadata(existing)
             return {
                 "status": f"Segment {segment} of table {resource} already exists with the same "
                 f"CRC {crc}; nothing changed"

@@ -1,0 +1,224 @@
+"""PurgeTask end to end, all real: a controller, a server and a broker as processes on
+ZooKeeper, a minion (Celery worker on Redis) with its own SparkSession. airlineStats is loaded
+as segments of Pinot's day files; a purge declared as a SQL predicate removes its records
+from every query answer while every other record stays as it was (COUNT, SUM and GROUP BY
+compared with a reference computed from the input files); each segment keeps its name and
+records PurgeTask.time, so the next run finds nothing due; a refused upload fails the
+subtask and leaves the segment as it was."""
+
+from __future__ import annotations
+
+import collections
+import copy
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+import pyarrow as pa
+import pytest
+import requests
+
+from sprig.stack.cluster import (
+    broker_process,
+    controller_process,
+    minion_process,
+    server_process,
+)
+from sprig.stack.process import ServiceProcess, free_port
+from tests.engine.query import conformance
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+TASK = "PurgeTask"
+DAYS = 3
+
+
+@dataclass
+class TaskCluster:
+    controller_url: str
+    broker_url: str
+    processes: list[ServiceProcess]
+
+    def call(self, method: str, path: str, **kwargs) -> requests.Response:
+        return requests.request(method, f"{self.controller_url}{path}", timeout=60, **kwargs)
+
+    def query(self, sql: str) -> dict:
+        response = requests.post(f"{self.broker_url}/query/sql", json={"sql": sql}, timeout=30)
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    def rows(self, sql: str) -> list:
+        answer = self.query(sql)
+        assert not answer.get("exceptions"), answer
+        return answer["resultTable"]["rows"]
+
+    def run_task(self, task_type: str, table: str, timeout_s: float = 300) -> dict:
+        """Schedule the type on the table and wait until the task is finished; its debug."""
+        body = self.call("POST", f"/tasks/schedule?taskType={task_type}&tableName={table}").json()
+        assert body.get("generationErrors", "") == "", body
+        name = body[task_type]
+        assert name, body
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            state = self.call("GET", f"/tasks/task/{name}/state").json()
+            if state in ("COMPLETED", "FAILED"):
+                return self.call("GET", f"/tasks/task/{name}/debug?verbosity=1").json()
+            time.sleep(0.5)
+        debug = self.call("GET", f"/tasks/task/{name}/debug?verbosity=1").json()
+        raise AssertionError(f"{name} did not finish: {debug}")
+
+
+def start_task_cluster(zk_address: str, redis_url: str, workdir: Path,
+                       **extra_env: str) -> TaskCluster:  # fmt: skip
+    """A controller (its lead loop dispatching minion tasks), one server, a broker and one
+    minion with a prewarmed local[1] SparkSession, on a cluster of their own."""
+    env = {
+        "SPRIG_ZK": zk_address, "SPRIG_CLUSTER_NAME": f"tc_{uuid.uuid4().hex[:8]}",
+        "SPRIG_DATA_DIR": str(workdir / "data"), "SPRIG_REDIS_URL": redis_url,
+        "SPRIG_EXTERNAL_VIEW_INTERVAL_S": "0.2", "SPRIG_PERIODIC_TASK_INITIAL_DELAY_S": "3600",
+        "SPRIG_TASK_DRIVER_INTERVAL_S": "0.2", "SPRIG_LOG_LEVEL": "INFO",
+        "DJANGO_SETTINGS_MODULE": "config.settings.local", **extra_env,
+    }  # fmt: skip
+    controller_port, broker_port, query_port = free_port(), free_port(), free_port()
+    processes = [
+        controller_process(workdir, controller_port, env),
+        server_process(workdir, query_port, free_port(), env, host="127.0.0.1"),
+        broker_process(workdir, broker_port, env, host="127.0.0.1"),
+        minion_process(workdir, {**env, "SPRIG_DATA_DIR": str(workdir / "minion"),
+                                 "SPRIG_MINION_SPARK_PREWARM": "true",
+                                 "SPRIG_SPARK_MASTER": "local[1]",
+                                 "SPRIG_SPARK_DRIVER_MEMORY": "1g"}),
+    ]  # fmt: skip
+    cluster = TaskCluster(f"http://127.0.0.1:{controller_port}",
+                          f"http://127.0.0.1:{broker_port}", processes)  # fmt: skip
+    try:
+        for process in processes:
+            process.start()
+        for process in processes:
+            process.wait_ready()
+    except BaseException:
+        stop_task_cluster(cluster)
+        raise
+    return cluster
+
+
+def stop_task_cluster(cluster: TaskCluster) -> None:
+    for process in reversed(cluster.processes):
+        process.stop()
+
+
+@pytest.fixture(scope="module")
+def task_cluster(zookeeper, task_redis_url, tmp_path_factory):
+    cluster = start_task_cluster(zookeeper.address, task_redis_url,
+                                 tmp_path_factory.mktemp("purge"))  # fmt: skip
+    yield cluster
+    stop_task_cluster(cluster)
+
+
+@pytest.fixture(scope="module")
+def airline_input(pinot_examples, tmp_path_factory):
+    """DAYS segment tars of Pinot's airlineStats day files and their rows."""
+    from engine.segment import build_segment, pack_segment
+    from engine.spi import Schema, TableConfig
+
+    schema = Schema.from_json(conformance.airline_schema(pinot_examples))
+    config = TableConfig.from_json(conformance.airline_table_config(pinot_examples))
+    out = tmp_path_factory.mktemp("purge-input")
+    tars, rows = [], []
+    for i, path in enumerate(conformance.airline_avro_files(pinot_examples)[:DAYS]):
+        day = conformance.read_avro(path)
+        result = build_segment(pa.Table.from_pylist(day), schema, config, out / "b",
+                               sequence_id=i)  # fmt: skip
+        tars.append(pack_segment(result.path, out / f"{result.name}.tar.gz"))
+        rows.extend(day)
+    return tars, rows
+
+
+def load_table(cluster: TaskCluster, pinot_examples, tars, task_config: dict) -> str:
+    name = f"purge{uuid.uuid4().hex[:6]}"
+    schema = {**conformance.airline_schema(pinot_examples), "schemaName": name}
+    config = copy.deepcopy(conformance.airline_table_config(pinot_examples))
+    config["tableName"] = name
+    config["task"] = {"taskTypeConfigsMap": {TASK: task_config}}
+    for path, body in (("/schemas", schema), ("/tables", config)):
+        response = cluster.call("POST", path, json=body)
+        assert response.ok, f"POST {path}: {response.status_code} {response.text}"
+    for tar in tars:
+        with tar.open("rb") as handle:
+            response = cluster.call("POST", "/segments",
+                                    params={"tableName": name, "tableType": "OFFLINE"},
+                                    files={"file": (tar.name, handle, "application/gzip")})  # fmt: skip
+        assert response.ok, response.text
+    return name
+
+
+def wait_rows(cluster: TaskCluster, table: str, expected: int, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = cluster.query(f"SELECT COUNT(*) FROM {table}")
+            if not last.get("exceptions") and last["resultTable"]["rows"][0][0] == expected:
+                return
+        except (requests.RequestException, AssertionError, KeyError, IndexError):
+            pass
+        time.sleep(0.3)
+    raise AssertionError(f"{table} did not answer COUNT(*) = {expected}: {last}")
+
+
+def custom_maps(cluster: TaskCluster, table: str) -> dict[str, dict]:
+    metadata = cluster.call("GET", f"/segments/{table}/zkmetadata?type=OFFLINE").json()
+    return {s: orjson.loads(f.get("custom.map") or "{}") for s, f in metadata.items()}
+
+
+def test_purged_records_leave_every_answer(task_cluster, pinot_examples, airline_input):
+    tars, rows = airline_input
+    carriers = collections.Counter(r["Carrier"] for r in rows)
+    gone = sorted(carriers)[:2]  # two carriers' records are purged (privacy request)
+    kept = [r for r in rows if r["Carrier"] not in gone]
+    assert 0 < len(kept) < len(rows)
+    purge_filter = "Carrier IN (" + ", ".join(f"'{c}'" for c in gone) + ")"
+    table = load_table(task_cluster, pinot_examples, tars, {"purgeFilter": purge_filter})
+    wait_rows(task_cluster, table, len(rows))
+    segments = sorted(custom_maps(task_cluster, table))
+
+    debug = task_cluster.run_task(TASK, f"{table}_OFFLINE")
+    infos = debug["subtaskInfos"]
+    assert [i["state"] for i in infos] == ["COMPLETED"] * DAYS, infos
+    assert sorted(i["taskConfig"]["configs"]["segmentName"] for i in infos) == segments
+
+    wait_rows(task_cluster, table, len(kept))
+    assert task_cluster.rows(f"SELECT COUNT(*) FROM {table} WHERE {purge_filter}") == [[0]]
+    by_carrier = collections.Counter(r["Carrier"] for r in kept)
+    delays = collections.defaultdict(int)
+    for r in kept:
+        delays[r["Carrier"]] += r["Distance"]
+    answer = task_cluster.rows(f"SELECT Carrier, COUNT(*), SUM(Distance) FROM {table} "
+                               f"GROUP BY Carrier ORDER BY Carrier LIMIT 100")  # fmt: skip
+    assert answer == [[c, by_carrier[c], float(delays[c])] for c in sorted(by_carrier)]
+    # the segments kept their names and know when they were purged
+    maps = custom_maps(task_cluster, table)
+    assert sorted(maps) == segments
+    assert all(int(m["PurgeTask.time"]) > 0 for m in maps.values()), maps
+    # not due again for 14 days
+    again = task_cluster.call("POST", f"/tasks/schedule?taskType={TASK}&tableName="
+                                      f"{table}_OFFLINE").json()  # fmt: skip
+    assert again[TASK] == "" and again["generationErrors"] == "", again
+
+
+def test_a_refused_upload_fails_the_subtask(task_cluster, pinot_examples, airline_input):
+    tars, rows = airline_input
+    table = load_table(task_cluster, pinot_examples, tars[:1],
+                       {"purgeFilter": "ArrDelay > 0"})  # fmt: skip
+    day = [r for r in rows if r["DaysSinceEpoch"] == rows[0]["DaysSinceEpoch"]]
+    wait_rows(task_cluster, table, len(day))
+    config = task_cluster.call("GET", f"/tables/{table}?type=OFFLINE").json()["OFFLINE"]
+    config["quota"] = {"storage": "1K"}  # every upload is now over the quota
+    response = task_cluster.call("PUT", f"/tables/{table}", json=config)
+    assert response.ok, response.text
+    debug = task_cluster.run_task(TASK, f"{table}_OFFLINE")
+    (info,) = debug["subtaskInfos"]
+    assert info["state"] == "TASK_ERROR" and "the upload of segment" in info["info"], info
+    wait_rows(task_cluster, table, len(day))  # nothing purged
+    assert all("PurgeTask.time" not in m for m in custom_maps(task_cluster, table).values())

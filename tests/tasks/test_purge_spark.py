@@ -1,0 +1,142 @@
+"""PurgeTask's segment path on Spark and its planning rules: a real airlineStats segment read
+back through the engine, purged by a SQL predicate, a column modification or a registered
+RecordPurger, and rebuilt under its own name with PurgeTask.time in its custom metadata; the
+generator's config checks and its order (never purged first, then oldest, nothing due)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import orjson
+import pytest
+
+from engine.segment import load_segment, unpack_segment
+from engine.spi import Schema, TableConfig
+from spark_jobs.minion.purge import (
+    PURGE_TIME_KEY,
+    PurgeSpec,
+    PurgeSpecError,
+    purge_segment,
+    register_record_purger,
+)
+from tasks.errors import TaskConfigError
+from tasks.generators.purge import PurgeTaskGenerator, check_declared_purge
+from tests.cluster.conftest import (  # noqa: F401 - fixtures
+    airline_dir,
+    airline_offline_config,
+    airline_schema,
+    airline_segments,
+)
+
+DAY_MS = 86_400_000
+
+
+def _rows(directory):
+    segment = load_segment(directory)
+    try:
+        return segment.name, segment.metadata.custom, segment.to_arrow().to_pylist()
+    finally:
+        segment.close()
+
+
+@pytest.fixture
+def segment(airline_segments, airline_schema, airline_offline_config, tmp_path):  # noqa: F811
+    _, tar = airline_segments[0]
+    directory = unpack_segment(tar, tmp_path / "in")
+    schema = Schema.from_json(airline_schema)
+    return directory, schema, TableConfig.from_json(airline_offline_config, schema=schema)
+
+
+@pytest.mark.integration
+def test_purge_filter_and_modification(spark, segment, tmp_path):
+    directory, schema, config = segment
+    name, _, before = _rows(directory)
+    gone = before[0]["Dest"]
+    spec = PurgeSpec.resolve("airlineStats_OFFLINE", purge_filter=f"Dest = '{gone}'",
+                             modifications={"Origin": "lower(Origin)"},
+                             record_purger=None, record_modifier=None)  # fmt: skip
+    result, n_before, n_after = purge_segment(spark, directory, schema, config, spec,
+                                              tmp_path / "out", 1234)  # fmt: skip
+    out_name, custom, after = _rows(result.path)
+    kept = [r for r in before if r["Dest"] != gone]
+    assert out_name == name and custom[PURGE_TIME_KEY] == "1234"
+    assert (n_before, n_after) == (len(before), len(kept)) and 0 < len(kept) < len(before)
+    key = ("DaysSinceEpoch", "FlightNum", "Dest", "ArrDelay")
+    expected = sorted(({**r, "Origin": r["Origin"].lower()} for r in kept),
+                      key=lambda r: tuple(r[k] for k in key))  # fmt: skip
+    assert sorted(after, key=lambda r: tuple(r[k] for k in key)) == expected
+
+
+@pytest.mark.integration
+def test_registered_record_purger_and_empty_result(spark, segment, tmp_path):
+    directory, schema, config = segment
+    _, _, before = _rows(directory)
+    register_record_purger("noLongFlights", lambda table: lambda row: row["Distance"] > 1000)
+    spec = PurgeSpec.resolve("airlineStats_OFFLINE", purge_filter=None, modifications={},
+                             record_purger="noLongFlights", record_modifier=None)  # fmt: skip
+    result, _, n_after = purge_segment(spark, directory, schema, config, spec,
+                                       tmp_path / "a", 1)  # fmt: skip
+    assert n_after == sum(r["Distance"] <= 1000 for r in before) == len(_rows(result.path)[2])
+    everything = PurgeSpec.resolve("t", purge_filter="Distance >= 0", modifications={},
+                                   record_purger=None, record_modifier=None)  # fmt: skip
+    assert purge_segment(spark, directory, schema, config, everything, tmp_path / "b", 1) == (
+        None, len(before), 0)  # fmt: skip
+    with pytest.raises(PurgeSpecError, match=r"recordPurger.*no RecordPurger named 'nope'"):
+        PurgeSpec.resolve("t", purge_filter=None, modifications={}, record_purger="nope",
+                          record_modifier=None)  # fmt: skip
+    bad = PurgeSpec.resolve("t", purge_filter="NoSuchColumn = 1", modifications={},
+                            record_purger=None, record_modifier=None)  # fmt: skip
+    with pytest.raises(PurgeSpecError, match="purgeFilter"):
+        purge_segment(spark, directory, schema, config, bad, tmp_path / "c", 1)
+
+
+def test_declared_purge_checks():
+    columns = {"Carrier", "Dest"}
+    check_declared_purge({"purgeFilter": "Carrier IN ('AA', 'DL')", "modify.Dest": "'X'"},
+                         columns)  # fmt: skip
+    with pytest.raises(TaskConfigError, match=r"PurgeTask.purgeFilter.*unknown column.*Nope"):
+        check_declared_purge({"purgeFilter": "Nope = 1"}, columns)
+    with pytest.raises(TaskConfigError, match=r"PurgeTask.purgeFilter.*not a SQL predicate"):
+        check_declared_purge({"purgeFilter": "Carrier IN ("}, columns)
+    with pytest.raises(TaskConfigError, match=r"PurgeTask.modify.Origin.*not a column"):
+        check_declared_purge({"modify.Origin": "'X'"}, columns)
+    generator = PurgeTaskGenerator()
+    with pytest.raises(TaskConfigError, match="OFFLINE tables only"):
+        generator.validate({"tableName": "t_REALTIME"}, {})
+    with pytest.raises(TaskConfigError, match="lastPurgeTimeThresholdPeriod"):
+        generator.validate({"tableName": "t_OFFLINE"}, {"lastPurgeTimeThresholdPeriod": "x"})
+
+
+class _Store:
+    def __init__(self, segments: dict[str, int | None]):
+        self.segments = segments
+
+    def schema(self, name):
+        return {"dimensionFieldSpecs": [{"name": "Carrier"}]}
+
+    def segment_names(self, table):
+        return list(self.segments)
+
+    def segment_metadata(self, table, segment):
+        last = self.segments[segment]
+        custom = orjson.dumps({PURGE_TIME_KEY: str(last)}).decode() if last is not None else None
+        extra = {"custom.map": custom} if custom else {}
+        return SimpleNamespace(extra=extra, download_url=f"http://c/segments/t/{segment}")
+
+
+def test_generator_order_and_threshold():
+    now = 100 * DAY_MS
+    store = _Store({"fresh": now - DAY_MS, "old": now - 30 * DAY_MS, "older": now - 40 * DAY_MS,
+                    "never": None, "busy": None})  # fmt: skip
+    ctx = SimpleNamespace(store=store, table_name="t_OFFLINE", now_ms=now,
+                          controller_url="http://c",
+                          incomplete_subtask_configs=lambda: [{"segmentName": "busy"}])  # fmt: skip
+    configs = PurgeTaskGenerator().generate(ctx, {"tableName": "t_OFFLINE"},
+                                            {"purgeFilter": "Carrier = 'AA'"})  # fmt: skip
+    assert [c["segmentName"] for c in configs] == ["never", "older", "old"]
+    assert configs[0] == {"tableName": "t_OFFLINE", "segmentName": "never",
+                          "downloadURL": "http://c/segments/t/never",
+                          "uploadURL": "http://c/segments", "purgeFilter": "Carrier = 'AA'"}  # fmt: skip
+    weekly = PurgeTaskGenerator().generate(ctx, {"tableName": "t_OFFLINE"},
+                                           {"lastPurgeTimeThresholdPeriod": "35d"})  # fmt: skip
+    assert [c["segmentName"] for c in weekly] == ["never", "older"]
