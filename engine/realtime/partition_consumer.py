@@ -25,8 +25,6 @@ import time
 from collections import deque
 from pathlib import Path
 
-import pyarrow as pa
-
 from engine.common.errors import EngineError
 from engine.realtime import completion as proto
 from engine.realtime.mutable_segment import MutableSegment
@@ -38,12 +36,11 @@ from engine.stream.errors import (
     StreamError,
     TransientStreamError,
 )
+from engine.stream.kafka import METADATA_COLUMNS, with_message_metadata
 
 log = logging.getLogger(__name__)
 MAX_POLL_MS = 500  # the longest one fetch waits, so stop and force-commit act quickly
 RETRY_MS = 1000  # back-off after a transient stream error
-METADATA_COLUMNS = ("__key", "__metadata$offset", "__metadata$partition",
-                    "__metadata$recordTimestamp")  # fmt: skip
 MIN_CONSUME_MS = 10 * 60_000  # a restarted replica past its time limit consumes this long
 EMPTY_EXTENSION_MS = 3_600_000  # a segment with no message at its time limit waits this long
 
@@ -261,7 +258,9 @@ class PartitionConsumer:
         decoded = self._decoder.decode(values)
         rows = decoded.batch
         if self._metadata_columns:
-            rows = self._with_metadata(rows, batch, decoded.positions)
+            rows = with_message_metadata(
+                rows, batch, decoded.positions, self.partition, self._metadata_columns
+            )
         result = self.segment.index(rows, source=self.segment.name)
         stats = self.stats
         stats.messages += take
@@ -278,28 +277,6 @@ class PartitionConsumer:
         self.current_offset = (
             batch.offsets[take - 1] + 1 if take < len(batch) else batch.next_offset
         )
-
-    def _with_metadata(self, rows: pa.RecordBatch, batch, positions: list[int]):
-        """Pinot's ``stream.kafka.metadata.populate``: the message key and record metadata
-        as string columns ``__key``, ``__metadata$offset``, ``__metadata$partition`` and
-        ``__metadata$recordTimestamp`` (only those the table reads)."""
-        values = {
-            "__key": lambda i: (
-                None if batch.keys[i] is None else batch.keys[i].decode("utf-8", "replace")
-            ),
-            "__metadata$offset": lambda i: str(batch.offsets[i]),
-            "__metadata$partition": lambda i: str(self.partition),
-            "__metadata$recordTimestamp": lambda i: str(batch.timestamps_ms[i]),
-        }
-        for name in self._metadata_columns:
-            column = pa.array([values[name](i) for i in positions], pa.string())
-            if name in rows.schema.names:  # the decoder's (absent) field of that name
-                rows = rows.set_column(rows.schema.get_field_index(name), name, column)
-            elif rows.num_columns:
-                rows = rows.append_column(name, column)
-            else:
-                rows = pa.RecordBatch.from_arrays([column], names=[name])
-        return rows
 
     def _record_bad(self, offset: int, why: str) -> None:
         self.stats.rows_malformed += 1

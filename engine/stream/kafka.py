@@ -18,6 +18,7 @@ import os
 import re
 import time
 
+import pyarrow as pa
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
@@ -123,6 +124,35 @@ class MessageBatch:
 
     def __len__(self) -> int:
         return len(self.offsets)
+
+
+METADATA_COLUMNS = ("__key", "__metadata$offset", "__metadata$partition",
+                    "__metadata$recordTimestamp")  # fmt: skip
+
+
+def with_message_metadata(rows, batch: MessageBatch, positions: list[int], partition: int,
+                          columns: list[str]):  # fmt: skip
+    """Pinot's ``stream.kafka.metadata.populate``: add the message key and record metadata
+    to decoded ``rows`` (``positions[i]`` is row i's message in ``batch``) as the string
+    columns ``__key``, ``__metadata$offset``, ``__metadata$partition`` and
+    ``__metadata$recordTimestamp``, those of them named in ``columns``."""
+    values = {
+        "__key": lambda i: (
+            None if batch.keys[i] is None else batch.keys[i].decode("utf-8", "replace")
+        ),
+        "__metadata$offset": lambda i: str(batch.offsets[i]),
+        "__metadata$partition": lambda i: str(partition),
+        "__metadata$recordTimestamp": lambda i: str(batch.timestamps_ms[i]),
+    }
+    for name in columns:
+        column = pa.array([values[name](i) for i in positions], pa.string())
+        if name in rows.schema.names:  # the decoder's (absent) field of that name
+            rows = rows.set_column(rows.schema.get_field_index(name), name, column)
+        elif rows.num_columns:
+            rows = rows.append_column(name, column)
+        else:
+            rows = pa.RecordBatch.from_arrays([column], names=[name])
+    return rows
 
 
 class KafkaPartitionConsumer:
