@@ -24,6 +24,8 @@ from pathlib import Path
 import orjson
 import requests
 
+from monitoring.errors import MonitoringError
+from monitoring.lag_table import ensure_lag_table, start_sampling
 from sprig.commands.stack import quickstart_state_path
 from sprig.errors import CommandError
 from sprig.runtime import REPO_ROOT, AlreadyRunning, SingleInstanceLock, wait_for_stop_signal
@@ -58,6 +60,7 @@ EXAMPLE_QUERIES = (
     "IS NULL) AS noSalary, MIN(salary) AS minSalary FROM clientSalaryNulls",
 )
 LOAD_TIMEOUT_S = 300
+LAG_SAMPLE_INTERVAL_S = 30  # the Kafka consumer lag page's history, a few points a minute
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -124,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
     stack = LocalStack(data_dir / "stack", honour_external=True)
     children: list[ServiceProcess] = []
     supervisor: Supervisor | None = None
+    stop_sampling: Callable[[], None] | None = None
     try:
         port = _controller_port(args.port)
         print(f"Starting the service stack in {data_dir} ...", flush=True)
@@ -169,6 +173,15 @@ def run(args: argparse.Namespace) -> int:
                 f"http://127.0.0.1:{port}", f"http://127.0.0.1:{broker_port}", data_dir,
                 env, lambda: _given_up(supervisor),
             )  # fmt: skip
+        kafka = env.get("SPRIG_KAFKA_BROKERS")
+        if kafka:  # lag history of the stack's own Kafka for /console/consumer-lag
+            try:
+                ensure_lag_table(f"http://127.0.0.1:{port}", kafka)
+                stop_sampling = start_sampling(kafka, LAG_SAMPLE_INTERVAL_S)
+                print(f"Sampling consumer lag of {kafka} every {LAG_SAMPLE_INTERVAL_S} s into "
+                      f"the consumer_offsets table: {console}/console/consumer-lag", flush=True)  # fmt: skip
+            except MonitoringError as exc:  # the batch cluster is still worth running
+                print(f"Consumer lag history is not sampled: {exc}", flush=True)
         _print_summary(console, broker_url, stack, children, data_dir, loaded)
         why = wait_for_stop_signal()
         print(f"\nStopping ({why}) ...", flush=True)
@@ -178,6 +191,8 @@ def run(args: argparse.Namespace) -> int:
         # a second Ctrl-C must not cut the tear-down short and leave children behind
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if stop_sampling is not None:
+            stop_sampling()
         if supervisor is not None:
             supervisor.stop()  # every process, the stack's too, last started first
         else:

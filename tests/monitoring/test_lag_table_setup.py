@@ -1,0 +1,52 @@
+"""Lag history set up on a running cluster as the quickstart does: the topic, the table from
+the shipped files (once; a second call leaves it), and a sampler thread whose samples the
+broker serves; an unreachable controller is a clear error."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from monitoring import history
+from monitoring.errors import MonitoringError
+from monitoring.lag_table import ensure_lag_table, start_sampling
+from tests.cluster_e2e.conftest import start_cluster, stop_cluster
+from tests.monitoring.test_lag_table_e2e import wait_rows
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+
+def test_the_table_is_created_once_and_the_sampler_thread_feeds_it(zookeeper, kafka, tmp_path):
+    cluster = start_cluster(zookeeper.address, tmp_path, servers=1)
+    stop_sampling = None
+    try:
+        bootstrap = kafka.bootstrap_servers
+        suffix = uuid.uuid4().hex[:8]
+        topic, samples = f"events-{suffix}", f"samples-{suffix}"
+        producer = Producer({"bootstrap.servers": bootstrap})
+        for n in range(5):
+            producer.produce(topic, value=b"%d" % n)
+            assert producer.flush(10) == 0
+        group = f"audit-{suffix}"
+        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+                             "enable.auto.commit": False})  # fmt: skip
+        consumer.commit(offsets=[TopicPartition(topic, 0, 2)], asynchronous=False)
+        consumer.close()
+
+        assert ensure_lag_table(cluster.controller_url, bootstrap, samples) is True
+        assert ensure_lag_table(cluster.controller_url, bootstrap, samples) is False
+        stop_sampling = start_sampling(bootstrap, 0.5, samples)
+        sql = history.samples_sql(group, 0, 2**62)
+        rows = wait_rows(cluster, sql, 2)
+        assert {(r["topic"], r["offset"], r["logEndOffset"]) for r in rows} == {(topic, 2, 5)}
+    finally:
+        if stop_sampling:
+            stop_sampling()
+        stop_cluster(cluster)
+
+
+def test_an_unreachable_controller_is_named(kafka):
+    with pytest.raises(MonitoringError, match=r"cannot reach the controller at http://127\.0\.0\.1:1"):
+        ensure_lag_table("http://127.0.0.1:1", kafka.bootstrap_servers, f"s-{uuid.uuid4().hex}")
