@@ -95,3 +95,16 @@ def test_the_alert_evaluator_is_a_periodic_task_that_needs_no_kafka_without_rule
 
     assert get_task("ConsumerLagAlertEvaluator").default_frequency == "1m"
     assert evaluate_all() == {}
+
+
+def test_an_event_whose_webhook_is_down_is_kept_with_the_reason():
+    from monitoring.evaluation.alerts import AlertEvent
+    from monitoring.logic.alert_rules import record
+
+    rule = LagAlertRule.objects.create(name="r", group_pattern="g", condition="lag > 1",
+                                       webhook_url="http://127.0.0.1:1/hook")  # fmt: skip
+    stored = record(rule, AlertEvent("r", "g", "firing", 5000, 7.0, "lag 7"))
+    stored.refresh_from_db()
+    assert stored.state == "firing" and stored.value == 7.0
+    assert stored.delivery_error.startswith("POST http://127.0.0.1:1/hook failed")
+    assert stored.to_json()["deliveryError"] == stored.delivery_error
