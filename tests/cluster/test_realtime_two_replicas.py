@@ -48,11 +48,13 @@ class InProcessController:
 
     def __init__(self, manager: SegmentCompletionManager, instance: str, deep_store: Path):
         self.manager, self.instance, self.deep_store = manager, instance, deep_store
+        self.before_commit = lambda: None
 
     def segment_consumed(self, segment, offset, reason, stats):
         return self.manager.segment_consumed(segment, self.instance, offset, reason)
 
     def segment_commit_start(self, segment, offset, stats):
+        self.before_commit()
         return self.manager.segment_commit_start(segment, self.instance, offset)
 
     def segment_upload(self, segment, offset, tar_gz):
@@ -142,6 +144,16 @@ def test_replicas_at_different_offsets_agree_on_one_end_offset(kafka, tmp_path):
         )  # fmt: skip
 
     early, late = replica("Server_a_1", 1000), replica("Server_b_2", 3000)
+
+    def caught_up() -> None:
+        # A slow committer: the other replica hears CATCH_UP and reaches the winner's offset
+        # before the commit completes. (Once it is committed, a replica still behind gets
+        # DISCARD and downloads instead, which is Pinot's other, equally valid, path.)
+        deadline = time.monotonic() + 30
+        while early.current_offset < 200 and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+    late.completion.before_commit = caught_up
     threads = [threading.Thread(target=r.run) for r in (early, late)]
     for thread in threads:
         thread.start()
