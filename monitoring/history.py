@@ -36,12 +36,13 @@ def lag_per_minute_sql(group: str, since_ms: int, until_ms: int, table: str = TA
 
 
 def samples_sql(group: str, since_ms: int, until_ms: int, table: str = TABLE_NAME) -> str:
-    """Every stored sample of one group over [since_ms, until_ms), for the Burrow window."""
+    """The stored samples of one group over [since_ms, until_ms), newest first, at most
+    MAX_ROWS: past the limit the oldest are left out (the Burrow window needs the newest)."""
     return (
         f'SELECT topic, "partition", commitTimestamp, "offset", logEndOffset FROM {table} '
         f'WHERE "group" = {_literal(group)} '
         f"AND commitTimestamp >= {int(since_ms)} AND commitTimestamp < {int(until_ms)} "
-        f"ORDER BY commitTimestamp LIMIT {MAX_ROWS}"
+        f"ORDER BY commitTimestamp DESC LIMIT {MAX_ROWS}"
     )
 
 
@@ -71,10 +72,10 @@ def lag_series(rows: list[dict]) -> dict[str, list[dict]]:
 
 
 def samples_by_partition(rows: list[dict]) -> dict[tuple[str, int], list[Sample]]:
-    """(topic, partition) -> samples, from samples_sql's rows. The collector does not know
-    when a commit was made, so every sample is a poll (commit time unknown)."""
+    """(topic, partition) -> samples, oldest first, from samples_sql's rows. The collector
+    does not know when a commit was made, so every sample is a poll (commit time unknown)."""
     out: dict[tuple[str, int], list[Sample]] = defaultdict(list)
-    for row in rows:
+    for row in sorted(rows, key=lambda r: int(r["commitTimestamp"])):
         out[(row["topic"], int(row["partition"]))].append(
             Sample(int(row["commitTimestamp"]), _known(row["offset"]), _known(row["logEndOffset"]))
         )

@@ -6,8 +6,9 @@ from monitoring.api import alerts, groups
 
 urlpatterns = [
     path("consumerGroups", groups.ConsumerGroupsView.as_view()),
-    path("consumerGroups/<str:group>", groups.ConsumerGroupView.as_view()),
-    path("consumerGroups/<str:group>/lagHistory", groups.ConsumerGroupLagHistoryView.as_view()),
+    # Kafka allows '/' in a group id: <path:>, and the longer route first
+    path("consumerGroups/<path:group>/lagHistory", groups.ConsumerGroupLagHistoryView.as_view()),
+    path("consumerGroups/<path:group>", groups.ConsumerGroupView.as_view()),
     path("consumerLagAlerts/rules", alerts.AlertRulesView.as_view()),
     path("consumerLagAlerts/rules/<str:name>", alerts.AlertRuleView.as_view()),
     path("consumerLagAlerts/events", alerts.AlertEventsView.as_view()),

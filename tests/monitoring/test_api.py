@@ -79,6 +79,9 @@ def test_without_the_lag_table_the_group_endpoints_say_what_to_create(api):
     assert response.status_code == 503
     assert "no consumer_offsets REALTIME table" in response.json()["error"]
     assert api.get("/consumerGroups/g/lagHistory", {"minutes": "x"}).status_code == 400
+    # a group id with '/' (Kafka allows it) reaches the view, escaped or not
+    for path in ("/consumerGroups/team/a", "/consumerGroups/team%2Fa/lagHistory"):
+        assert api.get(path).status_code == 503, path
 
 
 def test_every_consumer_lag_path_is_documented(client):
