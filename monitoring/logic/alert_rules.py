@@ -75,12 +75,14 @@ def evaluate_all(reader: KafkaGroupReader | None = None, at_ms: int | None = Non
     reader = reader or lag_source.reader()
     listed = [listing.group_id for listing in reader.list_groups()]
     report: dict[str, list[str]] = {}
+    samples_of: dict[str, dict] = {}  # one history query per group, however many rules match
     for rule in rules:
         checked = parsed(rule)
         firing = firing_groups(rule)
         for group in sorted({g for g in listed if checked.matches(g)} | firing):
-            samples = stored_samples(group, at_ms)
-            event = evaluate_rule(checked, group, samples, at_ms, group in firing)
+            if group not in samples_of:
+                samples_of[group] = stored_samples(group, at_ms)
+            event = evaluate_rule(checked, group, samples_of[group], at_ms, group in firing)
             if event is not None:
                 record(rule, event)
                 report.setdefault(rule.name, []).append(f"{group} {event.state}")
