@@ -12,3 +12,8 @@ register(
     generator="tasks.generators.purge:PurgeTaskGenerator",
     executor="tasks.executors.purge:PurgeTaskExecutor",
 )
+register(
+    "RealtimeToOfflineSegmentsTask",
+    generator="tasks.generators.realtime_to_offline:RealtimeToOfflineSegmentsTaskGenerator",
+    executor="tasks.executors.realtime_to_offline:RealtimeToOfflineSegmentsTaskExecutor",
+)

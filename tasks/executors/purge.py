@@ -55,8 +55,11 @@ def table_objects(controller: str, raw_table: str, table_type: str):
     return parsed, TableConfig.from_json(config, schema=parsed)
 
 
-def fetch_segment(url: str, work: Path) -> Path:
-    """Download and unpack one segment; its directory."""
+def fetch_segment(url: str, work: Path, table_type: str) -> Path:
+    """Download and unpack one segment; its directory. The controller's download URL names
+    the raw table, which is ambiguous for a hybrid table without ``type``."""
+    if url.startswith(("http://", "https://")) and "/segments/" in url and "type=" not in url:
+        url += ("&" if "?" in url else "?") + f"type={table_type}"
     tar = download_segment(url, work / "download" / "segment.tar.gz")
     return unpack_segment(tar, work / "input")
 
@@ -107,7 +110,7 @@ class PurgeTaskExecutor(TaskExecutor):
         work = Path(tempfile.mkdtemp(prefix="sprig-purge-"))
         try:
             ctx.report_progress(f"downloading segment {segment}")
-            segment_dir = fetch_segment(configs[DOWNLOAD_URL_KEY], work)
+            segment_dir = fetch_segment(configs[DOWNLOAD_URL_KEY], work, table_type)
             ctx.report_progress(f"purging segment {segment}")
             result, before, after = purge_segment(
                 minion_spark(), segment_dir, schema, table_config, spec, work / "out",

@@ -39,6 +39,7 @@ class TaskCluster:
     controller_url: str
     broker_url: str
     processes: list[ServiceProcess]
+    cluster_name: str
 
     def call(self, method: str, path: str, **kwargs) -> requests.Response:
         return requests.request(method, f"{self.controller_url}{path}", timeout=60, **kwargs)
@@ -91,7 +92,8 @@ def start_task_cluster(zk_address: str, redis_url: str, workdir: Path,
                                  "SPRIG_SPARK_DRIVER_MEMORY": "1g"}),
     ]  # fmt: skip
     cluster = TaskCluster(f"http://127.0.0.1:{controller_port}",
-                          f"http://127.0.0.1:{broker_port}", processes)  # fmt: skip
+                          f"http://127.0.0.1:{broker_port}", processes,
+                          env["SPRIG_CLUSTER_NAME"])  # fmt: skip
     try:
         for process in processes:
             process.start()
