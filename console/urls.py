@@ -4,7 +4,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from console import consumer_lag_views, task_views, views
+from console import consumer_lag_views, periodic_views, task_views, views
 
 urlpatterns = [
     path("", views.home, name="console-home"),
@@ -14,7 +14,7 @@ urlpatterns = [
     path("console/tables", views.tables, name="console-tables"),
     path("console/tables/<str:name>", views.table, name="console-table"),
     path("console/zookeeper", views.zookeeper, name="console-zookeeper"),
-    path("console/tasks", views.tasks, name="console-tasks"),
+    path("console/tasks", periodic_views.periodic_tasks, name="console-tasks"),
     path("console/consumer-lag", consumer_lag_views.consumer_lag, name="console-consumer-lag"),
     path(
         "console/minion-task-manager",

@@ -80,8 +80,3 @@ def table(request: HttpRequest, name: str) -> dict:
 @console_page("zookeeper", "console/zookeeper.html")
 def zookeeper(request: HttpRequest) -> dict:
     return {}
-
-
-@console_page("tasks", "console/tasks.html")
-def tasks(request: HttpRequest) -> dict:
-    return {}

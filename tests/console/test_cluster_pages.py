@@ -1,4 +1,4 @@
-"""The cluster manager, tables, table page, ZooKeeper browser and periodic tasks, driven in a
+"""The cluster manager, tables, table page and ZooKeeper browser, driven in a
 real headless Chromium against a live controller and servers."""
 
 from __future__ import annotations
@@ -28,6 +28,12 @@ def test_cluster_page_lists_instances_and_tenants(page, console_cluster):
     expect(tenant.locator("td").nth(3)).to_have_text("2")  # tables: airlineStats, flights
     expect(page.locator("nav.mainnav a.active")).to_have_text("Cluster")
     screenshot(page, "cluster")
+    # at 800 px every server row's action buttons stay inside the table's box
+    page.set_viewport_size({"width": 800, "height": 900})
+    box = servers.bounding_box()
+    for button in servers.locator("td.row-actions .btn").all():
+        right = button.bounding_box()
+        assert right["x"] + right["width"] <= box["x"] + box["width"] + 0.5, (right, box)
 
 
 def test_tables_page_lists_tables_with_size_segments_and_status(page, console_cluster):
@@ -148,27 +154,6 @@ def test_zookeeper_browser_walks_to_a_znode_and_shows_its_json_and_stat(page, co
 def test_zookeeper_browser_reports_a_missing_znode(page, console_cluster):
     page.goto(f"/console/zookeeper?path=/{console_cluster.cluster_name}/NO_SUCH_NODE")
     expect(page.locator("#zk-stat")).to_contain_text("does not exist")
-
-
-def test_periodic_tasks_run_now_and_keep_the_last_run(page, console_cluster):
-    page.goto("/console/tasks")
-    table = page.get_by_test_id("tasks-table")
-    for name in console_cluster.api("GET", "/periodictask/names").json():
-        expect(table).to_contain_text(name)
-    row = table.locator('tr[data-task-row="SegmentStatusChecker"]')
-    expect(row).to_contain_text("not run from here")
-    row.get_by_role("button", name="Run now").click()
-    expect(row).to_contain_text("over all tables")
-    expect(row).to_contain_text("OK")
-    page.reload()
-    expect(table.locator('tr[data-task-row="SegmentStatusChecker"]')).to_contain_text(
-        "over all tables"
-    )
-    screenshot(page, "tasks")
-    row = table.locator('tr[data-task-row="SegmentStatusChecker"]')
-    row.get_by_role("button", name="report").click()
-    expect(page.get_by_role("dialog")).to_contain_text("taskReport")
-    screenshot(page, "task-report")
 
 
 def test_an_unknown_table_page_says_so(page, console_cluster):

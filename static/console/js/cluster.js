@@ -14,7 +14,8 @@ function ports(info) {
   for (const [key, label] of [["adminPort", "admin"], ["grpcPort", "grpc"], ["queryServicePort", "query"]]) {
     if (info[key] !== undefined && info[key] !== null && Number(info[key]) > 0) out.push(`${label} ${info[key]}`);
   }
-  return out.join(" · ") || "–";
+  // one port a line, so the column can narrow at 800 px instead of pushing the actions out
+  return out.length ? out.map((text) => el("span", { class: "port" }, text)) : "–";
 }
 
 async function setState(info, enable) {
@@ -76,7 +77,7 @@ async function loadInstances() {
       simpleTable([
         { label: "Name", render: (i) => el("span", { class: "mono" }, i.instanceName) },
         { label: "Host", class: "hide-narrow", render: (i) => i.hostName || "–" },
-        { label: "Ports", class: "nowrap", render: (i) => ports(i) },
+        { label: "Ports", class: "ports", render: (i) => ports(i) },
         { label: "Alive", render: (i) => (i.error ? el("span", { class: "error-text" }, i.error) : badge(i.alive ? "Alive" : "Dead", i.alive ? "alive" : "dead")) },
         { label: "Enabled", render: (i) => badge(i.enabled ? "Enabled" : "Disabled", i.enabled ? "enabled" : "disabled") },
         { label: "Tags", render: (i) => (i.tags || []).map((t) => badge(t, "tag")) },
