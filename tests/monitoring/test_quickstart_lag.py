@@ -29,6 +29,7 @@ def test_quickstart_samples_its_own_kafka(tmp_path, zookeeper):
         text = _wait_ready(proc, log, 300)
         kafka = re.search(r"Sampling consumer lag of (\S+) every 30 s", text).group(1)
         console = re.search(r"Console: (http://localhost:\d+)", text).group(1)
+        # one partition, created up front: an auto-created topic has several
         admin = AdminClient({"bootstrap.servers": kafka})
         admin.create_topics([NewTopic("qs-orders", num_partitions=1)])["qs-orders"].result(10)
         producer = Producer({"bootstrap.servers": kafka})
