@@ -27,6 +27,7 @@ from tasks.executors.base import SubtaskContext, TaskExecutor
 from tasks.executors.purge import controller_of, fetch_segment, table_objects, upload
 from tasks.generators.base import UPLOAD_URL_KEY
 from tasks.generators.realtime_to_offline import (
+    DONE_PREFIX,
     DOWNLOAD_URL_KEY,
     PARTITION_KEY,
     PARTITIONS_KEY,
@@ -38,7 +39,6 @@ from tasks.generators.realtime_to_offline import (
 )
 from tasks.metadata import read_metadata, write_metadata
 
-_DONE_PREFIX = "donePartitions_"  # list field per window start: the partitions uploaded
 _CAS_ATTEMPTS = 20
 
 
@@ -48,10 +48,16 @@ def _watermark(record: ZNRecord | None) -> int | None:
     return int(record.simple_fields[WATERMARK_KEY])
 
 
+def _moved(watermark: int | None, start: int) -> bool:
+    """The window was done already. A watermark before the start is fine: the generator
+    skipped empty windows in between."""
+    return watermark is None or watermark > start
+
+
 def check_window(store, table: str, start: int) -> None:
     watermark = _watermark(read_metadata(store, table, TASK_TYPE)[0])
-    if watermark != start:
-        raise SubtaskFailedError(f"the watermark of {table} is {watermark}, not the window "
+    if _moved(watermark, start):
+        raise SubtaskFailedError(f"the watermark of {table} is {watermark}, past the window "
                                  f"start {start}: the window was moved already")  # fmt: skip
 
 
@@ -61,10 +67,10 @@ def finish_window(store, table: str, start: int, end: int, partition: str,
     watermark to ``end``. True when this call moved it."""
     for _ in range(_CAS_ATTEMPTS):
         record, version = read_metadata(store, table, TASK_TYPE)
-        if _watermark(record) != start:
-            raise SubtaskFailedError(f"the watermark of {table} moved from {start} to "
-                                     f"{_watermark(record)} while the window ran")  # fmt: skip
-        key = f"{_DONE_PREFIX}{start}"
+        if _moved(_watermark(record), start):
+            raise SubtaskFailedError(f"the watermark of {table} moved past the window start "
+                                     f"{start} (to {_watermark(record)}) while it ran")  # fmt: skip
+        key = f"{DONE_PREFIX}{start}"
         done = set(record.list_fields.get(key, [])) | {partition}
         moved = done >= set(partitions)
         if moved:

@@ -37,6 +37,7 @@ DOWNLOAD_URL_KEY = "downloadURL"  # comma list, in segmentName's order
 PARTITION_KEY = "partition"  # this subtask's stream partition, or "all"
 PARTITIONS_KEY = "windowPartitions"  # comma list of every subtask's partition in the window
 SPLIT_KEY = "splitByPartition"
+DONE_PREFIX = "donePartitions_"  # metadata list field per window start: partitions uploaded
 ALL = "all"
 _PASSED_SUFFIX = ".aggregationType"
 _PASSED = ("roundBucketTimePeriod", "maxNumRecordsPerSegment")
@@ -180,6 +181,8 @@ class RealtimeToOfflineSegmentsTaskGenerator(TaskGenerator):
             groups.setdefault(str(segment[0]) if split else ALL, []).append(segment)
         passed = {k: v for k, v in task_config.items()
                   if k in _PASSED or k.endswith(_PASSED_SUFFIX)}  # fmt: skip
+        # partitions of this window a failed earlier task uploaded already need not run again
+        done = set(record.list_fields.get(f"{DONE_PREFIX}{start}", []))
         return [
             {TABLE_NAME_KEY: ctx.table_name, WINDOW_START_KEY: str(start),
              WINDOW_END_KEY: str(start + bucket), PARTITION_KEY: key,
@@ -187,5 +190,5 @@ class RealtimeToOfflineSegmentsTaskGenerator(TaskGenerator):
              SEGMENT_NAME_KEY: ",".join(s[4] for s in group),
              DOWNLOAD_URL_KEY: ",".join(s[5] for s in group),
              UPLOAD_URL_KEY: f"{ctx.controller_url}/segments", **passed}
-            for key, group in groups.items()
+            for key, group in groups.items() if key not in done
         ]  # fmt: skip

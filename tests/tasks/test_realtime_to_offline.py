@@ -1,9 +1,9 @@
 """RealtimeToOfflineSegmentsTask end to end, all real: a hybrid table consuming a 2-partition
 topic on the Kafka-protocol broker, a controller, a server, a broker and a minion with Spark.
 
-Windows of completed REALTIME segments move into the OFFLINE table, one partition per
-subtask, while a query loop asks COUNT(*) and SUM through the broker: every answer is exact
-(no row counted twice or missing). The watermark stops where a partition's committed data
+Windows of completed REALTIME segments move into the OFFLINE table (one subtask per window,
+or one per partition) while a query loop asks COUNT(*) and SUM through the broker: every
+answer is exact (no row counted twice or missing). The watermark stops where a partition's committed data
 ends; a subtask retried after its uploads went through replaces its own segments."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def schema(name: str) -> dict:
     }  # fmt: skip
 
 
-def configs(name: str, bootstrap: str, topic: str) -> tuple[dict, dict]:
+def configs(name: str, bootstrap: str, topic: str, split: bool) -> tuple[dict, dict]:
     realtime = {
         "tableName": name, "tableType": "REALTIME",
         "segmentsConfig": {"timeColumnName": "ts", "replicasPerPartition": "1", "schemaName": name},
@@ -53,7 +53,7 @@ def configs(name: str, bootstrap: str, topic: str) -> tuple[dict, dict]:
             "realtime.segment.flush.threshold.rows": "200",  # per server: 100 per partition
         }},
         "task": {"taskTypeConfigsMap": {TASK: {
-            "bucketTimePeriod": "1h", "bufferTimePeriod": "1d", "splitByPartition": "true",
+            "bucketTimePeriod": "1h", "bufferTimePeriod": "1d", "splitByPartition": str(split).lower(),
         }}},
     }  # fmt: skip
     offline = {
@@ -131,12 +131,13 @@ def completed_segments(cluster, raw: str) -> int:
     return sum(f.get("segment.realtime.status") == "DONE" for f in metadata.values())
 
 
-def test_windows_move_with_exact_hybrid_answers(task_cluster, kafka, celery_link):
+@pytest.mark.parametrize("split", [True, False], ids=["per-partition", "one-subtask"])
+def test_windows_move_with_exact_hybrid_answers(task_cluster, kafka, celery_link, split):
     name = f"rto{uuid.uuid4().hex[:6]}"
     topic = f"{name}_events"
     admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
     admin.create_topics([NewTopic(topic, num_partitions=2)])[topic].result(10)
-    realtime, offline = configs(name, kafka.bootstrap_servers, topic)
+    realtime, offline = configs(name, kafka.bootstrap_servers, topic, split)
     for path, body in (("/schemas", schema(name)), ("/tables", realtime), ("/tables", offline)):
         response = task_cluster.call("POST", path, json=body)
         assert response.ok, f"POST {path}: {response.text}"
@@ -159,7 +160,8 @@ def test_windows_move_with_exact_hybrid_answers(task_cluster, kafka, celery_link
                 break
             debug = wait_done(task_cluster, body[TASK])
             infos = debug["subtaskInfos"]
-            assert sorted(i["taskConfig"]["configs"]["partition"] for i in infos) == ["0", "1"]
+            partitions = sorted(i["taskConfig"]["configs"]["partition"] for i in infos)
+            assert partitions == (["0", "1"] if split else ["all"])
             assert {i["state"] for i in infos} == {"COMPLETED"}, [i.get("info") for i in infos]
             windows.append(int(infos[0]["taskConfig"]["configs"]["windowStartMs"]))
             assert len(windows) <= 10, windows
@@ -198,7 +200,7 @@ def test_windows_move_with_exact_hybrid_answers(task_cluster, kafka, celery_link
                          queue="minion_untagged", timeout_ms=120_000, dispatched_ms=0)  # fmt: skip
             report = wait_report(read_report, f"{replay}.2")
             moved = report.meta["result"]["watermarkMoved"]
-            assert moved is (config["partition"] == "1"), report.meta
+            assert moved is (config["partition"] == partitions[-1]), report.meta
         # the window was already moved: a third replay uploads nothing and fails
         replay = f"Task_{TASK}_replay{uuid.uuid4().hex[:6]}_1_0"
         send_attempt(subtask=replay, task_type=TASK, attempt=2, configs=infos[0]["taskConfig"]

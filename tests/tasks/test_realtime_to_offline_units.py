@@ -92,6 +92,9 @@ def test_finish_window_moves_the_watermark_once_all_partitions_are_done(monkeypa
     assert store.record.list_fields == {}
     with pytest.raises(SubtaskFailedError, match="moved"):
         executor.finish_window(store, "t_REALTIME", 0, H, "1", ["0", "1"])
+    # a window after empty ones the generator skipped: the watermark is before its start
+    assert executor.finish_window(store, "t_REALTIME", 3 * H, 4 * H, "all", ["all"]) is True
+    assert store.record.simple_fields["watermarkMs"] == str(4 * H)
 
 
 SCHEMA = {
