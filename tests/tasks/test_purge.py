@@ -224,3 +224,26 @@ def test_a_refused_upload_fails_the_subtask(task_cluster, pinot_examples, airlin
     assert info["state"] == "TASK_ERROR" and "the upload of segment" in info["info"], info
     wait_rows(task_cluster, table, len(day))  # nothing purged
     assert all("PurgeTask.time" not in m for m in custom_maps(task_cluster, table).values())
+
+
+def test_a_segment_left_empty_is_deleted(task_cluster, pinot_examples, airline_input):
+    tars, rows = airline_input
+    table = load_table(task_cluster, pinot_examples, tars[:2], {})
+    days = sorted({r["DaysSinceEpoch"] for r in rows})[:2]
+    wait_rows(task_cluster, table, sum(r["DaysSinceEpoch"] in days for r in rows))
+    before = custom_maps(task_cluster, table)
+    # an ad-hoc purge of the whole first day: its segment goes, the other is rewritten
+    body = {"taskType": TASK, "tableName": f"{table}_OFFLINE",
+            "taskConfigs": {"purgeFilter": f"DaysSinceEpoch = {days[0]}"}}  # fmt: skip
+    response = task_cluster.call("POST", "/tasks/execute", json=body)
+    assert response.ok, response.text
+    name = response.json()[f"{table}_OFFLINE"]
+    deadline = time.monotonic() + 300
+    while task_cluster.call("GET", f"/tasks/task/{name}/state").json() != "COMPLETED":
+        assert time.monotonic() < deadline, name
+        time.sleep(0.5)
+    debug = task_cluster.call("GET", f"/tasks/task/{name}/debug?verbosity=1").json()
+    assert {i["state"] for i in debug["subtaskInfos"]} == {"COMPLETED"}, debug
+    wait_rows(task_cluster, table, sum(r["DaysSinceEpoch"] == days[1] for r in rows))
+    after = custom_maps(task_cluster, table)
+    assert len(before) == 2 and len(after) == 1 and set(after) < set(before)
