@@ -152,6 +152,8 @@ def test_windows_move_with_exact_hybrid_answers(task_cluster, kafka, celery_link
     loop.start()
     windows = []
     try:
+        if split:  # a refused upload fails its subtask; the watermark and answers stay
+            refused_upload_moves_nothing(task_cluster, name)
         while True:
             body = task_cluster.call("POST", f"/tasks/schedule?taskType={TASK}"
                                              f"&tableName={name}_REALTIME").json()  # fmt: skip
@@ -215,6 +217,21 @@ def test_windows_move_with_exact_hybrid_answers(task_cluster, kafka, celery_link
     assert task_cluster.call("GET", f"/segments/{name}?type=OFFLINE").json() == offline_segments
     wait_answer(task_cluster, f"SELECT COUNT(*) FROM {name}_OFFLINE", [early])
     wait_answer(task_cluster, f"SELECT COUNT(*), SUM(n) FROM {name}", [count, float(total)])
+
+
+def refused_upload_moves_nothing(cluster, name: str) -> None:
+    config = cluster.call("GET", f"/tables/{name}?type=OFFLINE").json()["OFFLINE"]
+    response = cluster.call("PUT", f"/tables/{name}", json={**config, "quota": {"storage": "1K"}})
+    assert response.ok, response.text
+    body = cluster.call("POST", f"/tasks/schedule?taskType={TASK}&tableName={name}_REALTIME")
+    debug = wait_done(cluster, body.json()[TASK])
+    infos = debug["subtaskInfos"]
+    assert {i["state"] for i in infos} == {"TASK_ERROR"}, infos
+    assert all("the upload of segment" in i["info"] for i in infos), infos
+    assert watermark(cluster, f"{name}_REALTIME") == BASE_MS
+    assert cluster.call("GET", f"/segments/{name}/zkmetadata?type=OFFLINE").json() == {}
+    response = cluster.call("PUT", f"/tables/{name}", json=config)
+    assert response.ok, response.text
 
 
 def task_cluster_zk(cluster) -> str:
