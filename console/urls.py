@@ -4,7 +4,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from console import consumer_lag_views, periodic_views, task_views, views
+from console import consumer_lag_views, periodic_views, task_run_views, task_views, views
 
 urlpatterns = [
     path("", views.home, name="console-home"),
@@ -31,6 +31,16 @@ urlpatterns = [
         "console/task-queue/<str:task_type>/tables/<str:table>/task/<str:task>",
         task_views.task_detail,
         name="console-task-detail",
+    ),
+    path(
+        "console/task-queue/<str:task_type>/tables/<str:table>/task/<str:task>/sub-task/<str:subtask>",
+        task_run_views.subtask_detail,
+        name="console-subtask-detail",
+    ),
+    path(
+        "console/task-queue/<str:task_type>/tables/<str:table>/history",
+        task_run_views.task_history,
+        name="console-task-history",
     ),
     path(
         "console/login",
