@@ -331,8 +331,8 @@ def test_partitioned_segments_record_pinot_partition_metadata(
     import pyarrow as pa
 
     from engine.broker.routing import segment_info_from_metadata
-    from engine.segment import build_segment, pack_segment
     from engine.common.types import DataType
+    from engine.segment import build_segment, pack_segment
     from engine.spi import Schema, TableConfig
     from engine.spi.partition import partition_function
 
