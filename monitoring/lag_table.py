@@ -29,14 +29,20 @@ def ensure_topic(bootstrap: str, topic: str = DEFAULT_TOPIC, timeout_s: float = 
         raise KafkaUnavailableError(f"cannot create topic '{topic}' on {bootstrap}: {exc}") from exc
 
 
-def ensure_lag_table(controller: str, bootstrap: str, topic: str = DEFAULT_TOPIC) -> bool:
-    """Creates the topic, then the schema and the REALTIME table reading it from `bootstrap`,
-    unless the controller already has the table. True when it created the table."""
+def ensure_lag_table(
+    controller: str, bootstrap: str, topic: str = DEFAULT_TOPIC, replicas: int | None = None
+) -> bool:
+    """Creates the topic, then the schema and the REALTIME table reading it from `bootstrap`
+    (with `replicas` replicas per partition when given), unless the controller already has
+    the table. True when it created the table."""
     ensure_topic(bootstrap, topic)
     try:
         if requests.get(f"{controller}/tables/{TABLE_NAME}", timeout=30).status_code == 200:
             return False
-        for path, body in (("/schemas", schema()), ("/tables", table_config(bootstrap, topic))):
+        for path, body in (
+            ("/schemas", schema()),
+            ("/tables", table_config(bootstrap, topic, replicas)),
+        ):
             response = requests.post(f"{controller}{path}", json=body, timeout=60)
             if not response.ok:
                 raise MonitoringError(

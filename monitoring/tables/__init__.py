@@ -21,10 +21,14 @@ def schema() -> dict:
     return copy.deepcopy(_load("consumer_offsets_schema.json"))
 
 
-def table_config(broker_list: str | None = None, topic: str | None = None) -> dict:
-    """The shipped REALTIME table config, with the stream's broker list and topic replaced
-    when given."""
+def table_config(
+    broker_list: str | None = None, topic: str | None = None, replicas: int | None = None
+) -> dict:
+    """The shipped REALTIME table config, with the stream's broker list, topic and
+    replicasPerPartition replaced when given."""
     config = copy.deepcopy(_load("consumer_offsets_realtime_table_config.json"))
+    if replicas:
+        config["segmentsConfig"]["replicasPerPartition"] = str(replicas)
     stream = config["ingestionConfig"]["streamIngestionConfig"]["streamConfigMaps"][0]
     if broker_list:
         stream["stream.kafka.broker.list"] = broker_list

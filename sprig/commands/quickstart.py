@@ -176,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
         kafka = env.get("SPRIG_KAFKA_BROKERS")
         if kafka:  # lag history of the stack's own Kafka for /console/consumer-lag
             try:
-                ensure_lag_table(f"http://127.0.0.1:{port}", kafka)
+                ensure_lag_table(f"http://127.0.0.1:{port}", kafka, replicas=REPLICATION)
                 stop_sampling = start_sampling(kafka, LAG_SAMPLE_INTERVAL_S)
                 print(f"Sampling consumer lag of {kafka} every {LAG_SAMPLE_INTERVAL_S} s into "
                       f"the consumer_offsets table: {console}/console/consumer-lag", flush=True)  # fmt: skip

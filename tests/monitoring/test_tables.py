@@ -30,3 +30,12 @@ def test_table_config_points_the_stream_at_the_given_cluster_and_topic():
     assert stream["stream.kafka.topic.name"] == "lag_samples"
     default = tables.table_config()["ingestionConfig"]["streamIngestionConfig"]
     assert default["streamConfigMaps"][0]["stream.kafka.topic.name"] == tables.DEFAULT_TOPIC
+
+
+def test_replicas_set_replicas_per_partition_and_the_config_stays_valid():
+    schema = Schema.from_json(tables.schema())
+    raw = tables.table_config("k:9092", "t", replicas=2)
+    assert raw["segmentsConfig"]["replicasPerPartition"] == "2"
+    config = TableConfig.from_json(raw, schema)
+    assert config.segments_config.replicas_per_partition == 2
+    assert "replicasPerPartition" not in tables.table_config()["segmentsConfig"]
