@@ -10,6 +10,7 @@ from cluster.logic.deep_store import get_deep_store
 from cluster.logic.delete_segments import delete_segments
 from cluster.periods import period_ms
 from engine.clusterstate import ClusterStore
+from engine.clusterstate.realtime_metadata import IN_PROGRESS, STATUS
 from engine.clusterstate.records import now_ms
 
 _UNIT_MS = {
@@ -41,8 +42,7 @@ def expired_segments(store: ClusterStore, row, now: int) -> list[str]:
     expired = []
     for segment in store.segment_names(row.name_with_type):
         meta = store.segment_metadata(row.name_with_type, segment)
-        if meta is None or ("segment.realtime.status" in meta.extra and \
-                meta.extra["segment.realtime.status"] == "IN_PROGRESS"):  # fmt: skip
+        if meta is None or meta.extra.get(STATUS) == IN_PROGRESS:
             continue  # a consuming segment has no end time yet
         end = end_time_ms(meta.end_time, meta.time_unit)
         if end is not None and end < cutoff:

@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from engine.clusterstate.realtime_metadata import FLUSH_THRESHOLD_SIZE, START_OFFSET
 from engine.realtime.completion import CompletionClient
 from engine.realtime.llc_name import LLCSegmentName
 from engine.realtime.mutable_segment import MutableSegment
@@ -26,8 +27,6 @@ from engine.stream.config import table_stream_configs
 from engine.stream.kafka import KafkaMetadataProvider, KafkaPartitionConsumer
 
 log = logging.getLogger(__name__)
-START_OFFSET = "segment.realtime.startOffset"
-FLUSH_THRESHOLD_SIZE = "segment.flush.threshold.size"
 CATCH_UP_MS = 31_000  # Pinot's MAX_TIME_FOR_CONSUMING_TO_ONLINE_IN_SECONDS
 
 

@@ -25,6 +25,7 @@ import time
 from collections import deque
 from pathlib import Path
 
+from engine.clusterstate.realtime_metadata import END_OFFSET, START_OFFSET
 from engine.common.errors import EngineError
 from engine.realtime import completion as proto
 from engine.realtime.mutable_segment import MutableSegment
@@ -356,8 +357,8 @@ class PartitionConsumer:
             self.built = self.segment.build(
                 target,
                 custom_metadata={
-                    "segment.realtime.startOffset": str(self.start_offset),
-                    "segment.realtime.endOffset": str(self.current_offset),
+                    START_OFFSET: str(self.start_offset),
+                    END_OFFSET: str(self.current_offset),
                 },
             )
         except EngineError as err:

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from engine.clusterstate import ClusterStore, ZooKeeperUnavailableError
+from engine.clusterstate.realtime_metadata import END_OFFSET, FLUSH_THRESHOLD_SIZE, START_OFFSET
 from engine.common.errors import EngineError
 from engine.realtime import MutableSegment
 from engine.realtime.completion import HttpCompletionClient
@@ -38,9 +39,6 @@ from engine.stream.errors import StreamError
 from engine.stream.kafka import KafkaMetadataProvider, KafkaPartitionConsumer
 
 log = logging.getLogger(__name__)
-START_OFFSET = "segment.realtime.startOffset"
-END_OFFSET = "segment.realtime.endOffset"
-ROW_TARGET = "segment.flush.threshold.size"
 # a DISCARDED replica was told its rows differ; an ERROR one may hold a partial segment
 _NO_LOCAL_BUILD = frozenset({ConsumerState.DISCARDED, ConsumerState.ERROR})
 STOP_WAIT_S = 60.0  # a consumer stopped mid-commit finishes its HTTP calls first
@@ -151,7 +149,7 @@ class RealtimeSegmentManager:
             consumer = PartitionConsumer(
                 segment=segment, stream=stream, partition=llc.partition,
                 start_offset=int(meta.extra[START_OFFSET]),
-                row_limit=int(meta.extra.get(ROW_TARGET) or stream.flush.rows or 5_000_000),
+                row_limit=int(meta.extra.get(FLUSH_THRESHOLD_SIZE) or stream.flush.rows or 5_000_000),
                 completion=self._completion,
                 consumer=KafkaPartitionConsumer(stream, llc.partition, client_id),
                 metadata=metadata,

@@ -21,6 +21,7 @@ Keys: ``bucketTimePeriod`` (1d), ``bufferTimePeriod`` (2d), ``roundBucketTimePer
 from __future__ import annotations
 
 from engine.clusterstate import ZNRecord, split_table_name
+from engine.clusterstate.realtime_metadata import DONE, status_of
 from engine.realtime.llc_name import LLCSegmentName
 from engine.spi.datetime_format import UNIT_MILLIS
 from tasks.errors import TaskConfigError
@@ -41,7 +42,6 @@ DONE_PREFIX = "donePartitions_"  # metadata list field per window start: partiti
 ALL = "all"
 _PASSED_SUFFIX = ".aggregationType"
 _PASSED = ("roundBucketTimePeriod", "maxNumRecordsPerSegment")
-_DONE = "DONE"
 
 
 def _period(config: dict[str, str], key: str, default: str | None) -> int | None:
@@ -107,7 +107,7 @@ def completed_segments(ctx: GenerationContext) -> list[tuple[int, int, int, int,
     for name in ctx.store.segment_names(ctx.table_name):
         llc = LLCSegmentName.parse(name)
         meta = ctx.store.segment_metadata(ctx.table_name, name)
-        if llc is None or meta is None or meta.extra.get("segment.realtime.status") != _DONE:
+        if llc is None or meta is None or status_of(meta) != DONE:
             continue
         if meta.start_time is None or meta.end_time is None or meta.total_docs <= 0:
             continue

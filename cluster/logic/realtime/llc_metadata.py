@@ -9,33 +9,30 @@ from __future__ import annotations
 
 import time
 
+from engine.clusterstate.realtime_metadata import (  # noqa: F401 (re-exported for callers)
+    COMMITTING,
+    COMPLETED,
+    DONE,
+    END_OFFSET,
+    FLUSH_THRESHOLD_SIZE,
+    IN_PROGRESS,
+    NUM_REPLICAS,
+    START_OFFSET,
+    STATUS,
+    UPLOADED,
+    status_of,
+)
 from engine.clusterstate.records import SegmentZKMetadata
 from engine.realtime.llc_name import LLCSegmentName
 from engine.stream.config import FlushThreshold
 
-START_OFFSET = "segment.realtime.startOffset"
-END_OFFSET = "segment.realtime.endOffset"
-NUM_REPLICAS = "segment.realtime.numReplicas"
-STATUS = "segment.realtime.status"
-FLUSH_THRESHOLD_SIZE = "segment.flush.threshold.size"
 PARTITION_METADATA = "segment.partition.metadata"
 INDEX_VERSION = "segment.index.version"
 DATA_CRC = "segment.data.crc"
 USE_DATA_CRC = "segment.use.data.crc"
 
-IN_PROGRESS = "IN_PROGRESS"
-COMMITTING = "COMMITTING"
-DONE = "DONE"
-UPLOADED = "UPLOADED"
-COMPLETED = frozenset({DONE, UPLOADED})
-
 AUTOTUNE_SMOOTHING = 0.1  # weight of the newest segment in the rows-per-byte estimate
 ROWS_PER_BYTE_KEY = "segment.flush.autotune.rowsPerByte"  # ours: the running estimate
-
-
-def status_of(metadata: SegmentZKMetadata) -> str:
-    """The segment's realtime status; UPLOADED when absent (a pushed segment), as in Pinot."""
-    return metadata.extra.get(STATUS) or UPLOADED
 
 
 def new_consuming_segment(
