@@ -258,5 +258,5 @@ def _partitioning(config: TableConfig | None, schema) -> dict[str, ColumnPartiti
 
 
 def _push_frequency_ms(config: TableConfig | None) -> int:
-    """One push-frequency unit: an hour for HOURLY pushes, else a day."""
-    return HOUR_MS if config is not None and config.push_frequency == "HOURLY" else DAY_MS
+    """One push-frequency unit (``TableConfig.push_frequency_ms``); a day without a config."""
+    return config.push_frequency_ms if config is not None else DAY_MS

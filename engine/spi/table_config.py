@@ -218,6 +218,12 @@ class TableConfig:
         return str(value).upper() if value else None
 
     @property
+    def push_frequency_ms(self) -> int:
+        """One push-frequency unit in ms: an hour for HOURLY pushes, else a day. The hybrid
+        time boundary is the newest OFFLINE end time minus this."""
+        return 3_600_000 if self.push_frequency == "HOURLY" else 86_400_000
+
+    @property
     def push_type(self) -> str | None:
         """``batchIngestionConfig.segmentIngestionType``, else ``segmentsConfig.segmentPushType``
         (APPEND/REFRESH)."""

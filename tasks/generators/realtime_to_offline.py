@@ -89,10 +89,9 @@ def check_bucket_fits_boundary(bucket_ms: int, offline_config: dict) -> None:
     """The broker's time boundary is the OFFLINE side's newest end minus one push period, so
     while a window's segments upload one by one it stays inside the previous (complete)
     windows only if a window is no longer than that period."""
-    from engine.broker.routing import _push_frequency_ms
     from engine.spi import TableConfig
 
-    period = _push_frequency_ms(TableConfig.from_json(offline_config))
+    period = TableConfig.from_json(offline_config).push_frequency_ms
     if bucket_ms > period:
         raise TaskConfigError(f"{TASK_TYPE}.bucketTimePeriod",
                               f"{bucket_ms} ms is longer than the OFFLINE table's push period "
