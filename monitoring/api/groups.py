@@ -28,6 +28,7 @@ def _kafka(call, *args):
 class ConsumerGroupsView(APIView):
     @extend_schema(
         summary="List the consumer groups with state, members, total lag and Burrow status",
+        operation_id="listConsumerGroups",
         description="Live from the Kafka cluster the consumer_offsets table's stream reads; "
         "the status is Burrow's, evaluated over the samples stored in that table (null with "
         "historyError when they cannot be read). Lag is null when no partition has a commit.",
@@ -41,6 +42,7 @@ class ConsumerGroupsView(APIView):
 class ConsumerGroupView(APIView):
     @extend_schema(
         summary="Describe a consumer group: each partition's committed, end offset, lag, status",
+        operation_id="describeConsumerGroup",
         tags=TAG,
         responses={200: OpenApiTypes.OBJECT},
     )
