@@ -11,6 +11,7 @@ from rest_framework.renderers import StaticHTMLRenderer
 
 from cluster.api.common import store
 from cluster.logic.check_segment_status import saved_status
+from tasks.controller import cron
 from tasks.logic.metrics import prometheus_lines as task_metric_lines
 
 GAUGES = ("numberOfReplicas", "percentOfReplicas", "percentSegmentsAvailable",
@@ -37,5 +38,5 @@ def metrics(request):
         lines.append(f"# TYPE pinot_controller_{gauge} gauge")
         for resource, report in sorted(reports.items()):
             lines.append(f'pinot_controller_{gauge}{{table="{resource}"}} {report.get(gauge, 0)}')
-    lines += task_metric_lines()  # the minion task and cron gauges (tasks.logic.metrics)
+    lines += task_metric_lines(cron.missed)  # the minion task and cron gauges (tasks.logic.metrics)
     return HttpResponse("\n".join(lines) + "\n", content_type="text/plain; version=0.0.4")

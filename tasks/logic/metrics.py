@@ -48,11 +48,11 @@ def _table_labels(table: str, task_type: str) -> dict[str, str]:
     return {"table": raw or table, "tableType": kind if raw else "", "taskType": task_type}
 
 
-def prometheus_lines() -> list[str]:
+def prometheus_lines(cron_jobs_skipped: int) -> list[str]:
     """The controller's minion task gauges in Prometheus text, under Pinot's names: the
     TaskMetricsEmitter's numbers and the cron scheduler's, computed from the task store and
-    the table configs so that every controller serves the same values."""
-    from tasks.controller import cron
+    the table configs so that every controller serves the same values. ``cron_jobs_skipped``
+    is this controller's cron scheduler count of late fires it skipped."""
     from tasks.logic.scheduled_runs import CRON, last_runs
     from tasks.scheduler import configured_schedules
 
@@ -78,5 +78,5 @@ def prometheus_lines() -> list[str]:
         lines.append(_series("cronSchedulerJobTriggered_Count", labels, run.runs))
         lines.append(_series("cronSchedulerJobExecutionTimeMs_Last", labels, run.last_duration_ms))
     lines.append("# TYPE pinot_controller_cronSchedulerJobSkipped_Count counter")
-    lines.append(f"pinot_controller_cronSchedulerJobSkipped_Count {cron.missed}")
+    lines.append(f"pinot_controller_cronSchedulerJobSkipped_Count {cron_jobs_skipped}")
     return lines
