@@ -8,3 +8,8 @@ class MonitoringConfig(AppConfig):
 
     name = "monitoring"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from monitoring.periodic import register_periodic_tasks
+
+        register_periodic_tasks()

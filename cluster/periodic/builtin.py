@@ -59,15 +59,3 @@ register(PeriodicTask("RealtimeSegmentValidationManager", _realtime_validation, 
                       "every partition of a REALTIME table has one CONSUMING segment: new "
                       "partitions, deleted consuming segments, OFFLINE replicas, half-done "
                       "commits"))  # fmt: skip
-
-
-def _consumer_lag_alerts(store, rows):
-    # imported here: the lag monitoring app is only needed by this task
-    from monitoring.logic.alert_rules import evaluate_all
-
-    return evaluate_all()
-
-
-register(PeriodicTask("ConsumerLagAlertEvaluator", _consumer_lag_alerts, "1m",
-                      "evaluates the consumer-lag alert rules over the consumer_offsets table "
-                      "and records (and POSTs) firing/resolved transitions"))  # fmt: skip
