@@ -7,6 +7,7 @@ import argparse
 import signal
 import sys
 import threading
+import time
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -45,6 +46,52 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="seconds between rounds (default 30)")  # fmt: skip
     sample.add_argument("--once", action="store_true", help="one round, then exit")
     sample.set_defaults(func=run_sample)
+
+    stream = actions.add_parser(
+        "stream",
+        help="consume __consumer_offsets (or a topic of its bytes); produce the commits as JSON",
+        description="Consumes a topic holding __consumer_offsets records, decodes them and "
+        "produces each offset commit as JSON to a topic (consumer_offsets_json by default). "
+        "Skips its own group's commits. Input offsets are committed only after the output is "
+        "flushed, and on restart the output's tail is read to skip records already produced, "
+        "so a restart does not duplicate output. Stops on Ctrl-C or SIGTERM.",
+    )
+    stream.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT")
+    stream.add_argument("--input-topic", default="__consumer_offsets")
+    stream.add_argument("--topic", default=None, help="topic to produce to "
+                        "(default consumer_offsets_json)")  # fmt: skip
+    stream.add_argument("--output-bootstrap-server", default=None, metavar="HOST:PORT",
+                        help="cluster to produce to (default: the input's)")  # fmt: skip
+    stream.add_argument("--group", default="sprig-consumer-offsets-stream",
+                        help="consumer group that stores the input offsets")  # fmt: skip
+    stream.add_argument("--batch", type=int, default=500,
+                        help="records between two input commits (default 500)")  # fmt: skip
+    stream.add_argument("--dedupe-scan", type=int, default=10_000, metavar="N",
+                        help="records of each output partition's tail read at start to skip "
+                        "what a crash left produced (default 10000)")  # fmt: skip
+    stream.add_argument(
+        "--until-idle",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="exit after SECONDS with no input (default: run until stopped)",
+    )
+    stream.set_defaults(func=run_stream)
+
+    init = actions.add_parser(
+        "init",
+        help="create the consumer_offsets REALTIME table (and its topic) on a cluster",
+        description="Creates the topic, then the shipped consumer_offsets schema and REALTIME "
+        "table config through the controller's REST API, the stream reading the topic from the "
+        "given Kafka cluster. Says so and changes nothing when the table exists.",
+    )
+    init.add_argument("--controller", default="http://127.0.0.1:9000", metavar="URL")
+    init.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT")
+    init.add_argument("--topic", default=None, help="the JSON topic the table consumes "
+                      "(default consumer_offsets_json)")  # fmt: skip
+    init.add_argument("--replicas", type=int, default=None,
+                      help="replicasPerPartition (default: the shipped config's)")  # fmt: skip
+    init.set_defaults(func=run_init)
 
 
 def run_decode(args: argparse.Namespace) -> int:
@@ -101,4 +148,63 @@ def run_sample(args: argparse.Namespace) -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     sampler.run(args.interval, stop)
+    return 0
+
+
+def run_stream(args: argparse.Namespace) -> int:
+    from monitoring.errors import KafkaUnavailableError
+    from monitoring.stream import OffsetsStream
+    from monitoring.tables import DEFAULT_TOPIC
+    from sprig.errors import CommandError
+
+    try:
+        job = OffsetsStream(
+            args.bootstrap_server, args.input_topic, args.topic or DEFAULT_TOPIC, args.group,
+            args.output_bootstrap_server, args.batch, args.dedupe_scan,
+        )  # fmt: skip
+    except ValueError as exc:
+        raise CommandError(f"--batch/--dedupe-scan: {exc}") from None
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        job.start()
+        idle_since = time.monotonic()
+        while not stop.is_set():
+            if job.step():
+                idle_since = time.monotonic()
+            elif args.until_idle is not None and time.monotonic() - idle_since >= args.until_idle:
+                break
+    except KafkaUnavailableError as exc:
+        raise CommandError(str(exc)) from exc
+    except KeyboardInterrupt:
+        pass
+    finally:
+        job.close()
+    s = job.stats
+    print(f"consumed {s.consumed}, produced {s.produced} to {job.output_topic}; skipped "
+          f"{s.own_group} own-group commit(s), {s.duplicates} already produced, "
+          f"{sum(s.not_commits.values())} other record(s), {s.undecodable} undecodable",
+          file=sys.stderr)  # fmt: skip
+    return 0
+
+
+def run_init(args: argparse.Namespace) -> int:
+    from monitoring.errors import MonitoringError
+    from monitoring.lag_table import ensure_lag_table
+    from monitoring.tables import DEFAULT_TOPIC, TABLE_NAME
+    from sprig.errors import CommandError
+
+    if args.replicas is not None and args.replicas < 1:
+        raise CommandError(f"--replicas must be at least 1, got {args.replicas}")
+    controller = args.controller.rstrip("/")
+    topic = args.topic or DEFAULT_TOPIC
+    try:
+        created = ensure_lag_table(controller, args.bootstrap_server, topic, args.replicas)
+    except MonitoringError as exc:
+        raise CommandError(str(exc)) from exc
+    if created:
+        print(f"Created the {TABLE_NAME} REALTIME table on {controller}, consuming topic "
+              f"'{topic}' from {args.bootstrap_server}.")  # fmt: skip
+    else:
+        print(f"The {TABLE_NAME} table already exists on {controller}; nothing changed.")
     return 0

@@ -13,13 +13,16 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from monitoring import history
 from monitoring.errors import MonitoringError
 from monitoring.lag_table import ensure_lag_table, start_sampling
+from sprig.cli import main
 from tests.cluster_e2e.conftest import start_cluster, stop_cluster
 from tests.monitoring.test_lag_table_e2e import wait_rows
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
-def test_the_table_is_created_once_and_the_sampler_thread_feeds_it(zookeeper, kafka, tmp_path):
+def test_the_table_is_created_once_and_the_sampler_thread_feeds_it(
+    zookeeper, kafka, tmp_path, capsys
+):
     cluster = start_cluster(zookeeper.address, tmp_path, servers=1)
     stop_sampling = None
     try:
@@ -40,7 +43,12 @@ def test_the_table_is_created_once_and_the_sampler_thread_feeds_it(zookeeper, ka
         consumer.commit(offsets=[TopicPartition(topic, 0, 2)], asynchronous=False)
         consumer.close()
 
-        assert ensure_lag_table(cluster.controller_url, bootstrap, samples) is True
+        init = ["consumer-offsets", "init", "--controller", cluster.controller_url,
+                "--bootstrap-server", bootstrap, "--topic", samples]  # fmt: skip
+        assert main(init) == 0
+        assert "Created the consumer_offsets REALTIME table" in capsys.readouterr().out
+        assert main(init) == 0  # the second run changes nothing and says so
+        assert "already exists" in capsys.readouterr().out
         assert ensure_lag_table(cluster.controller_url, bootstrap, samples) is False
         stop_sampling = start_sampling(bootstrap, 0.5, samples)
         sql = history.samples_sql(group, 0, 2**62)
@@ -57,3 +65,13 @@ def test_an_unreachable_controller_is_named(kafka):
         MonitoringError, match=r"cannot reach the controller at http://127\.0\.0\.1:1"
     ):
         ensure_lag_table("http://127.0.0.1:1", kafka.bootstrap_servers, f"s-{uuid.uuid4().hex}")
+
+
+def test_init_names_an_unreachable_controller_and_a_bad_replica_count(kafka, capsys):
+    base = ["consumer-offsets", "init", "--bootstrap-server", kafka.bootstrap_servers]
+    assert (
+        main([*base, "--controller", "http://127.0.0.1:1", "--topic", f"s-{uuid.uuid4().hex}"]) != 0
+    )
+    assert "cannot reach the controller at http://127.0.0.1:1" in capsys.readouterr().err
+    assert main([*base, "--replicas", "0"]) != 0
+    assert "--replicas must be at least 1, got 0" in capsys.readouterr().err
