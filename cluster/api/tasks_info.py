@@ -9,8 +9,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from cluster.api import tasks_serializers as s
-from cluster.api.common import query
+from cluster.api.common import query, store
 from tasks.logic import task_info
+from tasks.logic.dispatch import minion_instance_ids
 from tasks.logic.queue_ops import delete_task, get_queue
 
 TAG = ["Task"]
@@ -85,7 +86,8 @@ class TaskDebugView(APIView):
     @extend_schema(
         summary="Debug info of one task",
         description="Times are `yyyy-MM-dd HH:mm:ss z` (UTC); COMPLETED subtasks only with "
-        "verbosity>0; `info` is the error, cut at 1000 characters.",
+        "verbosity>0; `info` is the error cut to 1000 characters: its first line and its "
+        "tail, where a traceback names the exception, are kept.",
         tags=TAG, parameters=[s.DebugParams], responses={200: s.TaskDebugSerializer},
     )  # fmt: skip
     def get(self, request, name: str):
@@ -155,6 +157,25 @@ class SubtaskProgressView(APIView):
         task = task_info.get_task(name)
         names = _names(query(request, s.SubtaskNamesParams).get("subtaskNames"))
         return Response({sub.name: sub.progress for sub in task_info.subtasks_of(task, names)})
+
+
+class WorkersProgressView(APIView):
+    @extend_schema(
+        summary="Per minion, the progress of the subtasks it ran",
+        description="Pinot's shape, `{minionId: {subtaskName: {taskId, taskState, startTs, "
+        "endTs, progress: [{ts, level, status, stage}]}}}`, read from the controller's task "
+        "store (which the minions report into) rather than from each minion. Every registered "
+        "minion is listed, with `{}` if it ran nothing in the state asked for.",
+        tags=TAG, parameters=[s.WorkersProgressParams],
+        responses={200: s.WORKERS_PROGRESS}, operation_id="tasks_subtask_workers_progress",
+    )  # fmt: skip
+    def get(self, request):
+        params = query(request, s.WorkersProgressParams)
+        state = params.get("subTaskState") or None
+        return Response(task_info.worker_progress(
+            minion_instance_ids(store()), task_info.MinionTaskState(state) if state else None,
+            _names(params.get("minionWorkerIds")),
+        ))  # fmt: skip
 
 
 class TaskSummaryView(APIView):

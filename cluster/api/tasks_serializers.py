@@ -6,7 +6,7 @@ from drf_spectacular.plumbing import build_array_type, build_basic_type, build_o
 from drf_spectacular.types import OpenApiTypes
 from rest_framework import serializers
 
-from tasks.logic.task_info import COUNT_KEYS
+from tasks.logic.task_info import COUNT_KEYS, MinionTaskState
 
 
 class StatusSerializer(serializers.Serializer):
@@ -56,6 +56,31 @@ class DebugParams(serializers.Serializer):
 class SubtaskNamesParams(serializers.Serializer):
     subtaskNames = serializers.CharField(required=False, allow_blank=True,
                                          help_text="comma-separated subtask names")  # fmt: skip
+
+
+class WorkersProgressParams(serializers.Serializer):
+    subTaskState = serializers.ChoiceField(
+        choices=[s.value for s in MinionTaskState], required=False, allow_blank=True,
+        help_text="only subtasks in this minion-side state; all of them when absent",
+    )  # fmt: skip
+    minionWorkerIds = serializers.CharField(required=False, allow_blank=True,
+                                            help_text="comma-separated minion instance ids; "
+                                            "every minion when absent")  # fmt: skip
+
+
+class ProgressEntrySerializer(serializers.Serializer):
+    ts = serializers.IntegerField(required=False, help_text="epoch ms; absent when unknown")
+    level = serializers.ChoiceField(choices=["INFO", "WARN", "ERROR"])
+    status = serializers.CharField()
+    stage = serializers.CharField()
+
+
+class SubtaskProgressSerializer(serializers.Serializer):
+    taskId = serializers.CharField()
+    taskState = serializers.ChoiceField(choices=[s.value for s in MinionTaskState])
+    startTs = serializers.IntegerField(required=False, help_text="epoch ms")
+    endTs = serializers.IntegerField(required=False, help_text="epoch ms")
+    progress = ProgressEntrySerializer(many=True)
 
 
 class SummaryParams(serializers.Serializer):
@@ -151,3 +176,11 @@ def map_of(component: str, description: str) -> dict:
     (drf-spectacular names it without the Serializer suffix)."""
     return {**build_object_type(additionalProperties={"$ref": f"#/components/schemas/{component}"}),
             "description": description}  # fmt: skip
+
+
+# ``{minion id: {subtask name: SubtaskProgress}}``
+WORKERS_PROGRESS = {
+    **build_object_type(additionalProperties=build_object_type(
+        additionalProperties={"$ref": "#/components/schemas/SubtaskProgress"})),
+    "description": "minion instance id to the subtasks it ran, by name",
+}  # fmt: skip

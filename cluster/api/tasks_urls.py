@@ -40,6 +40,11 @@ urlpatterns = [
         i.TaskRuntimeConfigView.as_view(),
         name="task-runtime-config",
     ),
+    path(
+        "tasks/subtask/workers/progress",
+        i.WorkersProgressView.as_view(),
+        name="subtask-workers-progress",
+    ),
     path("tasks/subtask/<str:name>/state", i.SubtaskStateView.as_view(), name="subtask-state"),
     path("tasks/subtask/<str:name>/config", i.SubtaskConfigView.as_view(), name="subtask-config"),
     path(

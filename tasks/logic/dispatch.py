@@ -38,6 +38,13 @@ def minion_tags(store: ClusterStore) -> set[str]:
     }
 
 
+def minion_instance_ids(store: ClusterStore) -> list[str]:
+    """Every registered minion, live or not."""
+    return [
+        instance_id for instance_id in store.instance_configs() if instance_id.startswith("Minion_")
+    ]
+
+
 def dispatch_waiting(store: ClusterStore) -> int:
     """Send what capacity allows; returns how many attempts were sent."""
     open_queues = TaskQueue.objects.exclude(state__in=[s.value for s in BLOCKING_QUEUE_STATES])

@@ -26,6 +26,10 @@ TIMEOUT_GRACE_MS = 5_000
 # Pinot caps a subtask's `info` at 1000 characters in the debug API (PR #10287); the full
 # traceback stays in the store
 INFO_LIMIT = 1000
+# of those, at most this much of the first line; a tail that starts mid-line loses at most
+# this much more to start at the next line
+INFO_HEAD_LIMIT = 200
+INFO_LINE_SLACK = 200
 
 _TERMINAL = [s.value for s in TERMINAL_SUBTASK_STATES]
 
@@ -138,4 +142,21 @@ def refresh_task_states(task_ids: set[int] | None = None) -> None:
 
 
 def info_for_api(info: str) -> str:
-    return info[:INFO_LIMIT]
+    """``info`` cut to INFO_LIMIT characters for the API. Its first line (a traceback's
+    header, or the message) and its tail are kept: a traceback's last lines name the
+    exception and where it was raised, so the middle frames are what goes. The cut is marked
+    by an indented line, so the console's error headline never reads it as the error."""
+    if len(info) <= INFO_LIMIT:
+        return info
+    head = info.partition("\n")[0][:INFO_HEAD_LIMIT]
+    # the marker's length with the largest possible count bounds the real one
+    room = INFO_LIMIT - len(head) - len(_cut_marker(len(info)))
+    tail = info[len(info) - room :]
+    newline = tail.find("\n")
+    if 0 <= newline < INFO_LINE_SLACK:
+        tail = tail[newline + 1 :]  # start the tail at a whole line
+    return head + _cut_marker(len(info) - len(head) - len(tail)) + tail
+
+
+def _cut_marker(cut: int) -> str:
+    return f"\n  ... ({cut} characters cut) ...\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from datetime import UTC, datetime
+from enum import StrEnum
 
 from django.conf import settings
 from django.db.models import Q
@@ -159,3 +160,72 @@ def summary(tenant: str | None) -> dict:
     return {"totalRunningTasks": sum(b["runningTasks"] for b in breakdown),
             "totalWaitingTasks": sum(b["waitingTasks"] for b in breakdown),
             "taskBreakdown": breakdown}  # fmt: skip
+
+
+class MinionTaskState(StrEnum):
+    """The state a Pinot minion's progress observer gives a subtask it ran."""
+
+    UNKNOWN = "UNKNOWN"
+    IN_PROGRESS = "IN_PROGRESS"
+    SUCCEEDED = "SUCCEEDED"
+    CANCELLED = "CANCELLED"
+    ERROR = "ERROR"
+
+
+def minion_task_state(state: str | None) -> MinionTaskState:
+    return {
+        SubtaskState.INIT: MinionTaskState.IN_PROGRESS,
+        SubtaskState.RUNNING: MinionTaskState.IN_PROGRESS,
+        SubtaskState.COMPLETED: MinionTaskState.SUCCEEDED,
+        SubtaskState.STOPPED: MinionTaskState.CANCELLED,
+        SubtaskState.TASK_ABORTED: MinionTaskState.CANCELLED,
+        SubtaskState.DROPPED: MinionTaskState.CANCELLED,
+        SubtaskState.TASK_ERROR: MinionTaskState.ERROR,
+        SubtaskState.ERROR: MinionTaskState.ERROR,
+        SubtaskState.TIMED_OUT: MinionTaskState.ERROR,
+    }.get(state, MinionTaskState.UNKNOWN)  # fmt: skip
+
+
+def subtask_progress(subtask: Subtask) -> dict:
+    """A subtask as a Pinot minion's progress observer reports it: its state, start and end
+    (epoch ms) and its status log. The store keeps the start, the last progress message and
+    the outcome, so the log has those entries; the progress message carries no time."""
+    state = minion_task_state(subtask.state)
+    log = []
+    if subtask.start_ms:
+        log.append({"ts": subtask.start_ms, "level": "INFO", "status": "Task started",
+                    "stage": MinionTaskState.IN_PROGRESS.value})  # fmt: skip
+    if subtask.progress:
+        log.append({"level": "INFO", "status": subtask.progress,
+                    "stage": MinionTaskState.IN_PROGRESS.value})  # fmt: skip
+    if subtask.finish_ms and state != MinionTaskState.IN_PROGRESS:
+        took = f"{subtask.finish_ms - subtask.start_ms}ms" if subtask.start_ms else "unknown time"
+        status, level = {
+            MinionTaskState.SUCCEEDED: (f"Task succeeded in {took}", "INFO"),
+            MinionTaskState.CANCELLED: (f"Task got cancelled after {took}", "WARN"),
+            MinionTaskState.ERROR: (f"Task failed in {took} with error: {subtask.info}", "ERROR"),
+        }.get(state, (f"Task ended as {subtask.state} after {took}", "WARN"))  # fmt: skip
+        log.append({"ts": subtask.finish_ms, "level": level, "status": status,
+                    "stage": state.value})  # fmt: skip
+    return _compact({"taskId": subtask.name, "taskState": state.value,
+                     "startTs": subtask.start_ms, "endTs": subtask.finish_ms,
+                     "progress": log})  # fmt: skip
+
+
+def worker_progress(
+    minion_ids: list[str], state: MinionTaskState | None, selected: list[str] | None
+) -> dict[str, dict[str, dict]]:
+    """``/tasks/subtask/workers/progress``: per minion (every one of ``minion_ids``, or the
+    ``selected`` ones), the subtasks it ran, in ``state`` if given, with their progress.
+    An id in ``selected`` that names no minion is a NotFound naming it."""
+    if selected:
+        unknown = [worker for worker in selected if worker not in minion_ids]
+        if unknown:
+            raise NotFound(f"Minion instance(s) {', '.join(unknown)} not found; the minions "
+                           f"are: {', '.join(sorted(minion_ids)) or 'none'}")  # fmt: skip
+        minion_ids = [worker for worker in minion_ids if worker in selected]
+    out: dict[str, dict[str, dict]] = {worker: {} for worker in sorted(minion_ids)}
+    for subtask in Subtask.objects.filter(worker__in=minion_ids).order_by("worker", "name"):
+        if state is None or minion_task_state(subtask.state) == state:
+            out[subtask.worker][subtask.name] = subtask_progress(subtask)
+    return out
