@@ -79,3 +79,33 @@ def test_history_marks_the_failed_run_and_its_subtask_shows_the_error(page, task
     expect(page.get_by_test_id("subtask-error")).to_be_hidden()
     page.goto(f"/console/task-queue/{TYPE}/tables/{ADHOC}/task/{good}/sub-task/{good}_9")
     expect(page.get_by_role("alert")).to_contain_text(f"has no subtask {good}_9")
+
+
+def test_task_tables_link_to_the_subtask_and_history_pages(page, task_cluster):  # noqa: F811
+    stamp = int(time.time())
+    bad = run(task_cluster, f"links-bad-{stamp}", {"numSubtasks": "2", "failIndex": "1"})
+    table_page = f"/console/task-queue/{TYPE}/tables/{ADHOC}"
+
+    # the queue page's tables link to each table's history
+    page.goto(f"/console/task-queue/{TYPE}")
+    row = page.get_by_test_id("queue-tables-table").locator("tr", has_text=ADHOC)
+    row.get_by_test_id("history-link").click()
+    expect(page).to_have_url(f"{task_cluster.url}{HISTORY}")
+    expect(page.get_by_test_id("history-table").locator(f'tr[data-task="{bad}"]')).to_be_visible()
+
+    # so does the table task page
+    page.goto(table_page)
+    page.get_by_test_id("history-link").click()
+    expect(page).to_have_url(f"{task_cluster.url}{HISTORY}")
+
+    # a task's subtasks link to their pages, from the table and from the error card
+    page.goto(f"{table_page}/task/{bad}")
+    subtasks = page.get_by_test_id("subtasks-table")
+    subtasks.locator("a.subtask-id", has_text="…_0").click()
+    expect(page).to_have_url(f"{task_cluster.url}{table_page}/task/{bad}/sub-task/{bad}_0")
+    expect(page.get_by_test_id("subtask-fields")).to_contain_text("COMPLETED")
+    page.go_back()
+    errors = page.get_by_test_id("errors")
+    errors.get_by_role("link", name="The whole error").click()
+    expect(page).to_have_url(f"{task_cluster.url}{table_page}/task/{bad}/sub-task/{bad}_1")
+    expect(page.get_by_test_id("subtask-error").locator("pre")).to_contain_text("TestTaskFailure")

@@ -69,7 +69,7 @@ function renderList() {
         c(r, "total"), " · ", el("span", { class: "c-good" }, c(r, "completed")), " · ", el("span", { class: "c-warn" }, c(r, "running")),
         " · ", c(r, "waiting"), " · ", el("span", { class: "c-bad" }, c(r, "error")))),
       el("td", { "data-col": "error" }, r.error ? el("a", {
-        href: `${links.task(PAGE.taskType, PAGE.table, r.name)}/sub-task/${encodeURIComponent(r.error.subtask)}`,
+        href: links.subtask(PAGE.taskType, PAGE.table, r.name, r.error.subtask),
         class: "error-text subtask-error-line", title: r.error.line }, r.error.line) : "")))))));
 }
 

@@ -10,6 +10,8 @@ export const links = {
   queue: (type) => `/console/task-queue/${enc(type)}`,
   table: (type, table) => `/console/task-queue/${enc(type)}/tables/${enc(table)}`,
   task: (type, table, task) => `/console/task-queue/${enc(type)}/tables/${enc(table)}/task/${enc(task)}`,
+  subtask: (type, table, task, subtask) => `${links.task(type, table, task)}/sub-task/${enc(subtask)}`,
+  history: (type, table) => `${links.table(type, table)}/history`,
 };
 
 // The debug API formats times as Pinot does, "yyyy-MM-dd HH:mm:ss UTC"; returns epoch ms.

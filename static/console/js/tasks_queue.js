@@ -56,6 +56,7 @@ async function loadTables() {
     { label: "In its config", render: (r) => (configured.has(r.table) ? badge("configured", "good") : badge("ad hoc only", "tag")) },
     { label: "Tasks", class: "num", render: (r) => String(r.states.length) },
     { label: "Unfinished", class: "num", render: (r) => String(r.states.filter((st) => !FINISHED.has(st)).length) },
+    { label: "History", render: (r) => (r.states.length ? el("a", { href: links.history(TYPE, r.table), "data-testid": "history-link" }, "runs") : el("span", { class: "muted" }, "–")) },
   ], rows, { empty: `No table is configured for ${TYPE} or ran it.`, testid: "queue-tables-table" }));
 }
 

@@ -47,13 +47,14 @@ function renderErrors(infos) {
   clear(host, el("div", { class: "card-head" }, el("h2", { class: "error-text" }, "Errors"), el("span", { class: "muted" }, `${failed.length} subtask${failed.length === 1 ? "" : "s"}`)),
     failed.map((s) => el("details", { id: errorId(s), class: "subtask-error", open: open.has(errorId(s)) || failed.length === 1, "data-subtask": s.taskId },
       el("summary", {}, el("span", { class: "mono" }, s.taskId), " ", stateBadge(s.state), " ", el("span", { class: "error-text" }, errorHeadline(s.info))),
-      el("pre", { class: "mono" }, s.info))));
+      el("pre", { class: "mono" }, s.info),
+      el("a", { href: links.subtask(PAGE.taskType, PAGE.table, NAME, s.taskId), class: "small" }, "The whole error and the subtask's config →"))));
 }
 
 function renderSubtasks(infos) {
   const now = Date.now();
   clear($("#subtasks"), simpleTable([
-    { label: "Subtask", render: (s) => el("span", { class: "mono subtask-id", title: s.taskId }, `…_${s.taskId.split("_").pop()}`) },
+    { label: "Subtask", render: (s) => el("a", { href: links.subtask(PAGE.taskType, PAGE.table, NAME, s.taskId), class: "mono subtask-id task-link", title: s.taskId }, `…_${s.taskId.split("_").pop()}`) },
     { label: "State", render: (s) => stateBadge(s.state) },
     { label: "Start", class: "nowrap", render: (s) => shortTime(pinotTimeMs(s.startTime)) },
     { label: "Finish", class: "nowrap", render: (s) => shortTime(pinotTimeMs(s.finishTime)) },
