@@ -1,5 +1,9 @@
 """RetentionManager's work: delete segments whose end time is older than the table's
-``retentionTimeValue``/``retentionTimeUnit`` and purge expired Deleted_Segments files."""
+``retentionTimeValue``/``retentionTimeUnit`` and purge expired Deleted_Segments files.
+
+On a REALTIME table only completed segments (status DONE, or UPLOADED for a pushed one) are
+candidates, judged by the end time in their ZK metadata: a CONSUMING (IN_PROGRESS) or
+COMMITTING segment is still being written, and the partition's next segment starts from it."""
 
 from __future__ import annotations
 
@@ -9,8 +13,8 @@ from cluster.logic.cluster_view import parsed
 from cluster.logic.deep_store import get_deep_store
 from cluster.logic.delete_segments import delete_segments
 from cluster.periods import period_ms
-from engine.clusterstate import ClusterStore
-from engine.clusterstate.realtime_metadata import IN_PROGRESS, STATUS
+from engine.clusterstate import ClusterStore, SegmentState
+from engine.clusterstate.realtime_metadata import COMPLETED, status_of
 from engine.clusterstate.records import now_ms
 
 _UNIT_MS = {
@@ -39,15 +43,30 @@ def expired_segments(store: ClusterStore, row, now: int) -> list[str]:
         return []
     retention = segments_config.retention_time_value * _UNIT_MS[segments_config.retention_time_unit]
     cutoff = now - retention
+    realtime = row.table_type == "REALTIME"
+    consuming = _consuming_segments(store, row.name_with_type) if realtime else set()
     expired = []
     for segment in store.segment_names(row.name_with_type):
         meta = store.segment_metadata(row.name_with_type, segment)
-        if meta is None or meta.extra.get(STATUS) == IN_PROGRESS:
-            continue  # a consuming segment has no end time yet
+        if meta is None or (
+            realtime and (status_of(meta) not in COMPLETED or segment in consuming)
+        ):
+            continue
         end = end_time_ms(meta.end_time, meta.time_unit)
         if end is not None and end < cutoff:
             expired.append(segment)
     return expired
+
+
+def _consuming_segments(store: ClusterStore, table: str) -> set[str]:
+    """Segments with a CONSUMING replica in the ideal state: a commit writes DONE before it
+    moves the ideal state, and such a segment is still served from memory."""
+    ideal = store.ideal_state(table)
+    return {
+        segment
+        for segment, replicas in (ideal.segments if ideal else {}).items()
+        if SegmentState.CONSUMING.value in replicas.values()
+    }
 
 
 def apply_retention(store: ClusterStore, rows, now: int | None = None) -> dict:
