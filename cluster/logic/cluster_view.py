@@ -20,6 +20,12 @@ def instances_with_tag(
 
 
 def table_server_tag(config: TableConfig) -> str:
+    """A REALTIME table's consuming servers carry ``tenants.tagOverrideConfig.realtimeConsuming``
+    when it is set (Pinot's override); otherwise the tenant's tag for the table type."""
+    if config.table_type == "REALTIME":
+        consuming = str(config.tenants.tag_override_config.get("realtimeConsuming") or "")
+        if consuming.strip():
+            return consuming.strip()
     return server_tag(config.tenants.server, config.table_type)
 
 

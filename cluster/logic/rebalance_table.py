@@ -20,6 +20,7 @@ from cluster.logic.assign_segments import rebalance_target
 from cluster.logic.cluster_view import parsed, replication_of, table_row, table_servers
 from cluster.logic.controller_jobs import REBALANCE, load_job, save_job, table_jobs, update_job
 from cluster.logic.instance_partitions import replica_group_target
+from cluster.logic.relocate_segments import completed_target
 from engine.clusterstate import (
     SERVING_STATES,
     ClusterStore,
@@ -51,6 +52,8 @@ def rebalance_table(
     target = replica_group_target(store, config, ideal, servers, save=not dry_run)
     if target is None:
         target = rebalance_target(ideal, servers, replication_of(config, servers))
+    # with tagOverrideConfig.realtimeCompleted, completed segments belong on those servers
+    target.update(completed_target(store, config, ideal))
     if not include_consuming:
         # consuming segments stay where they are; only completed ones move
         for segment, replicas in ideal.segments.items():

@@ -5,6 +5,7 @@ from __future__ import annotations
 from cluster.logic.apply_retention import apply_retention
 from cluster.logic.check_segment_status import check_segment_status
 from cluster.logic.reconcile_state import reconcile_state
+from cluster.logic.relocate_segments import relocate_segments
 from cluster.periodic.registry import PeriodicTask, register
 
 
@@ -59,3 +60,8 @@ register(PeriodicTask("RealtimeSegmentValidationManager", _realtime_validation, 
                       "every partition of a REALTIME table has one CONSUMING segment: new "
                       "partitions, deleted consuming segments, OFFLINE replicas, half-done "
                       "commits"))  # fmt: skip
+
+
+register(PeriodicTask("SegmentRelocator", relocate_segments, "1h",
+                      "moves completed segments of REALTIME tables to the servers tagged "
+                      "tenants.tagOverrideConfig.realtimeCompleted, make-before-break"))  # fmt: skip
