@@ -10,6 +10,9 @@ class MonitoringConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from cluster.api.metrics import register_metrics_source
+        from monitoring.logic.metrics import prometheus_lines
         from monitoring.periodic import register_periodic_tasks
 
         register_periodic_tasks()
+        register_metrics_source(prometheus_lines)

@@ -3,6 +3,8 @@ per table type, read from ZooKeeper so that every controller serves the same val
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
@@ -16,6 +18,15 @@ from tasks.logic.metrics import prometheus_lines as task_metric_lines
 
 GAUGES = ("numberOfReplicas", "percentOfReplicas", "percentSegmentsAvailable",
           "segmentsInErrorState", "segmentCount")  # fmt: skip
+
+# Other apps add their series here (monitoring's consumer lag, from its AppConfig.ready()), so
+# this module does not import them.
+METRIC_SOURCES: list[Callable[[], list[str]]] = []
+
+
+def register_metrics_source(source: Callable[[], list[str]]) -> None:
+    if source not in METRIC_SOURCES:
+        METRIC_SOURCES.append(source)
 
 
 @extend_schema(
@@ -39,4 +50,6 @@ def metrics(request):
         for resource, report in sorted(reports.items()):
             lines.append(f'pinot_controller_{gauge}{{table="{resource}"}} {report.get(gauge, 0)}')
     lines += task_metric_lines(cron.missed)  # the minion task and cron gauges (tasks.logic.metrics)
+    for source in METRIC_SOURCES:
+        lines += source()
     return HttpResponse("\n".join(lines) + "\n", content_type="text/plain; version=0.0.4")

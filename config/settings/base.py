@@ -21,6 +21,8 @@ CLUSTER_NAME = env.str("SPRIG_CLUSTER_NAME", default="PinotCluster")
 ZK_ADDRESS = env.str("SPRIG_ZK", default="127.0.0.1:2181")
 REDIS_URL = env.str("SPRIG_REDIS_URL", default="redis://127.0.0.1:6379/0")
 KAFKA_BROKERS = env.str("SPRIG_KAFKA_BROKERS", default="127.0.0.1:9092")
+# The name the consumer-lag APIs (Burrow paths, kafka-lag-exporter labels) give that Kafka cluster
+KAFKA_CLUSTER_NAME = env.str("SPRIG_KAFKA_CLUSTER_NAME", default="local")
 SPARK_MASTER = env.str("SPRIG_SPARK_MASTER", default="local[*]")
 CONTROLLER_HOST = env.str("SPRIG_CONTROLLER_HOST", default="127.0.0.1")
 CONTROLLER_PORT = env.int("SPRIG_CONTROLLER_PORT", default=9000)

@@ -14,6 +14,8 @@ pytestmark = pytest.mark.django_db
 PATHS = [
     "/consumerGroups", "/consumerGroups/{group}", "/consumerGroups/{group}/lagHistory",
     "/consumerLagAlerts/rules", "/consumerLagAlerts/rules/{name}", "/consumerLagAlerts/events",
+    "/v3/kafka", "/v3/kafka/{cluster}/consumer", "/v3/kafka/{cluster}/consumer/{group}/status",
+    "/v3/kafka/{cluster}/consumer/{group}/lag",
 ]  # fmt: skip
 
 
@@ -111,3 +113,25 @@ def test_an_event_whose_webhook_is_down_is_kept_with_the_reason():
     assert stored.state == "firing" and stored.value == 7.0
     assert stored.delivery_error.startswith("POST http://127.0.0.1:1/hook failed")
     assert stored.to_json()["deliveryError"] == stored.delivery_error
+
+
+def test_burrow_paths_without_a_watched_cluster_answer_in_burrows_shape(api):
+    clusters = api.get("/v3/kafka").json()
+    assert clusters["error"] is False and clusters["message"] == "cluster list returned"
+    assert clusters["clusters"] == []
+    assert clusters["request"]["url"] == "/v3/kafka" and clusters["request"]["host"]
+    consumers = api.get("/v3/kafka/local/consumer")
+    assert consumers.status_code == 404
+    assert consumers.json() == {"error": True, "message": "cluster not found",
+                                "request": consumers.json()["request"]}  # fmt: skip
+    for suffix in ("status", "lag"):
+        answer = api.get(f"/v3/kafka/local/consumer/team/a/{suffix}")
+        assert answer.status_code == 404
+        body = answer.json()
+        assert (body["error"], body["message"]) == (False, "consumer status returned")
+        assert body["status"]["group"] == "team/a" and body["status"]["status"] == "NOTFOUND"
+
+
+def test_metrics_has_no_consumer_lag_series_without_a_watched_cluster(client):
+    text = client.get("/metrics").content.decode()
+    assert "kafka_consumergroup" not in text
