@@ -2,10 +2,14 @@
 // its CONSUMING segment (servers and their state, start offset, consuming since) and what it
 // has committed (segments, rows, the last end offset), refreshed every 5 s.
 // Current offset, latest upstream offset and the lags come from the controller's
-// /tables/{t}/consumingSegmentsInfo once it answers; until then those cells say so.
+// /tables/{t}/consumingSegmentsInfo once it answers; until then those cells say so. Each
+// refresh also adds a sample to the live chart of ingestion rate and lag per partition, and
+// reads the pause status that the Pause / Resume / Force commit buttons act on.
 import { api } from "./api.js";
 import { el, clear, $, badge, errorText } from "./ui.js";
 import { formatDuration, refreshEvery } from "./tasks_common.js";
+import { IngestionChart } from "./table_realtime_chart.js";
+import { RealtimeOps } from "./table_realtime_ops.js";
 
 const TABLE = document.body.dataset.table;
 const RAW = TABLE.replace(/_(OFFLINE|REALTIME)$/, "");
@@ -13,6 +17,8 @@ const PATH = `/tables/${encodeURIComponent(RAW)}`;
 const STATUS = "segment.realtime.status";
 // null until asked; false once the controller answers 404 (no such endpoint there)
 let consumingInfoServed = null;
+const chart = new IngestionChart(TABLE);
+let ops = null;
 
 // Pinot's LLC name: table__partition__sequence__creationTime; anything else is not an LLC
 // segment (an uploaded one) and has no partition here.
@@ -67,6 +73,8 @@ function servers(c) {
 }
 
 // shown only when the controller serves consumingSegmentsInfo (columns of dashes say nothing)
+// below 980 px these give way, so the offsets and lags fit at 800 px
+const NARROW_HIDDEN = new Set(["Consuming for", "Committed rows", "Last commit end offset"]);
 const LIVE_HEADERS = ["Current offset", "Latest upstream", "Records lag", "Availability lag (ms)"];
 
 function render(partitions, now) {
@@ -92,14 +100,15 @@ function render(partitions, now) {
           el("td", { class: "num" }, c ? offsetCell(c, "latestUpstreamOffsetMap") : "–"),
           el("td", { class: "num" }, c ? offsetCell(c, "recordsLagMap") : "–"),
           el("td", { class: "num" }, c ? offsetCell(c, "availabilityLagMsMap") : "–")] : [],
-        el("td", { class: "nowrap", "data-col": "since" }, since ? `${formatDuration(now - since)} ago` : "–"),
+        el("td", { class: "nowrap hide-narrow", "data-col": "since" }, since ? `${formatDuration(now - since)} ago` : "–"),
         el("td", { class: "num", "data-col": "committed" }, String(p.committed)),
-        el("td", { class: "num", "data-col": "committed-rows" }, String(p.rows)),
-        el("td", { class: "num", "data-col": "last-commit" }, p.last ? String(lastEnd ?? "–") : el("span", { class: "muted" }, "none yet"))));
+        el("td", { class: "num hide-narrow", "data-col": "committed-rows" }, String(p.rows)),
+        el("td", { class: "num hide-narrow", "data-col": "last-commit" }, p.last ? String(lastEnd ?? "–") : el("span", { class: "muted" }, "none yet"))));
     }
   }
   clear(host, el("div", { class: "table-wrap" }, el("table", { class: "data realtime", "data-testid": "realtime-partitions" },
-    el("thead", {}, el("tr", {}, ["Partition", "Consuming", "Servers", "Start offset", ...(consumingInfoServed ? LIVE_HEADERS : []), "Consuming for", "Committed", "Committed rows", "Last commit end offset"].map((h) => el("th", {}, h)))),
+    el("thead", {}, el("tr", {}, ["Partition", "Consuming", "Servers", "Start offset", ...(consumingInfoServed ? LIVE_HEADERS : []), "Consuming for", "Committed", "Committed rows", "Last commit end offset"]
+      .map((h) => el("th", { class: NARROW_HIDDEN.has(h) ? "hide-narrow" : undefined }, h)))),
     el("tbody", {}, lines))));
 }
 
@@ -109,8 +118,12 @@ async function load() {
     const [ideal, view, zk, info] = await Promise.all([
       api.get(`${PATH}/idealstate`), api.get(`${PATH}/externalview`),
       api.get(`/segments/${encodeURIComponent(RAW)}_REALTIME/zkmetadata`), consumingInfo(),
+      ops.loadStatus(),
     ]);
     render(partitionRows((ideal || {}).REALTIME, (view || {}).REALTIME, zk, info), Date.now());
+    if (info) chart.add(info);
+    $("#rt-chart").hidden = !consumingInfoServed;
+    if (consumingInfoServed) chart.render();
     clear(status, consumingInfoServed ? `Offsets and lags from consumingSegmentsInfo${info && info.serversFailingToRespond ? `; ${info.serversFailingToRespond} server(s) did not answer` : ""}.`
       : "This controller serves no /tables/{t}/consumingSegmentsInfo, so current offsets and lags are not shown; start offsets, commits and rows are read from ZooKeeper.");
   } catch (err) {
@@ -130,7 +143,10 @@ async function init() {
   const topic = stream["stream.kafka.topic.name"] || "";
   $("#realtime").hidden = false;
   clear($("#realtime-topic"), topic ? `topic ${topic}` : "");
-  refreshEvery(load);
+  let refresh = null;
+  ops = new RealtimeOps(RAW, () => refresh && refresh());
+  ops.bind();
+  refresh = refreshEvery(load);
 }
 
 init();
