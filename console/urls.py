@@ -15,6 +15,12 @@ urlpatterns = [
     path("console/tables/<str:name>", views.table, name="console-table"),
     path("console/zookeeper", views.zookeeper, name="console-zookeeper"),
     path("console/tasks", periodic_views.periodic_tasks, name="console-tasks"),
+    path("console/consumers", consumer_lag_views.consumers, name="console-consumers"),
+    path(
+        "console/consumers/<path:group>",  # Kafka allows '/' in a group id
+        consumer_lag_views.consumer_group,
+        name="console-consumer-group",
+    ),
     path("console/consumer-lag", consumer_lag_views.consumer_lag, name="console-consumer-lag"),
     path(
         "console/minion-task-manager",

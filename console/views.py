@@ -24,7 +24,7 @@ NAVIGATION = (
     ("zookeeper", "ZooKeeper", "console-zookeeper"),
     ("tasks", "Tasks", "console-tasks"),
     ("minions", "Minion tasks", "console-minion-task-manager"),
-    ("consumer-lag", "Kafka consumer lag", "console-consumer-lag"),
+    ("consumers", "Kafka consumers", "console-consumers"),
 )
 
 

@@ -19,7 +19,7 @@ PAGES = [
     "/console/zookeeper",
     "/console/tasks",
 ]
-NAV = ["Query", "Cluster", "Tables", "ZooKeeper", "Tasks"]
+NAV = ["Query", "Cluster", "Tables", "ZooKeeper", "Tasks", "Kafka consumers"]
 JS_DIR = REPO_ROOT / "static" / "console" / "js"
 
 
