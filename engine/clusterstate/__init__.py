@@ -35,6 +35,9 @@ ZNRecord JSON ``{"id", "simpleFields", "mapFields", "listFields"}`` (see ``znrec
                                        rebalance and reload jobs with their progress
     PROPERTYSTORE/CONTROLLER_METRICS/<table_TYPE>
                                        the SegmentStatusChecker's last report for the table
+    PROPERTYSTORE/SEGMENT_LINEAGE/<table_TYPE>
+                                       segment replacements (listFields entry id ->
+                                       [segmentsFrom, segmentsTo, state, timestamp]; see lineage)
 
 How a server takes part: it writes its ``CONFIGS/PARTICIPANT`` entry once and its ephemeral
 ``LIVEINSTANCES`` entry each session, watches the ideal states of its tables, loads each
@@ -50,6 +53,12 @@ from engine.clusterstate.errors import (
     ZooKeeperUnavailableError,
 )
 from engine.clusterstate.external_view import compute_external_view
+from engine.clusterstate.lineage import (
+    LineageEntry,
+    LineageEntryState,
+    SegmentLineage,
+    lineage_consistent_segments,
+)
 from engine.clusterstate.paths import (
     BROKER_RESOURCE,
     OFFLINE,
@@ -94,14 +103,18 @@ __all__ = [
     "IdealState",
     "InstanceConfig",
     "InstanceType",
+    "LineageEntry",
+    "LineageEntryState",
     "LiveInstance",
     "Message",
     "ResourceAssignment",
+    "SegmentLineage",
     "SegmentState",
     "SegmentZKMetadata",
     "ZNRecord",
     "ZooKeeperUnavailableError",
     "compute_external_view",
+    "lineage_consistent_segments",
     "schema_from_record",
     "schema_to_record",
     "session_id_of",

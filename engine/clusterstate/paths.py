@@ -131,6 +131,13 @@ class ClusterPaths:
         return f"{self.controller_jobs(job_type)}/{job_id}"
 
     @property
+    def segment_lineages(self) -> str:
+        return f"{self.property_store}/SEGMENT_LINEAGE"
+
+    def segment_lineage(self, table_with_type: str) -> str:
+        return f"{self.segment_lineages}/{table_with_type}"
+
+    @property
     def table_status(self) -> str:
         return f"{self.property_store}/CONTROLLER_METRICS"
 
