@@ -31,6 +31,7 @@ from cluster.logic.cluster_view import (
 )
 from cluster.logic.deep_store import get_deep_store
 from cluster.logic.instance_partitions import segment_placement
+from cluster.logic.relocate_segments import completed_server_tag, completed_servers
 from cluster.periods import data_size_bytes
 from engine.clusterstate import (
     ClusterStore,
@@ -40,6 +41,7 @@ from engine.clusterstate import (
     SegmentZKMetadata,
     ZooKeeperUnavailableError,
 )
+from engine.clusterstate import realtime_metadata as llc
 from engine.clusterstate.records import now_ms
 from engine.common.errors import SegmentError
 from engine.segment import SegmentMetadata, read_metadata, unpack_segment
@@ -156,6 +158,10 @@ def _store(store, row, metadata: SegmentMetadata, tar_path, size: int, upload: U
     if existing is not None:
         if not upload.allow_refresh:
             raise Conflict(f"Segment {segment} of {resource} already exists and allowRefresh=false")
+        if llc.status_of(existing) not in llc.COMPLETED:
+            raise Conflict(f"Segment {segment} of {resource} is still being consumed "
+                           f"({llc.status_of(existing)}); only a completed segment can be "
+                           f"refreshed")  # fmt: skip
         if existing.crc == crc:
             # as Pinot: same data, so no refresh, but the ZK metadata takes the new custom.map
             # (a PurgeTask that removed nothing must still record PurgeTask.time)
@@ -169,7 +175,12 @@ def _store(store, row, metadata: SegmentMetadata, tar_path, size: int, upload: U
             }
     config = parsed(row)
     _check_quota(store, row, segment, size)
-    servers = table_servers(store, config)
+    # a segment pushed to a REALTIME table is complete: with realtimeCompleted set it goes
+    # straight to those servers (Pinot's RealtimeSegmentAssignment does the same)
+    completed_tag = completed_server_tag(config)
+    servers = (
+        completed_servers(store, completed_tag) if completed_tag else table_servers(store, config)
+    )
     placed = segment_placement(store, config, metadata) if existing is None else None
     ideal = store.ideal_state(resource) or ResourceAssignment(resource)
     if existing is None:
@@ -200,7 +211,8 @@ def _store(store, row, metadata: SegmentMetadata, tar_path, size: int, upload: U
         refresh_time_ms=now if existing else 0,
         creation_time_ms=int(metadata.creation_time or 0),
         size_in_bytes=size,
-        extra=_extra_fields(metadata, stored_url),
+        # a refreshed real-time segment (e.g. purged) keeps its stream offsets and status
+        extra={**_llc_fields(existing), **_extra_fields(metadata, stored_url)},
     )
     try:
         store.put_segment_metadata(zk_metadata)
@@ -218,6 +230,13 @@ def _store(store, row, metadata: SegmentMetadata, tar_path, size: int, upload: U
     audit.record(action, "segment", f"{resource}/{segment}", crc=crc, instances=instances)
     verb = "refreshed" if existing else "uploaded"
     return {"status": f"Successfully {verb} segment: {segment} of table: {resource}"}
+
+
+def _llc_fields(existing: SegmentZKMetadata | None) -> dict[str, str]:
+    keys = (llc.STATUS, llc.START_OFFSET, llc.END_OFFSET, llc.NUM_REPLICAS,
+            llc.FLUSH_THRESHOLD_SIZE)  # fmt: skip
+    extra = existing.extra if existing is not None else {}
+    return {key: extra[key] for key in keys if key in extra}
 
 
 def _extra_fields(metadata: SegmentMetadata, stored_url: str | None) -> dict[str, str]:

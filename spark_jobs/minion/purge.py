@@ -131,11 +131,12 @@ def purge_table(spark, table, spec: PurgeSpec, work_dir: Path):
 
 
 def purge_segment(spark, segment_dir: Path, schema, table_config, spec: PurgeSpec,
-                  out_dir: Path, purge_time_ms: int):  # fmt: skip
+                  out_dir: Path, purge_time_ms: int, *, keep_empty: bool = False):  # fmt: skip
     """Rebuild the segment at ``segment_dir`` without its purged rows, under its own name,
     keeping its custom metadata and recording ``PurgeTask.time``.
 
-    Returns ``(build_result or None when no row is left, rows_before, rows_after)``."""
+    Returns ``(build_result or None when no row is left, rows_before, rows_after)``; with
+    ``keep_empty`` a segment left with no row is rebuilt empty instead of None."""
     from engine.segment import build_segment, load_segment
 
     segment = load_segment(segment_dir)
@@ -146,7 +147,7 @@ def purge_segment(spark, segment_dir: Path, schema, table_config, spec: PurgeSpe
     finally:
         segment.close()
     purged = purge_table(spark, rows, spec, out_dir / "work") if spec.changes_rows else rows
-    if purged.num_rows == 0:
+    if purged.num_rows == 0 and not keep_empty:
         return None, rows.num_rows, 0
     custom[PURGE_TIME_KEY] = str(purge_time_ms)
     result = build_segment(purged, schema, table_config, out_dir / "segments",

@@ -1,6 +1,9 @@
 """PurgeTask on a minion: download one segment, rewrite it without the purged records on the
 worker's SparkSession, and upload it under the same name (a refresh, so queries switch from
-the old copy to the new one). A segment with no record left is deleted instead.
+the old copy to the new one). A segment with no record left is deleted instead, unless the
+generator marked it ``keepEmptySegment`` (a REALTIME partition's newest completed segment):
+that one is uploaded empty. On a REALTIME table the refresh keeps the segment's stream
+offsets and status in ZooKeeper, and the servers hosting it load the new copy.
 
 The subtask fails when the upload or delete is refused or unanswered: the table still
 holds the unpurged segment, so reporting success would hide it (Pinot PR #18813).
@@ -31,6 +34,7 @@ from tasks.executors.base import SubtaskContext, TaskExecutor
 from tasks.generators.base import UPLOAD_URL_KEY
 from tasks.generators.purge import (
     DOWNLOAD_URL_KEY,
+    KEEP_EMPTY_KEY,
     MODIFY_PREFIX,
     PURGE_FILTER_KEY,
     RECORD_MODIFIER_KEY,
@@ -114,7 +118,7 @@ class PurgeTaskExecutor(TaskExecutor):
             ctx.report_progress(f"purging segment {segment}")
             result, before, after = purge_segment(
                 minion_spark(), segment_dir, schema, table_config, spec, work / "out",
-                int(time.time() * 1000),
+                int(time.time() * 1000), keep_empty=configs.get(KEEP_EMPTY_KEY) == "true",
             )  # fmt: skip
             if result is None:
                 ctx.report_progress(f"deleting segment {segment}: no record is left")

@@ -11,8 +11,12 @@ expression replacing the column in kept records), and ``recordPurger`` / ``recor
 naming plug-ins registered on the minions (spark_jobs.minion.purge). Without any of them
 the segments are rewritten unchanged, as in Pinot.
 
-OFFLINE tables only for now: re-uploading a REALTIME segment through ``POST /segments``
-would replace its LLC metadata (offsets, status).
+On a REALTIME table only completed segments are purged (status DONE, or UPLOADED; never a
+CONSUMING or COMMITTING one, as Pinot's generator). The purged copy is uploaded as a refresh
+of the same name, which keeps the segment's stream offsets and status in ZooKeeper. A segment
+left empty is deleted, except the newest completed LLC segment of each partition
+(``keepEmptySegment``): its end offset is where the partition's next segment starts, which
+RealtimeSegmentValidationManager needs to repair a lost consuming segment.
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ import sqlglot
 from sqlglot import exp
 
 from cluster.periods import period_ms
-from engine.clusterstate import split_table_name
+from engine.clusterstate import SegmentState, split_table_name
+from engine.clusterstate.realtime_metadata import COMPLETED, status_of
+from engine.realtime.llc_name import LLCSegmentName
 from tasks.errors import TaskConfigError
 from tasks.generators.base import TABLE_NAME_KEY, UPLOAD_URL_KEY, GenerationContext, TaskGenerator
 
@@ -36,6 +42,7 @@ RECORD_MODIFIER_KEY = "recordModifier"
 SEGMENT_NAME_KEY = "segmentName"
 DOWNLOAD_URL_KEY = "downloadURL"
 PURGE_TIME_KEY = "PurgeTask.time"  # the custom.map key; spark_jobs.minion.purge writes it
+KEEP_EMPTY_KEY = "keepEmptySegment"  # "true": rewrite as an empty segment rather than delete
 _PASSED = (PURGE_FILTER_KEY, RECORD_PURGER_KEY, RECORD_MODIFIER_KEY)
 
 
@@ -108,11 +115,6 @@ class PurgeTaskGenerator(TaskGenerator):
     task_type = TASK_TYPE
 
     def validate(self, table_config: dict, task_config: dict[str, str]) -> None:
-        name = str(table_config.get("tableName", ""))
-        kind = split_table_name(name)[1] or str(table_config.get("tableType", "")).upper()
-        if kind == "REALTIME":
-            raise TaskConfigError(TASK_TYPE, "runs on OFFLINE tables only (a REALTIME "
-                                             "segment's re-upload would lose its LLC metadata)")  # fmt: skip
         threshold_ms(task_config)
         check_declared_purge(task_config, None)
 
@@ -122,12 +124,12 @@ class PurgeTaskGenerator(TaskGenerator):
         check_declared_purge(task_config, _schema_columns(ctx, table_config))
         threshold = threshold_ms(task_config)
         busy = {c.get(SEGMENT_NAME_KEY) for c in ctx.incomplete_subtask_configs()}
+        realtime = split_table_name(ctx.table_name)[1] == "REALTIME"
+        candidates = _completed_segments(ctx) if realtime else _all_segments(ctx)
+        keep = _last_of_partitions(candidates) if realtime else set()
         due = []  # (never purged first, then oldest purge, name)
-        for segment in ctx.store.segment_names(ctx.table_name):
+        for segment, metadata in candidates.items():
             if segment in busy:
-                continue
-            metadata = ctx.store.segment_metadata(ctx.table_name, segment)
-            if metadata is None:
                 continue
             last = last_purge_ms(metadata.extra.get("custom.map"))
             if last is not None and ctx.now_ms - last < threshold:
@@ -137,6 +139,37 @@ class PurgeTaskGenerator(TaskGenerator):
                   if k in _PASSED or k.startswith(MODIFY_PREFIX)}  # fmt: skip
         return [
             {TABLE_NAME_KEY: ctx.table_name, SEGMENT_NAME_KEY: segment,
-             DOWNLOAD_URL_KEY: url, UPLOAD_URL_KEY: f"{ctx.controller_url}/segments", **passed}
+             DOWNLOAD_URL_KEY: url, UPLOAD_URL_KEY: f"{ctx.controller_url}/segments", **passed,
+             **({KEEP_EMPTY_KEY: "true"} if segment in keep else {})}
             for _, _, segment, url in sorted(due)
         ]  # fmt: skip
+
+
+def _all_segments(ctx: GenerationContext) -> dict:
+    found = {}
+    for segment in ctx.store.segment_names(ctx.table_name):
+        metadata = ctx.store.segment_metadata(ctx.table_name, segment)
+        if metadata is not None:
+            found[segment] = metadata
+    return found
+
+
+def _completed_segments(ctx: GenerationContext) -> dict:
+    """The REALTIME table's completed segments: DONE (or UPLOADED) in ZooKeeper and no
+    longer CONSUMING in the ideal state (a commit marks DONE before it moves the ideal
+    state). The ideal state is read first, so a commit in between is seen as consuming."""
+    ideal = ctx.store.ideal_state(ctx.table_name)
+    consuming = {s for s, replicas in (ideal.segments if ideal else {}).items()
+                 if SegmentState.CONSUMING.value in replicas.values()}  # fmt: skip
+    return {s: m for s, m in _all_segments(ctx).items()
+            if s not in consuming and status_of(m) in COMPLETED}  # fmt: skip
+
+
+def _last_of_partitions(segments: dict) -> set[str]:
+    """The newest LLC segment of each partition among ``segments``."""
+    newest: dict[int, LLCSegmentName] = {}
+    for segment in segments:
+        name = LLCSegmentName.parse(segment)
+        if name is not None and (name.partition not in newest or name > newest[name.partition]):
+            newest[name.partition] = name
+    return {str(name) for name in newest.values()}

@@ -14,11 +14,15 @@ import copy
 import os
 import time
 import uuid
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
+import requests
 
 import tests.tasks.example  # noqa: F401 - registers TestTask in this (controller) process
-from sprig.stack.cluster import minion_process
+from sprig.stack.cluster import broker_process, controller_process, minion_process, server_process
+from sprig.stack.process import ServiceProcess, free_port
 from tests.cluster.conftest import (  # noqa: F401 - fixtures shared with the controller tests
     airline_dir,
     airline_offline_config,
@@ -141,3 +145,79 @@ def wait_task(api, store, name: str, states=("COMPLETED",), timeout_s: float = 6
         time.sleep(0.1)
     debug = api.get(f"/tasks/task/{name}/debug?verbosity=1").json()
     raise AssertionError(f"task {name} is {state}, not {states}, after {timeout_s}s: {debug}")
+
+
+@dataclass
+class TaskCluster:
+    controller_url: str
+    broker_url: str
+    processes: list[ServiceProcess]
+    cluster_name: str
+
+    def call(self, method: str, path: str, **kwargs) -> requests.Response:
+        return requests.request(method, f"{self.controller_url}{path}", timeout=60, **kwargs)
+
+    def query(self, sql: str) -> dict:
+        response = requests.post(f"{self.broker_url}/query/sql", json={"sql": sql}, timeout=30)
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    def rows(self, sql: str) -> list:
+        answer = self.query(sql)
+        assert not answer.get("exceptions"), answer
+        return answer["resultTable"]["rows"]
+
+    def run_task(self, task_type: str, table: str, timeout_s: float = 300) -> dict:
+        """Schedule the type on the table and wait until the task is finished; its debug."""
+        body = self.call("POST", f"/tasks/schedule?taskType={task_type}&tableName={table}").json()
+        assert body.get("generationErrors", "") == "", body
+        name = body[task_type]
+        assert name, body
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            state = self.call("GET", f"/tasks/task/{name}/state").json()
+            if state in ("COMPLETED", "FAILED"):
+                return self.call("GET", f"/tasks/task/{name}/debug?verbosity=1").json()
+            time.sleep(0.5)
+        debug = self.call("GET", f"/tasks/task/{name}/debug?verbosity=1").json()
+        raise AssertionError(f"{name} did not finish: {debug}")
+
+
+def start_task_cluster(zk_address: str, redis_url: str, workdir: Path,
+                       **extra_env: str) -> TaskCluster:  # fmt: skip
+    """A controller (its lead loop dispatching minion tasks), one server, a broker and one
+    minion with a prewarmed local[1] SparkSession, on a cluster of their own."""
+    env = {
+        "SPRIG_ZK": zk_address, "SPRIG_CLUSTER_NAME": f"tc_{uuid.uuid4().hex[:8]}",
+        "SPRIG_DATA_DIR": str(workdir / "data"), "SPRIG_REDIS_URL": redis_url,
+        "SPRIG_EXTERNAL_VIEW_INTERVAL_S": "0.2", "SPRIG_PERIODIC_TASK_INITIAL_DELAY_S": "3600",
+        "SPRIG_TASK_DRIVER_INTERVAL_S": "0.2", "SPRIG_LOG_LEVEL": "INFO",
+        "DJANGO_SETTINGS_MODULE": "config.settings.local", **extra_env,
+    }  # fmt: skip
+    controller_port, broker_port, query_port = free_port(), free_port(), free_port()
+    processes = [
+        controller_process(workdir, controller_port, env),
+        server_process(workdir, query_port, free_port(), env, host="127.0.0.1"),
+        broker_process(workdir, broker_port, env, host="127.0.0.1"),
+        minion_process(workdir, {**env, "SPRIG_DATA_DIR": str(workdir / "minion"),
+                                 "SPRIG_MINION_SPARK_PREWARM": "true",
+                                 "SPRIG_SPARK_MASTER": "local[1]",
+                                 "SPRIG_SPARK_DRIVER_MEMORY": "1g"}),
+    ]  # fmt: skip
+    cluster = TaskCluster(f"http://127.0.0.1:{controller_port}",
+                          f"http://127.0.0.1:{broker_port}", processes,
+                          env["SPRIG_CLUSTER_NAME"])  # fmt: skip
+    try:
+        for process in processes:
+            process.start()
+        for process in processes:
+            process.wait_ready()
+    except BaseException:
+        stop_task_cluster(cluster)
+        raise
+    return cluster
+
+
+def stop_task_cluster(cluster: TaskCluster) -> None:
+    for process in reversed(cluster.processes):
+        process.stop()

@@ -101,8 +101,7 @@ def test_declared_purge_checks():
     with pytest.raises(TaskConfigError, match=r"PurgeTask.modify.Origin.*not a column"):
         check_declared_purge({"modify.Origin": "'X'"}, columns)
     generator = PurgeTaskGenerator()
-    with pytest.raises(TaskConfigError, match="OFFLINE tables only"):
-        generator.validate({"tableName": "t_REALTIME"}, {})
+    generator.validate({"tableName": "t_REALTIME"}, {})  # REALTIME tables are purged too
     with pytest.raises(TaskConfigError, match="lastPurgeTimeThresholdPeriod"):
         generator.validate({"tableName": "t_OFFLINE"}, {"lastPurgeTimeThresholdPeriod": "x"})
 
@@ -140,3 +139,41 @@ def test_generator_order_and_threshold():
     weekly = PurgeTaskGenerator().generate(ctx, {"tableName": "t_OFFLINE"},
                                            {"lastPurgeTimeThresholdPeriod": "35d"})  # fmt: skip
     assert [c["segmentName"] for c in weekly] == ["never", "older"]
+
+
+class _RealtimeStore(_Store):
+    """LLC segments with their status, and the ideal state's CONSUMING ones."""
+
+    def __init__(self, statuses: dict[str, str], consuming: set[str]):
+        super().__init__(dict.fromkeys(statuses))
+        self.statuses, self.consuming = statuses, consuming
+
+    def segment_metadata(self, table, segment):
+        metadata = super().segment_metadata(table, segment)
+        metadata.extra["segment.realtime.status"] = self.statuses[segment]
+        return metadata
+
+    def ideal_state(self, table):
+        return SimpleNamespace(segments={
+            s: {"Server_1": "CONSUMING" if s in self.consuming else "ONLINE"}
+            for s in self.statuses})  # fmt: skip
+
+
+def test_generator_on_realtime_purges_completed_segments_only():
+    names = {(p, q): f"t__{p}__{q}__20260101T0000Z" for p in (0, 1) for q in (0, 1, 2)}
+    statuses = {name: "DONE" for name in names.values()}
+    statuses[names[0, 2]] = "IN_PROGRESS"
+    statuses[names[1, 2]] = "COMMITTING"
+    # DONE in ZooKeeper, but the commit has not moved the ideal state yet
+    consuming = {names[0, 2], names[1, 1], names[1, 2]}
+    ctx = SimpleNamespace(store=_RealtimeStore(statuses, consuming), table_name="t_REALTIME",
+                          now_ms=DAY_MS, controller_url="http://c",
+                          incomplete_subtask_configs=lambda: [])  # fmt: skip
+    configs = PurgeTaskGenerator().generate(ctx, {"tableName": "t_REALTIME"},
+                                            {"purgeFilter": "Carrier = 'AA'"})  # fmt: skip
+    assert sorted(c["segmentName"] for c in configs) == sorted(
+        [names[0, 0], names[0, 1], names[1, 0]]
+    )
+    # each partition's newest completed segment is kept even when nothing is left in it
+    keep = {c["segmentName"] for c in configs if c.get("keepEmptySegment") == "true"}
+    assert keep == {names[0, 1], names[1, 0]}
