@@ -1,4 +1,4 @@
-"""Controller jobs (rebalance, reload) in ``PROPERTYSTORE/CONTROLLER_JOBS/<jobType>/<jobId>``,
+"""Controller jobs (rebalance, reload, force commit) in ``PROPERTYSTORE/CONTROLLER_JOBS/<jobType>/<jobId>``,
 readable from any controller."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from engine.clusterstate.records import now_ms
 
 REBALANCE = "TABLE_REBALANCE"
 RELOAD = "RELOAD_SEGMENT"
-JOB_TYPES = (REBALANCE, RELOAD)
+FORCE_COMMIT = "FORCE_COMMIT"
+JOB_TYPES = (REBALANCE, RELOAD, FORCE_COMMIT)
 
 
 def save_job(store: ClusterStore, job_type: str, job_id: str, table: str, body: dict) -> dict:

@@ -298,11 +298,18 @@ class SegmentZKMetadata:
         return self.to_record().simple_fields
 
 
+# Pinot's ForceCommitMessage: the CONSUMING segments of ``resource`` named (comma-joined) in
+# the simple field ``segmentNames`` end consumption now and commit
+FORCE_COMMIT_MESSAGE = "FORCE_COMMIT"
+FORCE_COMMIT_SEGMENTS = "segmentNames"
+
+
 @dataclasses.dataclass
 class Message:
     """A message to one instance, at ``INSTANCES/<id>/MESSAGES/<msgId>``. The instance
-    handles it and deletes the znode. ``sub_type`` is ``SEGMENT_RELOAD``, ``SEGMENT_RESET``
-    or ``SEGMENT_REFRESH``; ``segment`` empty means every segment of ``resource``."""
+    handles it and deletes the znode. ``sub_type`` is ``SEGMENT_RELOAD``, ``SEGMENT_RESET``,
+    ``SEGMENT_REFRESH`` or ``FORCE_COMMIT``; ``segment`` empty means every segment of
+    ``resource``."""
 
     message_id: str
     sub_type: str

@@ -22,6 +22,7 @@ from engine.clusterstate import (
     SegmentState,
     ZNRecord,
 )
+from engine.clusterstate.records import FORCE_COMMIT_MESSAGE, FORCE_COMMIT_SEGMENTS
 from engine.runtime.participant import Membership, Participant
 from engine.server.segments import SegmentDataManager
 
@@ -122,6 +123,10 @@ class IdealStateFollower(Membership):
             done = self.segments.reload(resource, segment, force_download=True)
         elif message.sub_type == RESET:
             done = self.segments.reset(resource, segment)
+        elif message.sub_type == FORCE_COMMIT_MESSAGE:
+            names = [n for n in message.extra.get(FORCE_COMMIT_SEGMENTS, "").split(",") if n]
+            realtime = self.segments.realtime
+            done = realtime.force_commit(resource, names) if realtime is not None else []
         else:
             log.warning("ignoring message %s of unknown type %r", message.message_id,
                         message.sub_type)  # fmt: skip

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from prometheus_client import Counter, Gauge, Histogram
 
 from engine.runtime.metrics import LATENCY_BUCKETS_S, ProcessMetrics
@@ -31,7 +33,8 @@ class ServerMetrics(ProcessMetrics):
             "sprig_server_segments", "Hosted segments by state", ["state"], registry=self.registry
         )
         # real-time ingestion, per table and partition (Pinot's realtimeRowsConsumed,
-        # invalidRealtimeRowsDropped, realtimeRowsFiltered, realtimeIngestionDelayMs)
+        # invalidRealtimeRowsDropped, realtimeRowsFiltered, realtimeIngestionDelayMs, and the
+        # rate Pinot's realtimeRowsConsumed meter gives as its one-minute rate)
         partition = ["table", "partition"]
         self.rows_consumed = Counter(
             "sprig_server_realtime_rows_consumed", "Rows indexed into consuming segments",
@@ -50,11 +53,23 @@ class ServerMetrics(ProcessMetrics):
             "Milliseconds since the newest consumed message was produced", partition,
             registry=self.registry,
         )  # fmt: skip
+        self.ingestion_rate = Gauge(
+            "sprig_server_realtime_ingestion_rate_rows_per_second",
+            "Rows indexed per second since the previous scrape", partition,
+            registry=self.registry,
+        )  # fmt: skip
         self._reported: dict[tuple[str, int], tuple[int, int, int]] = {}
+        self._observed_at: float | None = None
 
-    def observe_ingestion(self, totals: dict[tuple[str, int], dict]) -> None:
+    def observe_ingestion(self, totals: dict[tuple[str, int], dict],
+                          at_s: float | None = None) -> None:  # fmt: skip
         """Advance the counters to ``totals`` (RealtimeSegmentManager.ingestion_totals);
-        counters only move forward, so each gets what is new since the last scrape."""
+        counters only move forward, so each gets what is new since the last scrape. The rate
+        is rows indexed per second between this scrape and the previous one (``at_s``:
+        monotonic seconds, default now)."""
+        at = time.monotonic() if at_s is None else at_s
+        elapsed = None if self._observed_at is None else at - self._observed_at
+        self._observed_at = at
         for (table, partition), now in totals.items():
             labels = (table, str(partition))
             before = self._reported.get((table, partition), (0, 0, 0))
@@ -65,6 +80,9 @@ class ServerMetrics(ProcessMetrics):
             ):  # fmt: skip
                 if new > old:
                     counter.labels(*labels).inc(new - old)
+            if elapsed is not None and elapsed > 0:
+                rate = max(0, current[0] - before[0]) / elapsed
+                self.ingestion_rate.labels(*labels).set(round(rate, 3))
             self._reported[(table, partition)] = tuple(
                 max(o, n) for o, n in zip(before, current, strict=True)
             )

@@ -69,6 +69,8 @@ class RealtimeSegmentManager:
         # this process finished consuming, so totals never go back when one is replaced
         self._finished: dict[tuple[str, int], list[int]] = {}
         self._completion = HttpCompletionClient(instance_id, self.controller_url)
+        # FORCE_COMMIT for segments whose consumer was not started when it came
+        self._force_pending: set[tuple[str, str]] = set()
 
     # --- reads (any thread) ----------------------------------------------------------------
     def snapshot(self, resource: str, name: str):
@@ -121,6 +123,22 @@ class RealtimeSegmentManager:
             return None
         return None if config is None else f"http://{config.host}:{config.port}"
 
+    # --- messages (worker loop only) -------------------------------------------------------
+    def force_commit(self, resource: str, names: list[str]) -> list[str]:
+        """End consumption of the named consuming segments now (the controller's FORCE_COMMIT
+        message); they commit through the completion protocol with reason
+        ``forceCommitMessageReceived``. A named segment whose consumer has not started yet
+        is remembered and commits as soon as it starts. Returns the segments told now."""
+        told = []
+        for name in names:
+            entry = self._consuming.get((resource, name))
+            if entry is None:
+                self._force_pending.add((resource, name))
+                continue
+            entry.consumer.force_commit()
+            told.append(name)
+        return told
+
     # --- transitions (worker loop only) ----------------------------------------------------
     def start(self, resource: str, name: str) -> None:
         """Start consuming ``name`` from its ZK start offset; SegmentLoadError when its
@@ -160,6 +178,9 @@ class RealtimeSegmentManager:
             raise
         except (EngineError, ValueError, KeyError) as exc:
             raise SegmentLoadError(f"cannot consume {resource}/{name}: {exc}") from exc
+        if (resource, name) in self._force_pending:
+            self._force_pending.discard((resource, name))
+            consumer.force_commit()
         thread = threading.Thread(target=consumer.run, name=f"consume-{name}", daemon=True)
         self._consuming[(resource, name)] = ConsumingSegment(
             resource, name, consumer, thread, metadata
@@ -216,6 +237,7 @@ class RealtimeSegmentManager:
             return None
 
     def forget(self, resource: str, name: str) -> None:
+        self._force_pending.discard((resource, name))
         entry = self._consuming.pop((resource, name), None)
         if entry is not None:
             stats = entry.consumer.stats

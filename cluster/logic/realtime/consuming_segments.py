@@ -16,9 +16,11 @@ from collections import Counter
 
 from cluster.logic.realtime import llc_metadata as llc
 from cluster.logic.realtime.pause import is_paused
+from cluster.logic.realtime.stream_status import record_stream_error
 from engine.clusterstate import ClusterStore, ResourceAssignment
 from engine.realtime.llc_name import LLCSegmentName
 from engine.stream.config import table_stream_configs
+from engine.stream.errors import StreamError
 
 CONSUMING = "CONSUMING"
 ONLINE = "ONLINE"
@@ -57,7 +59,11 @@ def create_consuming_segments(
     now = int(time.time() * 1000) if now_ms is None else int(now_ms)
     stream = table_stream_configs(config)[0]
     table = config.table_name_with_type
-    partitions = metadata_provider.partition_ids()
+    try:
+        partitions = metadata_provider.partition_ids()
+    except StreamError as exc:  # shown by consumingSegmentsInfo until validation reads it
+        record_stream_error(store, table, stream, exc, now_ms=now)
+        raise
     starts = {p: metadata_provider.offset_for(p) for p in partitions}
     assignment = {p: consuming_instances(p, servers, replicas) for p in partitions}
     rows, extra = llc.row_threshold(stream.flush, max_partitions_per_instance(assignment))

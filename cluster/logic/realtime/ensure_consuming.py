@@ -6,8 +6,9 @@ Per partition, looking at its latest LLC segment:
 
 - none (a partition added to the topic): create sequence 0 from the partition's smallest
   offset, so nothing produced before it was noticed is lost;
-- DONE with no CONSUMING successor (the consuming segment was deleted, or the controller died
-  after commit step 1): create the successor from the end offset; the DONE one goes ONLINE;
+- DONE with no CONSUMING successor (the consuming segment was deleted, the table was paused,
+  or the controller died after commit step 1): create the successor from the end offset; the
+  DONE one goes ONLINE;
 - IN_PROGRESS but missing from the ideal state (died between steps 2 and 3): add it as
   CONSUMING, and the previous segment ONLINE;
 - some replicas OFFLINE, others CONSUMING: set the OFFLINE ones back to CONSUMING;
@@ -15,7 +16,9 @@ Per partition, looking at its latest LLC segment:
   earliest one still in the stream (``llcStreamDataLoss``).
 
 Half-done commits are repaired only after ``max.segment.completion.time.millis`` (5 min) since
-the segment's metadata last changed, so a commit in flight is never raced.
+the segment's metadata last changed, so a commit in flight is never raced. A DONE segment
+already ONLINE on all its replicas finished its commit, so its successor is created at once
+(resuming a paused table must not wait 5 minutes).
 """
 
 from __future__ import annotations
@@ -31,9 +34,11 @@ from cluster.logic.realtime.consuming_segments import (
     consuming_instances,
 )
 from cluster.logic.realtime.pause import is_paused
+from cluster.logic.realtime.stream_status import clear_stream_error, record_stream_error
 from engine.clusterstate import ClusterStore, ResourceAssignment
 from engine.realtime.llc_name import LLCSegmentName
 from engine.stream.config import OffsetCriteria, table_stream_configs
+from engine.stream.errors import StreamError
 
 log = logging.getLogger(__name__)
 MAX_SEGMENT_COMPLETION_MS = 300_000
@@ -54,7 +59,9 @@ def ensure_partitions_consuming(
     """Repair ``config``'s table as described above; returns one line per repair made.
     ``now_ms`` is the creation time given to new segments (default: now). A paused table is
     left alone. ``offset_criteria`` (resumeConsumption's consumeFrom smallest/largest) makes
-    the successors of committed segments start there instead of at their end offsets."""
+    the successors of committed segments start there instead of at their end offsets. A
+    topic that cannot be read raises StreamError and is recorded as the table's
+    ``streamIngestionError`` (``stream_status``) until a later run reads it."""
     now = int(time.time() * 1000) if now_ms is None else int(now_ms)
     table = config.table_name_with_type
     stream = table_stream_configs(config)[0]
@@ -81,7 +88,7 @@ def ensure_partitions_consuming(
         )
         changes[str(name)] = dict.fromkeys(instances, CONSUMING)
 
-    for partition in metadata_provider.partition_ids():
+    for partition in _partition_ids(store, table, stream, metadata_provider):
         name = latest.get(partition)
         if name is None:
             first = LLCSegmentName.create(config.table_name, partition, 0, now)
@@ -95,7 +102,10 @@ def ensure_partitions_consuming(
         instances = sorted(states) or consuming_instances(partition, servers, replicas)
         status = llc.status_of(meta)
         if status in llc.COMPLETED:
-            if not settled(segment):
+            # ONLINE everywhere: commit step 3 is done (a paused table's commit, or the
+            # successor was deleted), so no commit is in flight to race
+            finished = bool(states) and all(v == ONLINE for v in states.values())
+            if not finished and not settled(segment):
                 continue
             following = name.next(now)
             start = int(meta.extra.get(llc.END_OFFSET, 0))
@@ -139,6 +149,18 @@ def ensure_partitions_consuming(
         for line in actions:
             log.info("%s: %s", table, line)
     return actions
+
+
+def _partition_ids(store: ClusterStore, table: str, stream, metadata_provider) -> list[int]:
+    """The topic's partitions; a stream that cannot be read is recorded as the table's stream
+    error (and raised), one that can clears it."""
+    try:
+        partitions = metadata_provider.partition_ids()
+    except StreamError as exc:
+        record_stream_error(store, table, stream, exc)
+        raise
+    clear_stream_error(store, table)
+    return partitions
 
 
 def _consuming_per_server(ideal: ResourceAssignment, changes: dict) -> int:
