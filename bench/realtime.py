@@ -1,0 +1,399 @@
+"""Real-time ingestion benchmark: githubEvents-shaped JSON from the local Kafka into ONE server.
+
+    python -m bench.realtime [--events 1000000] [--rate 20000] [--duration 20]
+                             [--fetch-wait-ms N] [--dir var/bench]
+
+Starts ZooKeeper, the Kafka-protocol broker (Tansu), a controller, one server and a broker
+as separate processes (``sprig.stack``), and measures four things:
+
+1. **Consumption rate.** ``--events`` events (Pinot's githubEvents sample, each with a unique
+   id and a fresh ``created_at``, lz4-compressed by the producer) are produced to a
+   1-partition topic first; then a REALTIME table like Pinot's githubEvents example (id
+   inverted, ``created_at_timestamp`` derived by a transform) is created with a flush
+   threshold of ``--events`` rows. While the server consumes, the bench samples the server process's CPU time (user + system, /proc through
+   psutil) and ``SELECT COUNT(*)`` through the broker. Events per CPU-second (decode,
+   transform, coercion and indexing, plus the Kafka client's own threads) and wall events/s
+   are taken between the first sample that sees rows and the last one before the threshold,
+   so table creation and the commit are left out.
+2. **RSS per 1M rows** held in the mutable segment: the server's RSS at that last sample
+   minus its RSS before the table existed, scaled to 1M rows. It counts everything the rows
+   cost the process: column buffers, dictionaries, the inverted index, the Kafka client's
+   prefetch queue and what the allocator kept from decoding.
+3. **Commit time** of that ``--events``-row segment: from the first sample that counts all
+   the rows (the threshold is hit; sampled every 20 ms near it) to the segment's ZK metadata
+   turning DONE (polled every 20 ms): the completion protocol, the build with every index,
+   the tar, the upload and commitEnd.
+4. **Freshness** at a fixed offered rate: a producer thread sends ``--rate`` events/s to a
+   second table's topic for ``--duration`` s (in 2 ms ticks), stamping each event's send
+   time, while a poller sends ``SELECT COUNT(*)`` to the broker back to back. An event is
+   visible when the first answer whose count covers it arrives (one partition, so a count
+   of c covers the first c events); freshness is that arrival minus the send time. p50, p99
+   and max over the events after the first second.
+
+The machine is small (2 cores) and shared; the producer, the poller, the broker and the
+server all compete for it, so wall figures are noisy: compare CPU figures across runs.
+Tansu holds every fetch for the consumer's full ``fetch.wait.max.ms`` even with data
+waiting (a real Kafka answers at once); ``--fetch-wait-ms`` sets the server's
+``SPRIG_KAFKA_FETCH_WAIT_MS``, and the tables raise ``max.partition.fetch.bytes`` so a
+held fetch still brings a large batch (Tansu only; see the table config below).
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+import orjson
+import psutil
+from confluent_kafka import Producer
+from kazoo.client import KazooClient
+
+from engine.clusterstate.realtime_metadata import DONE, STATUS
+from engine.clusterstate.store import ClusterStore
+from sprig.stack import LocalStack
+from sprig.stack.cluster import broker_process, controller_process, server_process
+from sprig.stack.process import free_port
+from sprig.stack.producer import ensure_topic
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "pinot" / "stream" / "githubEvents"
+SAMPLE = EXAMPLES / "rawdata" / "2021-07-21-few-hours.json"
+TARGET_PER_CORE = 50_000
+TARGET_FRESH_P99_S = 1.0
+TARGET_COMMIT_S = 10.0
+# lz4 as most Kafka producers of JSON use: Tansu moves ~40 MB/s of uncompressed 3.7 KB
+# events (~11k events/s), below the rates measured here; compressed it takes several times
+# that. The server's Kafka client decompresses, and that CPU is counted.
+PRODUCER = {"compression.type": "lz4", "queue.buffering.max.kbytes": 1 << 20}
+
+
+class EventSource:
+    """githubEvents payloads: the sample's events in a loop, each serialised once with
+    placeholders so a new event (unique id, created_at of its send time) is one join."""
+
+    def __init__(self, path: Path = SAMPLE):
+        self._parts = []
+        self._ids = []
+        for line in path.read_bytes().splitlines():
+            if not line.strip():
+                continue
+            record = orjson.loads(line)
+            self._ids.append(record["id"].encode())
+            record["id"], record["created_at"] = "\x00ID\x00", "\x00TS\x00"
+            head, rest = orjson.dumps(record).split(b"\\u0000ID\\u0000")
+            middle, tail = rest.split(b"\\u0000TS\\u0000")
+            self._parts.append((head, middle, tail))
+        self.mean_bytes = int(np.mean([sum(map(len, p)) + 30 for p in self._parts]))
+
+    def event(self, i: int, now_s: float) -> bytes:
+        head, middle, tail = self._parts[i % len(self._parts)]
+        loop = i // len(self._parts)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now_s)).encode()
+        return b"".join((head, self._ids[i % len(self._ids)], b"-%d" % loop, middle, stamp, tail))
+
+
+def schema_json(table: str) -> dict:
+    schema = orjson.loads((EXAMPLES / "githubEvents_schema.json").read_bytes())
+    schema["schemaName"] = table
+    return schema
+
+
+def table_json(table: str, topic: str, bootstrap: str, flush_rows: int) -> dict:
+    """Pinot's githubEvents REALTIME config, on ``topic`` of the local Kafka."""
+    config = orjson.loads((EXAMPLES / "githubEvents_realtime_table_config.json").read_bytes())
+    config["tableName"] = table
+    config["segmentsConfig"]["schemaName"] = table
+    stream = config["ingestionConfig"]["streamIngestionConfig"]["streamConfigMaps"][0]
+    stream.update({
+        "stream.kafka.topic.name": topic,
+        "stream.kafka.broker.list": bootstrap,
+        "realtime.segment.flush.threshold.rows": str(flush_rows),
+        "realtime.segment.flush.threshold.time": "6h",
+        # Tansu holds each fetch for the full wait: let a held fetch bring up to 16 MB
+        "stream.kafka.consumer.prop.max.partition.fetch.bytes": str(16 << 20),
+    })  # fmt: skip
+    stream.pop("realtime.segment.flush.threshold.size", None)
+    return config
+
+
+class Cluster:
+    def __init__(self, workdir: Path, fetch_wait_ms: int | None):
+        self.stack = LocalStack(workdir, ("zookeeper", "kafka")).start()
+        self.bootstrap = self.stack.kafka.bootstrap_servers
+        self.cluster_name = f"bench_{uuid.uuid4().hex[:6]}"
+        env = {
+            **self.stack.env(),
+            "SPRIG_CLUSTER_NAME": self.cluster_name,
+            "SPRIG_DATA_DIR": str(workdir / "data"),
+            "SPRIG_EXTERNAL_VIEW_INTERVAL_S": "0.2",
+            "SPRIG_LOG_LEVEL": "WARNING",
+            "DJANGO_SETTINGS_MODULE": "config.settings.local",
+        }
+        server_env = {**env, "SPRIG_DATA_DIR": str(workdir / "server")}
+        if fetch_wait_ms is not None:
+            server_env["SPRIG_KAFKA_FETCH_WAIT_MS"] = str(fetch_wait_ms)
+        controller_port, self.broker_port = free_port(), free_port()
+        self.controller = f"http://127.0.0.1:{controller_port}"
+        self.server = server_process(workdir, free_port(), free_port(), server_env)
+        self.processes = [controller_process(workdir, controller_port, env), self.server,
+                          broker_process(workdir, self.broker_port, env)]  # fmt: skip
+        self.zk = KazooClient(hosts=self.stack.zookeeper.address)
+        try:
+            for process in self.processes:
+                process.start()
+            for process in self.processes:
+                process.wait_ready()
+            self.zk.start(timeout=30)
+        except BaseException:
+            self.stop()
+            raise
+        self.store = ClusterStore(self.zk, self.cluster_name)
+        self.server_ps = psutil.Process(self.server.pid)
+        self._broker = http.client.HTTPConnection("127.0.0.1", self.broker_port, timeout=30)
+
+    def stop(self) -> None:
+        self.zk.stop()
+        for process in reversed(self.processes):
+            process.stop()
+        self.stack.stop()
+
+    def create_table(self, table: str, topic: str, flush_rows: int) -> None:
+        import requests
+
+        for path, body in (("/schemas", schema_json(table)),
+                           ("/tables", table_json(table, topic, self.bootstrap, flush_rows))):  # fmt: skip
+            response = requests.post(f"{self.controller}{path}", json=body, timeout=60)
+            if not response.ok:
+                raise RuntimeError(f"POST {path}: {response.status_code} {response.text[:300]}")
+
+    def count(self, table: str, conn: http.client.HTTPConnection | None = None) -> int | None:
+        """COUNT(*) through the broker; None while it answers with exceptions (no segment
+        is routable yet)."""
+        conn = conn or self._broker
+        conn.request("POST", "/query/sql", orjson.dumps({"sql": f"SELECT COUNT(*) FROM {table}"}),
+                     {"Content-Type": "application/json"})  # fmt: skip
+        answer = orjson.loads(conn.getresponse().read())
+        if answer.get("exceptions") or not answer.get("resultTable"):
+            return None
+        return int(answer["resultTable"]["rows"][0][0])
+
+    def server_cpu_s(self) -> float:
+        times = self.server_ps.cpu_times()
+        return times.user + times.system
+
+    def server_rss(self) -> int:
+        return self.server_ps.memory_info().rss
+
+    def segment_status(self, table: str, segment: str) -> str | None:
+        meta = self.store.segment_metadata(f"{table}_REALTIME", segment)
+        return None if meta is None else meta.extra.get(STATUS)
+
+    def first_segment(self, table: str, timeout_s: float = 60) -> str:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            ideal = self.store.ideal_state(f"{table}_REALTIME")
+            if ideal and ideal.segments:
+                return sorted(ideal.segments)[0]
+            time.sleep(0.1)
+        raise RuntimeError(f"no consuming segment of {table} after {timeout_s:.0f} s")
+
+
+def produce_all(bootstrap: str, topic: str, source: EventSource, events: int) -> float:
+    """Produce ``events`` events as fast as the broker takes them; returns the seconds."""
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, **PRODUCER})
+    started = time.perf_counter()
+    now = time.time()
+    for i in range(events):
+        payload = source.event(i, now)
+        while True:
+            try:
+                producer.produce(topic, payload, partition=0)
+                break
+            except BufferError:
+                producer.poll(0.05)
+        if i % 10_000 == 0:
+            producer.poll(0)
+            now = time.time()
+    if producer.flush(300) != 0:
+        raise RuntimeError(f"could not produce {events} events to {topic}")
+    return time.perf_counter() - started
+
+
+def consumption(cluster: Cluster, table: str, events: int) -> dict:
+    """Phases 1-3: consume ``events`` pre-produced events, then commit them."""
+    rss_before = cluster.server_rss()
+    cluster.create_table(table, table, events)
+    segment = cluster.first_segment(table)
+    samples = []  # (wall, server cpu s, rss, count)
+    deadline = time.monotonic() + max(600, events / 1000)
+    while time.monotonic() < deadline:
+        count = cluster.count(table) or 0
+        samples.append((time.perf_counter(), cluster.server_cpu_s(), cluster.server_rss(), count))
+        if count >= events:
+            break
+        time.sleep(0.02 if count > 0.97 * events else 0.25)
+    else:
+        raise RuntimeError(f"{table}: only {samples[-1][3]} of {events} rows after the deadline")
+    threshold_at = samples[-1][0]
+    while cluster.segment_status(table, segment) != DONE:
+        if time.perf_counter() - threshold_at > 600:
+            raise RuntimeError(f"{segment} not DONE 600 s after its threshold")
+        time.sleep(0.02)
+    commit_s = time.perf_counter() - threshold_at
+    seen = [s for s in samples if 0 < s[3] < events]
+    first, last = seen[0], seen[-1] if len(seen) > 1 else samples[-1]
+    rows = last[3] - first[3]
+    return {
+        "per_cpu_s": rows / max(last[1] - first[1], 1e-9),
+        "wall_per_s": rows / max(last[0] - first[0], 1e-9),
+        "rss_per_1m": (last[2] - rss_before) / max(last[3], 1) * 1_000_000,
+        "rows_measured": rows,
+        "commit_s": commit_s,
+        "segment": segment,
+    }
+
+
+def freshness(cluster: Cluster, table: str, source: EventSource, rate: float,
+              duration_s: float) -> dict:  # fmt: skip
+    """Phase 4: produce at ``rate`` events/s for ``duration_s``, poll COUNT(*) meanwhile."""
+    cluster.create_table(table, table, 50_000_000)
+    cluster.first_segment(table)
+    deadline = time.monotonic() + 60
+    while cluster.count(table) is None:  # until the consuming segment is routable
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{table} never became queryable")
+        time.sleep(0.1)
+    total = int(rate * duration_s)
+    sent_at = np.zeros(total)
+    visible_at = np.full(total, np.nan)
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "linger.ms": 2, **PRODUCER})
+    done = threading.Event()
+    produced = [0]
+
+    def produce() -> None:
+        tick = 0.002
+        start = time.perf_counter()
+        i = 0
+        while i < total:
+            due = min(total, int((time.perf_counter() - start) * rate))
+            now = time.time()
+            while i < due:
+                sent_at[i] = time.perf_counter()
+                try:
+                    producer.produce(table, source.event(i, now), partition=0)
+                except BufferError:
+                    producer.poll(0.01)
+                    continue
+                i += 1
+            produced[0] = i
+            producer.poll(0)
+            time.sleep(max(0.0, start + (i / rate) + tick - time.perf_counter()))
+        producer.flush(60)
+        done.set()
+
+    def poll() -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", cluster.broker_port, timeout=30)
+        covered = 0
+        drain_until = None
+        while covered < total:
+            count = cluster.count(table, conn) or 0
+            arrived = time.perf_counter()
+            if count > covered:
+                visible_at[covered : min(count, total)] = arrived
+                covered = min(count, total)
+            if done.is_set():
+                drain_until = drain_until or arrived + 30
+                if arrived > drain_until:
+                    break
+
+    threads = [threading.Thread(target=poll), threading.Thread(target=produce)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    warm = int(rate)  # leave the first second out: connections and first fetches
+    latency = (visible_at - sent_at)[warm:]
+    seen = latency[~np.isnan(latency)]
+    achieved = produced[0] / max(duration_s, 1e-9)
+    return {
+        "p50": float(np.percentile(seen, 50)) if len(seen) else float("nan"),
+        "p99": float(np.percentile(seen, 99)) if len(seen) else float("nan"),
+        "max": float(seen.max()) if len(seen) else float("nan"),
+        "missing": int(np.isnan(latency).sum()),
+        "events": total,
+        "offered": achieved,
+    }
+
+
+def target(name: str, value: float, goal: float, *, at_least: bool, unit: str) -> str:
+    ok = value >= goal if at_least else value < goal
+    sign = ">=" if at_least else "<"
+    return f"target  {name:<34} {sign} {goal:>10,g} {unit:<8} got {value:>12,.2f}  " + (
+        "ok" if ok else "MISSED"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=1_000_000,
+                        help="events consumed and committed as one segment")  # fmt: skip
+    parser.add_argument("--rate", type=float, default=20_000, help="offered events/s (freshness)")
+    parser.add_argument("--duration", type=float, default=20.0, help="freshness run, seconds")
+    parser.add_argument("--fetch-wait-ms", type=int, default=None,
+                        help="the server's SPRIG_KAFKA_FETCH_WAIT_MS (default: its own)")  # fmt: skip
+    parser.add_argument("--dir", type=Path, default=Path("var/bench"))
+    args = parser.parse_args(argv)
+    if args.events < 10_000 or args.rate <= 0 or args.duration < 2:
+        parser.error("--events must be >= 10000, --rate > 0 and --duration >= 2")
+
+    source = EventSource()
+    args.dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="sprig-bench-rt-", dir=args.dir) as tmp:
+        cluster = Cluster(Path(tmp), args.fetch_wait_ms)
+        try:
+            ensure_topic(cluster.bootstrap, "ghBulk")
+            ensure_topic(cluster.bootstrap, "ghFresh")
+            produce_s = produce_all(cluster.bootstrap, "ghBulk", source, args.events)
+            bulk = consumption(cluster, "ghBulk", args.events)
+            fresh = freshness(cluster, "ghFresh", source, args.rate, args.duration)
+        finally:
+            cluster.stop()
+
+    wait = args.fetch_wait_ms if args.fetch_wait_ms is not None else "server default"
+    print(f"\nbench.realtime: githubEvents-shaped JSON (~{source.mean_bytes:,} B/event), 1 "
+          f"partition, 1 server; fetch.wait.max.ms={wait}; {args.events:,} events produced "
+          f"up front in {produce_s:.1f} s\n")  # fmt: skip
+    rows = [
+        ("events/s per server core (CPU)", f"{bulk['per_cpu_s']:,.0f}",
+         f"over {bulk['rows_measured']:,} rows, decode+transform+index+Kafka client"),
+        ("events/s wall (1 server)", f"{bulk['wall_per_s']:,.0f}", "same interval"),
+        ("RSS per 1M rows (MB)", f"{bulk['rss_per_1m'] / 1e6:,.0f}",
+         "server RSS growth while holding the rows"),
+        (f"commit of {args.events:,} rows (s)", f"{bulk['commit_s']:.2f}",
+         "threshold hit -> segment DONE in ZK"),
+        (f"freshness p50 (s) @ {args.rate:,.0f}/s", f"{fresh['p50']:.3f}",
+         f"{fresh['events']:,} events over {args.duration:g} s, offered "
+         f"{fresh['offered']:,.0f}/s"),
+        (f"freshness p99 (s) @ {args.rate:,.0f}/s", f"{fresh['p99']:.3f}",
+         f"max {fresh['max']:.3f} s, {fresh['missing']} never seen"),
+    ]  # fmt: skip
+    print(f"{'measure':<38} {'value':>12}  note")
+    print("-" * 100)
+    for name, value, note in rows:
+        print(f"{name:<38} {value:>12}  {note}")
+    print()
+    print(target("events/s per server core", bulk["per_cpu_s"], TARGET_PER_CORE,
+                 at_least=True, unit="ev/s"))  # fmt: skip
+    print(target("freshness p99", fresh["p99"], TARGET_FRESH_P99_S, at_least=False, unit="s"))
+    print(target(f"commit of {args.events:,} rows", bulk["commit_s"], TARGET_COMMIT_S,
+                 at_least=False, unit="s"))  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
