@@ -9,6 +9,7 @@ from cluster.api import (
     llc,
     periodic_tasks,
     rebalance,
+    realtime_ops,
     schemas,
     segments,
     sql,
@@ -31,6 +32,11 @@ urlpatterns = [
     path("tables", tables.TableListView.as_view(), name="tables"),
     path("tables/validate", tables.TableValidateView.as_view(), name="table-validate"),
     path("tables/<str:table>", tables.TableDetailView.as_view(), name="table"),
+    path(
+        "tables/forceCommitStatus/<str:job_id>",
+        realtime_ops.ForceCommitStatusView.as_view(),
+        name="force-commit-status",
+    ),
     path("tables/<str:table>/schema", tables.TableSchemaView.as_view(), name="table-schema"),
     path("tables/<str:table>/state", tables.TableStateView.as_view(), name="table-state"),
     path(
@@ -61,6 +67,32 @@ urlpatterns = [
     ),
     path("tables/<str:table>/rebalance", rebalance.RebalanceView.as_view(), name="table-rebalance"),
     path("table/<str:table>/jobs", table_views.TableJobsView.as_view(), name="table-jobs"),
+    # real-time operations (PinotRealtimeTableResource)
+    path(
+        "tables/<str:table>/consumingSegmentsInfo",
+        realtime_ops.ConsumingSegmentsInfoView.as_view(),
+        name="table-consuming-segments-info",
+    ),
+    path(
+        "tables/<str:table>/pauseConsumption",
+        realtime_ops.PauseConsumptionView.as_view(),
+        name="table-pause-consumption",
+    ),
+    path(
+        "tables/<str:table>/resumeConsumption",
+        realtime_ops.ResumeConsumptionView.as_view(),
+        name="table-resume-consumption",
+    ),
+    path(
+        "tables/<str:table>/pauseStatus",
+        realtime_ops.PauseStatusView.as_view(),
+        name="table-pause-status",
+    ),
+    path(
+        "tables/<str:table>/forceCommit",
+        realtime_ops.ForceCommitView.as_view(),
+        name="table-force-commit",
+    ),
     path(
         "rebalanceStatus/<str:job_id>",
         rebalance.RebalanceStatusView.as_view(),
