@@ -8,8 +8,8 @@ from cluster.api import (
     instances,
     llc,
     periodic_tasks,
-    rebalance,
     realtime_ops,
+    rebalance,
     schemas,
     segments,
     sql,
@@ -31,12 +31,12 @@ urlpatterns = [
     # tables
     path("tables", tables.TableListView.as_view(), name="tables"),
     path("tables/validate", tables.TableValidateView.as_view(), name="table-validate"),
-    path("tables/<str:table>", tables.TableDetailView.as_view(), name="table"),
     path(
         "tables/forceCommitStatus/<str:job_id>",
         realtime_ops.ForceCommitStatusView.as_view(),
         name="force-commit-status",
     ),
+    path("tables/<str:table>", tables.TableDetailView.as_view(), name="table"),
     path("tables/<str:table>/schema", tables.TableSchemaView.as_view(), name="table-schema"),
     path("tables/<str:table>/state", tables.TableStateView.as_view(), name="table-state"),
     path(
@@ -66,7 +66,6 @@ urlpatterns = [
         name="table-instances",
     ),
     path("tables/<str:table>/rebalance", rebalance.RebalanceView.as_view(), name="table-rebalance"),
-    path("table/<str:table>/jobs", table_views.TableJobsView.as_view(), name="table-jobs"),
     # real-time operations (PinotRealtimeTableResource)
     path(
         "tables/<str:table>/consumingSegmentsInfo",
@@ -93,6 +92,7 @@ urlpatterns = [
         realtime_ops.ForceCommitView.as_view(),
         name="table-force-commit",
     ),
+    path("table/<str:table>/jobs", table_views.TableJobsView.as_view(), name="table-jobs"),
     path(
         "rebalanceStatus/<str:job_id>",
         rebalance.RebalanceStatusView.as_view(),
