@@ -132,43 +132,56 @@ class _Metadata:
 class RecordedAdmin:
     """Answers the collector's admin calls at once with the result objects confluent-kafka
     builds from a broker's answer: `groups` groups, each with one member owning `partitions`
-    partitions of its own topic, committed 1,000 behind an end offset of 1,000,000."""
+    partitions of its own topic, committed 1,000 behind an end offset of 1,000,000. Every
+    answer is built up front, so the timed poll is the collector's own work."""
 
     def __init__(self, groups: int, partitions: int) -> None:
+        node = Node(1, "127.0.0.1", 9092)
         self.groups = [f"app-{g:04d}" for g in range(groups)]
-        self.partitions = partitions
-        self.node = Node(1, "127.0.0.1", 9092)
-
-    def _tps(self, group: str, offset: int | None = None) -> list[TopicPartition]:
-        topic = f"events-{group}"
-        if offset is None:
-            return [TopicPartition(topic, p) for p in range(self.partitions)]
-        return [TopicPartition(topic, p, offset) for p in range(self.partitions)]
+        tps = {
+            g: [TopicPartition(f"events-{g}", p) for p in range(partitions)] for g in self.groups
+        }
+        self._listing = ListConsumerGroupsResult(
+            valid=[ConsumerGroupListing(g, False, ConsumerGroupState.STABLE) for g in self.groups]
+        )
+        self._descriptions = {
+            g: ConsumerGroupDescription(
+                g, False,
+                [MemberDescription(f"{g}-member", "client", "/10.0.0.1", MemberAssignment(tps[g]))],
+                "range", ConsumerGroupState.STABLE, node,
+            )
+            for g in self.groups
+        }  # fmt: skip
+        self._offsets = {
+            g: ConsumerGroupTopicPartitions(
+                g, [TopicPartition(tp.topic, tp.partition, 999_000) for tp in tps[g]]
+            )
+            for g in self.groups
+        }
+        self._metadata = _Metadata({f"events-{g}": _Topic(partitions) for g in self.groups})
+        self._ends = {
+            (tp.topic, tp.partition): _done(ListOffsetsResultInfo(1_000_000, -1, -1))
+            for g in self.groups
+            for tp in tps[g]
+        }
+        self._described = {g: _done(d) for g, d in self._descriptions.items()}
+        self._fetched = {g: _done(o) for g, o in self._offsets.items()}
 
     def list_consumer_groups(self, **_):
-        listings = [ConsumerGroupListing(g, False, ConsumerGroupState.STABLE) for g in self.groups]
-        return _done(ListConsumerGroupsResult(valid=listings))
+        return _done(self._listing)
 
     def describe_consumer_groups(self, group_ids, **_):
-        return {
-            g: _done(ConsumerGroupDescription(
-                g, False,
-                [MemberDescription(f"{g}-member", "client", "/10.0.0.1",
-                                   MemberAssignment(self._tps(g)))],
-                "range", ConsumerGroupState.STABLE, self.node,
-            ))
-            for g in group_ids
-        }  # fmt: skip
+        return {g: self._described[g] for g in group_ids}
 
     def list_consumer_group_offsets(self, request, **_):
         group = request[0].group_id
-        return {group: _done(ConsumerGroupTopicPartitions(group, self._tps(group, 999_000)))}
+        return {group: self._fetched[group]}
 
     def list_topics(self, **_):
-        return _Metadata({f"events-{g}": _Topic(self.partitions) for g in self.groups})
+        return self._metadata
 
     def list_offsets(self, request, **_):
-        return {tp: _done(ListOffsetsResultInfo(1_000_000, -1, -1)) for tp in request}
+        return {tp: self._ends[(tp.topic, tp.partition)] for tp in request}
 
 
 def _time_poll(reader: KafkaGroupReader) -> tuple[float, list]:
