@@ -6,6 +6,7 @@ from cluster.api import (
     audit,
     cluster_info,
     instances,
+    lineage,
     llc,
     periodic_tasks,
     realtime_ops,
@@ -125,6 +126,23 @@ urlpatterns = [
     ),
     path("segments/<str:table>/reload", segments.TableReloadView.as_view(), name="segments-reload"),
     path("segments/<str:table>/reset", segments.TableResetView.as_view(), name="segments-reset"),
+    # segment lineage; before segments/<table>/<segment>, which would take these names
+    path(
+        "segments/<str:table>/startReplaceSegments",
+        lineage.StartReplaceSegmentsView.as_view(),
+        name="segments-start-replace",
+    ),
+    path(
+        "segments/<str:table>/endReplaceSegments",
+        lineage.EndReplaceSegmentsView.as_view(),
+        name="segments-end-replace",
+    ),
+    path(
+        "segments/<str:table>/revertReplaceSegments",
+        lineage.RevertReplaceSegmentsView.as_view(),
+        name="segments-revert-replace",
+    ),
+    path("segments/<str:table>/lineage", lineage.SegmentLineageView.as_view(), name="lineage"),
     path(
         "segments/<str:table>/<str:segment>", segments.SegmentDetailView.as_view(), name="segment"
     ),

@@ -3,7 +3,7 @@ segment metadata, then the deep-store file."""
 
 from __future__ import annotations
 
-from cluster.errors import BadRequest, NotFound
+from cluster.errors import BadRequest, Conflict, NotFound
 from cluster.logic import audit
 from cluster.logic.deep_store import get_deep_store
 from cluster.logic.table_views import existing_types
@@ -14,6 +14,7 @@ from engine.clusterstate import (
     split_table_name,
     table_name_with_type,
 )
+from engine.clusterstate.lineage import delete_blocked_segments, delete_lineage, read_lineage
 
 
 def keep_deleted(retention: str | None) -> bool:
@@ -28,10 +29,18 @@ def keep_deleted(retention: str | None) -> bool:
 
 
 def delete_segments(
-    store: ClusterStore, table_with_type: str, segments: list[str] | None, *, keep: bool = True
+    store: ClusterStore,
+    table_with_type: str,
+    segments: list[str] | None,
+    *,
+    keep: bool = True,
+    lineage_managed: bool = False,
 ) -> list[str]:
     """Delete ``segments`` of a table type (all of them if None); returns the deleted names.
-    NotFound if a named segment does not exist."""
+    NotFound if a named segment does not exist. Conflict if a named segment takes part in a
+    live segment lineage entry, unless the lineage lifecycle itself deletes it
+    (``lineage_managed``): deleting it would bring its rows back, or hide new ones, when the
+    entry ends (Pinot #18518). Deleting all segments also drops the table's lineage."""
     known = set(store.segment_names(table_with_type))
     ideal = store.ideal_state(table_with_type)
     if ideal is not None:
@@ -43,6 +52,15 @@ def delete_segments(
         if missing:
             raise NotFound(f"Segment {', '.join(missing)} of table {table_with_type} not found")
         targets = list(segments)
+        blocked = [] if lineage_managed else sorted(
+            delete_blocked_segments(read_lineage(store, table_with_type)) & set(targets)
+        )  # fmt: skip
+        if blocked:
+            raise Conflict(f"Cannot delete segments {blocked} of table {table_with_type}: they "
+                           "take part in a live segment lineage entry; end or revert it "
+                           "(endReplaceSegments / revertReplaceSegments)")  # fmt: skip
+    if segments is None:
+        delete_lineage(store, table_with_type)
     if not targets:
         return []
     drop = set(targets)
