@@ -44,6 +44,9 @@ class MergeSpec:
     metrics: dict[str, str] = dataclasses.field(default_factory=dict)  # metric -> aggregation
     erase_dimensions: dict[str, Any] = dataclasses.field(default_factory=dict)  # col -> default
     max_records_per_segment: int = 5_000_000
+    # integer columns the caller added to every input row (time bucket, partition): rows are
+    # never merged across their values, and each output segment holds one value of each
+    group_columns: tuple[str, ...] = ()
 
     def __post_init__(self):
         if self.merge_type not in MERGE_TYPES:
@@ -103,20 +106,23 @@ def merge(df, spec: MergeSpec):
     if spec.erase_dimensions:
         df = erase_dimensions(df, spec.erase_dimensions)
     if spec.merge_type == "rollup":
-        return rollup(df, spec.dimensions, spec.metrics)
+        return rollup(df, spec.dimensions + spec.group_columns, spec.metrics)
     if spec.merge_type == "dedup":
         return df.distinct()
     return df
 
 
-def assign_segments(df, max_records: int, order_by: str | None = None):
-    """Add SEGMENT_COLUMN: 0, 1, … with at most ``max_records`` rows each (rows in
-    ``order_by`` order when given, so each output segment covers a narrow time range)."""
+def assign_segments(df, max_records: int, order_by: str | None = None,
+                    group_by: tuple[str, ...] = ()):  # fmt: skip
+    """Add SEGMENT_COLUMN: 0, 1, … within each ``group_by`` group, with at most
+    ``max_records`` rows each (rows in ``order_by`` order when given, so each output segment
+    covers a narrow time range)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     order = F.col(order_by) if order_by else F.monotonically_increasing_id()
-    numbered = df.withColumn("__sprig_row", F.row_number().over(Window.orderBy(order)) - 1)
+    window = Window.partitionBy(*group_by).orderBy(order) if group_by else Window.orderBy(order)
+    numbered = df.withColumn("__sprig_row", F.row_number().over(window) - 1)
     return numbered.withColumn(
         SEGMENT_COLUMN, F.floor(F.col("__sprig_row") / F.lit(max_records)).cast("int")
     ).drop("__sprig_row")
@@ -125,8 +131,14 @@ def assign_segments(df, max_records: int, order_by: str | None = None):
 # --- entry ---------------------------------------------------------------------------------
 
 
+def _part_key(path: Path, root: Path) -> tuple[int, ...]:
+    """The ints of a Spark partition directory path (``a=1/b=0``), for ordering."""
+    return tuple(int(p.split("=", 1)[1]) for p in path.relative_to(root).parts)
+
+
 def merge_tables(spark, tables: list, spec: MergeSpec, work_dir: Path) -> list:
-    """The Arrow tables of the output segments, in order, from the input segments' rows."""
+    """The Arrow tables of the output segments, ordered by group then sequence, from the
+    input segments' rows. The ``spec.group_columns`` are dropped from the output."""
     import pyarrow as pa
     import pyarrow.dataset as ds
     import pyarrow.parquet as pq
@@ -137,16 +149,16 @@ def merge_tables(spark, tables: list, spec: MergeSpec, work_dir: Path) -> list:
     for index, table in enumerate(tables):
         pq.write_table(table, inputs / f"{index}.parquet")
     df = spark.read.parquet(str(inputs))
-    merged = assign_segments(merge(df, spec), spec.max_records_per_segment, spec.time_column)
+    groups = spec.group_columns
+    merged = assign_segments(merge(df, spec), spec.max_records_per_segment, spec.time_column,
+                             groups)  # fmt: skip
     output = run / "out"
-    merged.write.partitionBy(SEGMENT_COLUMN).parquet(str(output))
-    columns = list(tables[0].schema.names)
-    out = []
-    for part in sorted(output.glob(f"{SEGMENT_COLUMN}=*"),
-                       key=lambda p: int(p.name.split("=", 1)[1])):  # fmt: skip
-        piece = ds.dataset(str(part), format="parquet").to_table(columns=columns)
-        out.append(piece.cast(pa.schema([tables[0].schema.field(c) for c in columns])))
-    return out
+    merged.write.partitionBy(*groups, SEGMENT_COLUMN).parquet(str(output))
+    columns = [c for c in tables[0].schema.names if c not in groups]
+    schema = pa.schema([tables[0].schema.field(c) for c in columns])
+    parts = [p for p in output.glob("/".join(["*"] * (len(groups) + 1))) if p.is_dir()]
+    return [ds.dataset(str(part), format="parquet").to_table(columns=columns).cast(schema)
+            for part in sorted(parts, key=lambda p: _part_key(p, output))]  # fmt: skip
 
 
 # --- segments in, segments out ---------------------------------------------------------------
@@ -185,20 +197,76 @@ def spec_for_table(schema, table_config, *, merge_type: str = "concat",
                      max_records_per_segment=max_records_per_segment)  # fmt: skip
 
 
+BUCKET_COLUMN = "__sprig_time_bucket"
+PARTITION_COLUMN = "__sprig_partition_"  # + the partition column's index
+
+
+def add_group_columns(table, schema, table_config, time_column: str | None,
+                      bucket_ms: int | None):  # fmt: skip
+    """``table`` with the columns rows are grouped by: the time bucket (epoch ms of the time
+    column // ``bucket_ms``) and, for a partitioned table, each partition column's partition,
+    so no output segment spans two buckets or two partitions (as Pinot's time and table
+    partitioners). Returns (table, the added column names)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from engine.spi.partition import partition_function
+    from engine.spi.partition_hashes import value_text
+
+    added = []
+    if bucket_ms and time_column:
+        millis = schema.field(time_column).datetime_format.to_millis(
+            table.column(time_column).combine_chunks())  # fmt: skip
+        bucket = pc.floor(pc.divide(pc.cast(millis, pa.float64()), float(bucket_ms)))
+        table = table.append_column(BUCKET_COLUMN, pc.cast(bucket, pa.int64()))
+        added.append(BUCKET_COLUMN)
+    for index, (column, config) in enumerate(
+        sorted(table_config.index_config.segment_partition_config.items())
+    ):
+        function = partition_function(config.function_name, config.num_partitions,
+                                      config.function_config)  # fmt: skip
+        data_type = schema.field(column).data_type
+        values = [function.partition(value_text(v, data_type))
+                  for v in table.column(column).to_pylist()]  # fmt: skip
+        table = table.append_column(f"{PARTITION_COLUMN}{index}", pa.array(values, pa.int32()))
+        added.append(f"{PARTITION_COLUMN}{index}")
+    return table, tuple(added)
+
+
+def merged_segment_name(prefix: str, table, time_column: str | None, sequence: int) -> str:
+    """Pinot's output name: ``<prefix>_<minTime>_<maxTime>_<sequence>``, the times being the
+    segment's smallest and largest time column values as stored."""
+    import re
+
+    import pyarrow.compute as pc
+
+    if not time_column or table.num_rows == 0:
+        return f"{prefix}_{sequence}"
+    bounds = pc.min_max(table.column(time_column))
+    low, high = (re.sub(r"[^A-Za-z0-9.-]", "-", str(bounds[k].as_py())) for k in ("min", "max"))
+    return f"{prefix}_{low}_{high}_{sequence}"
+
+
 def merge_segments(spark, segment_dirs: list[Path], schema, table_config, spec: MergeSpec,
-                   out_dir: Path, name_of, custom_metadata: dict[str, str]) -> list:  # fmt: skip
-    """Read the input segments, merge their rows on Spark, and build the output segments
-    through the engine's writer: segment ``i`` is named ``name_of(i)`` and carries
-    ``custom_metadata``. Returns the engine's SegmentBuildResults."""
+                   out_dir: Path, name_prefix: str, custom_metadata: dict[str, str],
+                   bucket_ms: int | None = None) -> list:  # fmt: skip
+    """Read the input segments, merge their rows on Spark per time bucket of ``bucket_ms``
+    (and per partition of a partitioned table), and build the output segments through the
+    engine's writer, named by merged_segment_name from ``name_prefix`` and carrying
+    ``custom_metadata``. Returns the engine's SegmentBuildResults, in name sequence order."""
     from engine.segment import build_segment, load_segment
 
-    tables = []
+    tables, groups = [], ()
     for directory in segment_dirs:
         segment = load_segment(directory)
         try:
-            tables.append(segment.to_arrow())
+            table = segment.to_arrow()
         finally:
             segment.close()
+        table, groups = add_group_columns(table, schema, table_config, spec.time_column,
+                                          bucket_ms)  # fmt: skip
+        tables.append(table)
+    spec = dataclasses.replace(spec, group_columns=groups)
     outputs = merge_tables(spark, tables, spec, out_dir / "work")
     return [
         build_segment(
@@ -206,7 +274,7 @@ def merge_segments(spark, segment_dirs: list[Path], schema, table_config, spec: 
             schema,
             table_config,
             out_dir / "segments",
-            segment_name=name_of(i),
+            segment_name=merged_segment_name(name_prefix, table, spec.time_column, i),
             custom_metadata=dict(custom_metadata),
         )
         for i, table in enumerate(outputs)

@@ -1,4 +1,4 @@
-"""MergeRollupTask's planning rules, kept free of I/O so the generator (next to come) and its
+"""MergeRollupTask's planning rules, kept free of I/O so the generator and its
 tests share them: the level configs, bucket windows after a level's watermark, which
 segments a window merges, and Pinot's output names.
 
@@ -124,51 +124,122 @@ def cold_start_watermark(min_start_ms: int, bucket_ms: int) -> int:
     return (min_start_ms // bucket_ms) * bucket_ms
 
 
-def plan_windows(level: LevelConfig, watermark_ms: int, now_ms: int,
-                 lower_watermark_ms: int | None = None) -> list[tuple[int, int]]:  # fmt: skip
-    """The next buckets ``[start, end)`` to merge, at most ``maxNumParallelBuckets``: each ends
-    no later than now - buffer, and no later than the lower level's watermark (a level merges
-    only what the level below has finished)."""
-    windows = []
-    start = watermark_ms
-    while len(windows) < level.max_parallel_buckets:
-        end = start + level.bucket_ms
-        if end > now_ms - level.buffer_ms:
-            break
-        if lower_watermark_ms is not None and end > lower_watermark_ms:
-            break
-        windows.append((start, end))
-        start = end
-    return windows
-
-
 @dataclasses.dataclass(frozen=True)
 class SegmentInfo:
+    """What planning needs of one segment's ZK metadata; times in epoch ms, end inclusive."""
+
     name: str
     start_ms: int
-    end_ms: int  # inclusive, as segment metadata has it
+    end_ms: int
     merge_level: str | None = None
+    total_docs: int = 1
+    download_url: str = ""
+    # partition column -> the partitions of its values (from segment.partition.metadata)
+    partitions: dict[str, frozenset[int]] = dataclasses.field(default_factory=dict)
 
 
-def select_segments(segments: list[SegmentInfo], window: tuple[int, int], level: str,
-                    level_order: list[str]) -> list[str]:  # fmt: skip
-    """The segments of the window to merge at ``level``: wholly inside ``[start, end)`` and
-    not yet merged at this level or a higher one."""
-    rank = {name: index for index, name in enumerate(level_order)}
-    start, end = window
-    chosen = []
+def sort_segments(segments: list[SegmentInfo]) -> list[SegmentInfo]:
+    return sorted(segments, key=lambda s: (s.start_ms, s.end_ms, s.name))
+
+
+def _merged_at(segment: SegmentInfo, level: str) -> bool:
+    return (segment.merge_level or "").lower() == level.lower()
+
+
+def _spills(segment: SegmentInfo, bucket_ms: int) -> bool:
+    """The segment's rows span more than one bucket (the executor cuts it at bucket ends)."""
+    return segment.start_ms // bucket_ms < segment.end_ms // bucket_ms
+
+
+def plan_buckets(segments: list[SegmentInfo], level: LevelConfig, watermark_ms: int, now_ms: int,
+                 lower_watermark_ms: int | None, lowest: bool) -> list[list[SegmentInfo]]:  # fmt: skip
+    """The buckets to merge next at ``level``, each as the segments overlapping it, as Pinot
+    plans them. ``segments`` are in sort_segments order.
+
+    The first bucket starts at the watermark. A bucket may be merged only when it ends by
+    now - buffer and, above the lowest level, by the lower level's watermark (a level merges
+    only what the level below has finished). Buckets whose segments are all merged at this
+    level already are skipped; at most ``maxNumParallelBuckets`` are returned, and none after
+    one holding a segment that spills into the next bucket, since that bucket then gets part
+    of its rows only when this merge is done."""
+    bucket = level.bucket_ms
+
+    def valid(end_ms: int) -> bool:
+        if end_ms > now_ms - level.buffer_ms:
+            return False
+        return lowest or (lower_watermark_ms is not None and end_ms <= lower_watermark_ms)
+
+    start = watermark_ms
+    if not valid(start + bucket):
+        return []
+    buckets: list[list[SegmentInfo]] = []
+    current: list[SegmentInfo] = []
+    unmerged = spilled = False
     for segment in segments:
-        if not (start <= segment.start_ms and segment.end_ms < end):
+        if segment.start_ms < start + bucket:
+            if segment.end_ms >= start:
+                unmerged = unmerged or not _merged_at(segment, level.name)
+                spilled = spilled or _spills(segment, bucket)
+                current.append(segment)
             continue
-        merged = segment.merge_level
-        if merged is not None and rank.get(merged, -1) >= rank[level]:
-            continue
-        chosen.append(segment.name)
-    return sorted(chosen)
+        # past the current bucket: keep it if it has something to merge, then move on
+        if unmerged:
+            buckets.append(current)
+        if len(buckets) == level.max_parallel_buckets or spilled:
+            return buckets
+        start = segment.start_ms // bucket * bucket
+        current, unmerged = [], False
+        if not valid(start + bucket):
+            return buckets
+        unmerged = not _merged_at(segment, level.name)
+        spilled = _spills(segment, bucket)
+        current.append(segment)
+    if unmerged and (not buckets or buckets[-1] is not current):
+        buckets.append(current)
+    return buckets
 
 
-def output_segment_name(level: str, epoch_ms: int, index: int, raw_table: str,
-                        partition: int | None = None) -> str:  # fmt: skip
-    """Pinot's ``merged_<level>_<epochMs>[_<partition>]_<i>_<rawTable>``."""
-    part = f"_{partition}" if partition is not None else ""
+def partition_groups(segments: list[SegmentInfo], partition_columns: list[str]
+                     ) -> list[tuple[tuple[int, ...] | None, list[SegmentInfo]]]:  # fmt: skip
+    """Split a bucket's segments by partition for a partitioned table: a segment whose every
+    partition column (exactly the table's) holds one partition goes to that partition's
+    group; the others (outliers) form one more group, keyed None."""
+    if not partition_columns:
+        return [(None, segments)]
+    groups: dict[tuple[int, ...], list[SegmentInfo]] = {}
+    outliers = []
+    for segment in segments:
+        parts = segment.partitions
+        if set(parts) == set(partition_columns) and all(len(parts[c]) == 1
+                                                         for c in partition_columns):  # fmt: skip
+            key = tuple(next(iter(parts[c])) for c in partition_columns)
+            groups.setdefault(key, []).append(segment)
+        else:
+            outliers.append(segment)
+    out: list = sorted(groups.items())
+    if outliers:
+        out.append((None, outliers))
+    return out
+
+
+def split_by_records(segments: list[SegmentInfo], max_records: int) -> list[list[SegmentInfo]]:
+    """Consecutive runs of segments, each closed once it holds ``max_records`` rows or more
+    (Pinot's maxNumRecordsPerTask: one subtask per run)."""
+    runs, run, count = [], [], 0
+    for segment in segments:
+        run.append(segment)
+        count += segment.total_docs
+        if count >= max_records:
+            runs.append(run)
+            run, count = [], 0
+    if run:
+        runs.append(run)
+    return runs
+
+
+def segment_name_prefix(level: str, epoch_ms: int, index: int, raw_table: str,
+                        partition: tuple[int, ...] | None = None) -> str:  # fmt: skip
+    """Pinot's ``merged_<level>_<epochMs>[_<partition>…]_<i>_<rawTable>``; the executor appends
+    ``_<minTime>_<maxTime>_<seq>`` per output segment (see spark_jobs.minion.merge_rollup)."""
+    part = "".join(f"_{p}" for p in partition or ())
     return f"merged_{level}_{epoch_ms}{part}_{index}_{raw_table}"

@@ -1,8 +1,11 @@
 """MergeRollupTask's planning rules: levels from the task config (errors name the key),
-windows after the watermark bounded by the buffer and the lower level, segment selection,
-and Pinot's output names."""
+buckets after the watermark bounded by the buffer, the lower level and
+maxNumParallelBuckets, merged buckets skipped, spilled-over segments, partition groups,
+maxNumRecordsPerTask runs and Pinot's output name prefix."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import pytest
 
@@ -11,10 +14,11 @@ from tasks.generators.merge_rollup_levels import (
     SegmentInfo,
     aggregation_types,
     cold_start_watermark,
-    output_segment_name,
     parse_levels,
-    plan_windows,
-    select_segments,
+    partition_groups,
+    plan_buckets,
+    segment_name_prefix,
+    split_by_records,
 )
 
 HOUR, DAY = 3_600_000, 86_400_000
@@ -59,32 +63,70 @@ def test_no_level_is_an_error():
         parse_levels({"schedule": "0 0 * * * ?"})
 
 
-def test_windows_follow_the_watermark_buffer_and_lower_level():
-    hour, day = parse_levels(CONFIG)
+def day_segments(days, merged=None):
+    return [SegmentInfo(f"s{d}", d * DAY, d * DAY + DAY - 1, merged, 100) for d in days]
+
+
+def names(buckets):
+    return [[s.name for s in bucket] for bucket in buckets]
+
+
+def test_buckets_follow_the_watermark_buffer_and_parallelism():
+    _, day = parse_levels(CONFIG)
+    segments = day_segments(range(10, 14))
     start = cold_start_watermark(10 * DAY + 5 * HOUR, DAY)
     assert start == 10 * DAY
     now = 14 * DAY + HOUR
     # buckets must end by now - 1d buffer: days 10, 11, 12 (3 in parallel at most)
-    assert plan_windows(day, start, now) == [(10 * DAY, 11 * DAY), (11 * DAY, 12 * DAY),
-                                             (12 * DAY, 13 * DAY)]  # fmt: skip
-    # ... and no later than the lower level's watermark
-    assert plan_windows(day, start, now, lower_watermark_ms=11 * DAY + HOUR) == [
-        (10 * DAY, 11 * DAY)]  # fmt: skip
-    assert plan_windows(day, 13 * DAY, now) == []
-    assert plan_windows(hour, 14 * DAY - 3 * HOUR, now) == [(14 * DAY - 3 * HOUR,
-                                                             14 * DAY - 2 * HOUR)]  # fmt: skip
+    assert names(plan_buckets(segments, day, start, now, None, lowest=True)) == [
+        ["s10"], ["s11"], ["s12"]]  # fmt: skip
+    one = dataclasses.replace(day, max_parallel_buckets=1)
+    assert names(plan_buckets(segments, one, start, now, None, lowest=True)) == [["s10"]]
+    # the buffer holds back a bucket that ends too late
+    assert plan_buckets(segments, day, 13 * DAY, now, None, lowest=True) == []
+    # above the lowest level, a bucket must end by the lower level's watermark
+    assert names(plan_buckets(segments, day, start, now, 11 * DAY + HOUR, lowest=False)) == [
+        ["s10"]]  # fmt: skip
+    assert plan_buckets(segments, day, start, now, None, lowest=False) == []
 
 
-def test_segment_selection_and_names():
+def test_merged_buckets_are_skipped_and_a_spilled_segment_ends_the_plan():
+    _, day = parse_levels(CONFIG)
+    now = 30 * DAY
+    segments = day_segments([10], merged="1day") + day_segments([11, 12, 13])
+    # day 10 is merged at this level already: planning starts at day 11
+    assert names(plan_buckets(segments, day, 10 * DAY, now, None, lowest=True)) == [
+        ["s11"], ["s12"], ["s13"]]  # fmt: skip
+    # merged at another level is not merged at this one (case as Pinot: ignored)
+    other = day_segments([10], merged="1HOUR")
+    assert names(plan_buckets(other, day, 10 * DAY, now, None, lowest=True)) == [["s10"]]
+    # a segment spanning days 11 and 12 is cut by the executor; no bucket after it is planned
+    spill = [SegmentInfo("a", 10 * DAY, 10 * DAY + 5, None, 1),
+             SegmentInfo("b", 11 * DAY, 12 * DAY + 5, None, 1),
+             SegmentInfo("c", 13 * DAY, 13 * DAY + 5, None, 1)]  # fmt: skip
+    assert names(plan_buckets(spill, day, 10 * DAY, now, None, lowest=True)) == [["a"], ["b"]]
+    # b still spilling (its merge failed), a plan from day 12 stops at it again
+    assert names(plan_buckets(spill, day, 12 * DAY, now, None, lowest=True)) == [["b"]]
+
+
+def test_partition_groups_and_record_runs():
+    one = {"Carrier": frozenset({1})}
     segments = [
-        SegmentInfo("a", 10 * DAY, 10 * DAY + HOUR),
-        SegmentInfo("b", 10 * DAY + 2 * HOUR, 11 * DAY - 1, merge_level="1hour"),
-        SegmentInfo("c", 10 * DAY, 10 * DAY + HOUR, merge_level="1day"),  # done at this level
-        SegmentInfo("d", 10 * DAY + HOUR, 11 * DAY),  # crosses the window end
+        SegmentInfo("a", 0, 1, None, 10, "", one),
+        SegmentInfo("b", 0, 1, None, 10, "", {"Carrier": frozenset({0})}),
+        SegmentInfo("c", 0, 1, None, 10, "", {"Carrier": frozenset({0, 1})}),  # outlier
+        SegmentInfo("d", 0, 1, None, 10, "", one),
+        SegmentInfo("e", 0, 1, None, 10, ""),  # no partition metadata: outlier
     ]
-    order = ["1hour", "1day"]
-    assert select_segments(segments, (10 * DAY, 11 * DAY), "1day", order) == ["a", "b"]
-    assert select_segments(segments, (10 * DAY, 11 * DAY), "1hour", order) == ["a"]
-    assert output_segment_name("1day", 1700000000000, 0, "airlineStats") == (
+    groups = partition_groups(segments, ["Carrier"])
+    assert [(key, [s.name for s in group]) for key, group in groups] == [
+        ((0,), ["b"]), ((1,), ["a", "d"]), (None, ["c", "e"])]  # fmt: skip
+    assert partition_groups(segments, []) == [(None, segments)]
+    assert names(split_by_records(segments, 25)) == [["a", "b", "c"], ["d", "e"]]
+    assert names(split_by_records(segments, 10)) == [["a"], ["b"], ["c"], ["d"], ["e"]]
+
+
+def test_output_name_prefix():
+    assert segment_name_prefix("1day", 1700000000000, 0, "airlineStats") == (
         "merged_1day_1700000000000_0_airlineStats")  # fmt: skip
-    assert output_segment_name("1day", 17, 2, "t", partition=3) == "merged_1day_17_3_2_t"
+    assert segment_name_prefix("1day", 17, 2, "t", (3, 1)) == "merged_1day_17_3_1_2_t"
