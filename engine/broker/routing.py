@@ -4,7 +4,9 @@ For every table (with type) the broker keeps which servers serve each segment (t
 and CONSUMING replicas in the external view), what it knows of each segment for pruning
 (time range, partitions, from ``PROPERTYSTORE/SEGMENTS``), and the table's time column and
 partitioning (from its table config and schema). Server addresses come from the instance
-configs; liveness from ``LIVEINSTANCES``.
+configs; liveness from ``LIVEINSTANCES``. Only a lineage-consistent set of segments is
+routed (``PROPERTYSTORE/SEGMENT_LINEAGE``, ``engine.clusterstate.lineage``): while segments
+are being replaced, a query sees either the old ones or the new ones, never both.
 
 One thread (an ``engine.runtime.Membership`` loop, which also keeps the broker registered)
 rebuilds the snapshot whenever a watch fires (and every ``resync_interval_s``); readers take
@@ -31,8 +33,10 @@ from engine.clusterstate import (
     InstanceConfig,
     InstanceType,
     ResourceAssignment,
+    SegmentLineage,
     SegmentZKMetadata,
     ZNRecord,
+    lineage_consistent_segments,
     split_table_name,
     table_config_from_record,
 )
@@ -167,6 +171,21 @@ class RoutingManager(Membership):
         for segment, replicas in (view.segments if view else {}).items():
             serving = tuple(sorted(i for i, s in replicas.items() if s in SERVING_STATES))
             segment_servers[segment] = serving
+        # Read after the external view: a segment there was uploaded after the lineage entry
+        # that hides it was written, and one gone from it was deleted after the entry that
+        # replaced it, so this lineage is at least as new as the view it filters.
+        try:
+            lineage = self._lineage(table)
+        except ClusterStateError as exc:
+            log.error("keeping the last route of %s: its segment lineage is unreadable: %s",
+                      table, exc)  # fmt: skip
+            if table in self.snapshot.routes:
+                return self.snapshot.routes[table]
+            lineage = None
+        if lineage is not None:
+            served = [s for s, replicas in segment_servers.items() if replicas]
+            kept = lineage_consistent_segments(segment_servers, lineage, served)
+            segment_servers = {s: r for s, r in segment_servers.items() if s in kept}
         segments = {}
         for segment in segment_servers:
             info = self._segment_info(table, segment)
@@ -214,6 +233,22 @@ class RoutingManager(Membership):
             info = segment_info_from_metadata(SegmentZKMetadata.from_record(record, table))
         self._segment_cache[key] = info
         return info
+
+    def _lineage(self, table: str) -> SegmentLineage | None:
+        """The table's segment lineage, watched (also while it does not exist yet)."""
+        path = self.participant.store.paths.segment_lineage(table)
+        client = self.participant.client
+        while True:
+            try:
+                data, _ = client.get(path, watch=self.poke)
+            except NoNodeError:
+                # get() leaves no watch on a missing znode; exists() does, for its creation
+                if client.exists(path, watch=self.poke) is None:
+                    return None
+                continue  # created in between
+            if not data:
+                return None
+            return SegmentLineage.from_record(ZNRecord.from_bytes(data, where=path))
 
     def _stale_segment(self, key: tuple[str, str]) -> None:
         self._segment_cache.pop(key, None)

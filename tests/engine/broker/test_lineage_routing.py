@@ -1,0 +1,116 @@
+"""The broker routes a lineage-consistent set of segments, and follows the lineage znode by
+its watch (the periodic resync is set far beyond the test), including a lineage created after
+the broker started and one that is unreadable."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from kazoo.client import KazooClient
+
+from engine.broker.routing import RoutingManager
+from engine.clusterstate import ClusterStore, InstanceConfig, ResourceAssignment
+from engine.clusterstate.lineage import (
+    LineageEntry,
+    LineageEntryState,
+    SegmentLineage,
+    update_lineage,
+)
+from engine.runtime import Participant, SchemaCache
+from tests.engine.broker.test_routing import SCHEMA, offline_config, wait_for
+
+pytestmark = pytest.mark.integration
+
+TABLE = "clicks_OFFLINE"
+SERVER = "Server_a_1"
+
+
+@pytest.fixture
+def routing(zookeeper):
+    client = KazooClient(hosts=zookeeper.address)
+    client.start(timeout=10)
+    store = ClusterStore(client, f"lineage_route_{uuid.uuid4().hex[:8]}")
+    store.ensure_cluster()
+    store.put_schema(SCHEMA)
+    store.put_table_config(offline_config())
+    view = {s: {SERVER: "ONLINE"} for s in ("a", "b", "x")}
+    store.put_external_view(ResourceAssignment(TABLE, view))
+    participant = Participant(
+        zookeeper.address, store.paths.cluster_name, InstanceConfig("Broker_test_1", "test", 1)
+    )
+    participant.start(10)
+    manager = RoutingManager(participant, SchemaCache(participant.store), resync_interval_s=600)
+    manager.start()
+    wait_for(manager.ready.is_set, what="the first routing table")
+    yield store, manager
+    manager.stop()
+    participant.stop()
+    client.stop()
+    client.close()
+
+
+def routed(manager) -> set[str]:
+    route = manager.snapshot.routes.get(TABLE)
+    return set(route.segment_servers) if route else set()
+
+
+def set_state(store, entry_id: str, entry: LineageEntry) -> None:
+    def change(current: SegmentLineage) -> SegmentLineage:
+        current.entries[entry_id] = entry
+        return current
+
+    update_lineage(store, TABLE, change)
+
+
+def test_routing_follows_the_lineage(routing):
+    store, manager = routing
+    wait_for(lambda: routed(manager) == {"a", "b", "x"}, what="the plain route")
+
+    # the lineage znode is created after the broker started: its creation is watched
+    entry = LineageEntry(("a", "b"), ("c",), LineageEntryState.IN_PROGRESS, 1)
+    set_state(store, "e1", entry)
+    # c is uploaded and loaded, but hidden while the entry is IN_PROGRESS
+    store.put_external_view(
+        ResourceAssignment(TABLE, {s: {SERVER: "ONLINE"} for s in ("a", "b", "c", "x")})
+    )
+    wait_for(lambda: TABLE in manager.snapshot.routes and manager.snapshot.version > 2,
+             what="a rebuild")  # fmt: skip
+    wait_for(lambda: routed(manager) == {"a", "b", "x"}, what="c hidden")
+
+    set_state(store, "e1", entry.with_state(LineageEntryState.COMPLETED, 2))
+    wait_for(lambda: routed(manager) == {"c", "x"}, what="the switch to c")
+    route = manager.snapshot.routes[TABLE]
+    assert set(route.segments) == {"c", "x"}  # pruning and the time boundary see c only
+
+    set_state(store, "e1", entry.with_state(LineageEntryState.REVERTED, 3))
+    wait_for(lambda: routed(manager) == {"a", "b", "x"}, what="the revert to a and b")
+
+
+def test_completed_entry_waits_for_its_segments_to_be_served(routing):
+    store, manager = routing
+    entry = LineageEntry(("a", "b"), ("c",), LineageEntryState.COMPLETED, 1)
+    set_state(store, "e1", entry)
+    # c is assigned but not loaded anywhere yet: a and b keep serving
+    view = {s: {SERVER: "ONLINE"} for s in ("a", "b", "x")} | {"c": {SERVER: "OFFLINE"}}
+    version = manager.snapshot.version
+    store.put_external_view(ResourceAssignment(TABLE, view))
+    wait_for(lambda: manager.snapshot.version > version, what="a rebuild")
+    assert routed(manager) == {"a", "b", "x"}
+    view["c"] = {SERVER: "ONLINE"}
+    store.put_external_view(ResourceAssignment(TABLE, view))
+    wait_for(lambda: routed(manager) == {"c", "x"}, what="c once it is served")
+
+
+def test_an_unreadable_lineage_keeps_the_last_route(routing):
+    store, manager = routing
+    set_state(store, "e1", LineageEntry(("a",), ("c",), LineageEntryState.COMPLETED, 1))
+    store.put_external_view(
+        ResourceAssignment(TABLE, {s: {SERVER: "ONLINE"} for s in ("a", "b", "c", "x")})
+    )
+    wait_for(lambda: routed(manager) == {"b", "c", "x"}, what="the lineage route")
+    version = manager.snapshot.version
+    store.put_raw(store.paths.segment_lineage(TABLE), b'{"id": "clicks_OFFLINE", '
+                  b'"listFields": {"e1": ["a", "c", "DONE", "1"]}}')  # fmt: skip
+    wait_for(lambda: manager.snapshot.version > version, what="a rebuild")
+    assert routed(manager) == {"b", "c", "x"}  # not a, which would count its rows twice
