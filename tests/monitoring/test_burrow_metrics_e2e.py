@@ -21,6 +21,16 @@ from tests.monitoring.test_lag_table_e2e import commit, wait_rows
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
+README_SQL = """
+SELECT DATETRUNC('MINUTE', commitTimestamp) AS "minute", SUM("offset") AS "offset", SUM(lag) AS lag
+FROM consumer_offsets
+WHERE "group" = 'billing' AND commitTimestamp >= ago('P1D')
+GROUP BY DATETRUNC('MINUTE', commitTimestamp)
+ORDER BY DATETRUNC('MINUTE', commitTimestamp)
+LIMIT 1440
+"""
+
+
 @pytest.fixture
 def lag_cluster(zookeeper, kafka, tmp_path):
     running = start_cluster(zookeeper.address, tmp_path, servers=1)
@@ -46,6 +56,11 @@ def test_burrow_status_lag_and_prometheus_series(lag_cluster, kafka):
     for _ in range(2):
         sampler.publish(sampler.poll_once())
     wait_rows(lag_cluster, history.samples_sql(group, 0, 2**62), 2)
+
+    # the README's query: a group's offsets summed per minute over the last day, one statement
+    rows = history.rows_of(lag_cluster.query(README_SQL.replace("billing", group)))
+    assert sum(r["offset"] for r in rows) == 8 and sum(r["lag"] for r in rows) == 12
+    assert all(r["minute"] % 60_000 == 0 for r in rows)
 
     def get(path: str):
         return lag_cluster.controller("GET", path)
