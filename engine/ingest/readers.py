@@ -120,24 +120,28 @@ def records_to_batch(records: list[dict], columns: list[str] | None = None) -> p
     names = (
         list(columns) if columns is not None else list(dict.fromkeys(k for r in records for k in r))
     )
-    arrays = {}
-    for name in names:
-        values = [r.get(name) for r in records]
-        try:
-            arrays[name] = pa.array(values)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            arrays[name] = pa.array(
-                [
-                    None
-                    if v is None
-                    else v
-                    if isinstance(v, str)
-                    else orjson.dumps(v, default=str).decode()
-                    for v in values
-                ],
-                pa.string(),
-            )
-    return pa.RecordBatch.from_pydict(arrays)
+    return pa.RecordBatch.from_pydict(
+        {name: values_to_array([r.get(name) for r in records]) for name in names}
+    )
+
+
+def values_to_array(values: list) -> pa.Array:
+    """One column of decoded values as Arrow, its type inferred; values of mixed types become
+    JSON text (strings as they are) instead of failing."""
+    try:
+        return pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return pa.array(
+            [
+                None
+                if v is None
+                else v
+                if isinstance(v, str)
+                else orjson.dumps(v, default=str).decode()
+                for v in values
+            ],
+            pa.string(),
+        )
 
 
 def _rows_to_batches(

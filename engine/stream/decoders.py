@@ -11,15 +11,18 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import operator
+from typing import Any
 
 import fastavro
+import msgspec
 import orjson
 import pyarrow as pa
-import pyarrow.json as pajson
 from fastavro.schema import UnknownType
 
 from engine.common.errors import ConfigError
 from engine.ingest import records_to_batch
+from engine.ingest.readers import values_to_array
 
 
 @dataclasses.dataclass
@@ -85,75 +88,84 @@ def check_decoder_props(kind: str, props: dict, field_prefix: str) -> None:
         _csv_options(props, field_prefix)
 
 
-_UNSET = object()
-_SCALAR_TYPES = {str: pa.string(), bool: pa.bool_(), int: pa.int64(), float: pa.float64()}
-
-
 class JsonDecoder:
     """One JSON object per message (Pinot's KafkaJSONMessageDecoder).
 
-    Fast path: when the fields to read have had one scalar JSON type each so far, the whole
-    batch is parsed by Arrow's JSON reader as one newline-delimited document with those
-    types. Anything that does not fit (a bad message, a type change, a message spanning
-    lines, a nested field) makes that batch take the per-message path, which also learns
-    the field types."""
+    With the fields to read known (a consuming segment's), each message is decoded by msgspec
+    into a struct of just those fields: the rest of the message is checked and skipped without
+    a Python object made for it, which is most of a wide nested event. The per-message orjson
+    path is the reference and decides whenever msgspec does not accept a message (its error
+    text is the one reported) or gives values Arrow cannot hold as they are (an integer past
+    64 bits, which orjson reads as a float): then it decodes that message, or that batch."""
 
     def __init__(self, props: dict, schema=None):
-        self._types: dict[str, pa.DataType | None] = {}
+        self._structs: dict[tuple[str, ...], tuple[type, msgspec.json.Decoder]] = {}
 
-    def decode_fast(self, payloads: list[bytes], fields: list[str] | None) -> pa.Table | None:
-        if not fields or not payloads or any(t is None for t in map(self._types.get, fields)):
-            return None
-        # one message per line (a trailing newline is fine: blank lines are skipped)
-        if any(not isinstance(p, bytes) or p.find(b"\n") not in (-1, len(p) - 1) for p in payloads):
-            return None
-        schema = pa.schema([(f, self._types[f]) for f in fields])
-        document = b"\n".join(payloads)
-        try:
-            table = pajson.read_json(
-                pa.BufferReader(document),
-                # one block holding the whole batch, and no bigger: the reader allocates it
-                read_options=pajson.ReadOptions(use_threads=False, block_size=len(document) + 1),
-                parse_options=pajson.ParseOptions(
-                    explicit_schema=schema, unexpected_field_behavior="ignore"
-                ),
+    def _struct(self, fields: tuple[str, ...]) -> tuple[type, msgspec.json.Decoder]:
+        known = self._structs.get(fields)
+        if known is None:
+            # attribute names f0, f1... : a field may be any JSON key ("a.b", "__key", "$x")
+            attrs = [f"f{i}" for i in range(len(fields))]
+            struct = msgspec.defstruct(
+                "Fields",
+                [(a, Any, None) for a in attrs],
+                rename=dict(zip(attrs, fields, strict=True)),
             )
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            return None
-        return table if table.num_rows == len(payloads) else None
+            known = self._structs[fields] = (struct, msgspec.json.Decoder(struct))
+        return known
 
-    def learn(self, records: list[dict], fields: list[str] | None) -> None:
-        for field in fields or ():
-            kinds = {type(r[field]) for r in records if r.get(field) is not None}
-            known = self._types.get(field, _UNSET)
-            if not kinds:  # not in the messages (yet): null until a value shows its type
-                if known is _UNSET:
-                    self._types[field] = pa.null()
+    def decode_columns(self, payloads: list[bytes], fields: list[str]) -> DecodedBatch | None:
+        """``payloads`` decoded to a batch of ``fields`` (absent or null: null); None when
+        this batch must take the reference path."""
+        struct, decoder = self._struct(tuple(fields))
+        decode = decoder.decode
+        rows, positions, errors = [], [], {}
+        for i, payload in enumerate(payloads):
+            try:
+                if not payload.isascii():
+                    payload.decode("utf-8")  # msgspec does not check the strings it skips
+                rows.append(decode(payload))
+                positions.append(i)
                 continue
-            if kinds == {int, float}:  # JSON writes 3.0 as 3
-                kinds = {float}
-            kind = _SCALAR_TYPES.get(next(iter(kinds))) if len(kinds) == 1 else None
-            if kind == pa.int64() and known == pa.float64():
-                kind = known
-            if known is _UNSET or known == pa.null() or known == kind:
-                self._types[field] = kind
+            except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError,
+                    AttributeError, TypeError):  # fmt: skip
+                pass
+            record, why = _json_record(payload)
+            if why is not None:
+                errors[i] = why
             else:
-                self._types[field] = None  # the type changed: per-message path from now on
+                rows.append(struct(*(record.get(f) for f in fields)))
+                positions.append(i)
+        try:
+            arrays = [
+                values_to_array(list(map(operator.attrgetter(f"f{j}"), rows)))
+                for j in range(len(fields))
+            ]
+        except OverflowError:
+            return None
+        return DecodedBatch(pa.RecordBatch.from_arrays(arrays, names=fields), positions, errors)
 
     def decode_records(self, payloads: list[bytes]) -> tuple[list[dict], list[int], dict]:
         records, positions, errors = [], [], {}
         for i, payload in enumerate(payloads):
-            try:
-                record = orjson.loads(payload)
-            except (orjson.JSONDecodeError, TypeError) as err:
-                errors[i] = f"not valid JSON: {err}"
-                continue
-            if not isinstance(record, dict):
-                errors[i] = f"expected a JSON object, got {type(record).__name__}"
+            record, why = _json_record(payload)
+            if why is not None:
+                errors[i] = why
                 continue
             records.append(record)
             positions.append(i)
         return records, positions, errors
+
+
+def _json_record(payload) -> tuple[dict | None, str | None]:
+    """(the message as a dict, None) or (None, why it is not a JSON object)."""
+    try:
+        record = orjson.loads(payload)
+    except (orjson.JSONDecodeError, TypeError) as err:
+        return None, f"not valid JSON: {err}"
+    if not isinstance(record, dict):
+        return None, f"expected a JSON object, got {type(record).__name__}"
+    return record, None
 
 
 class AvroDecoder:
@@ -243,13 +255,10 @@ class MessageDecoder:
         return cls(stream_config.decoder, stream_config.decoder_props, schema, fields)
 
     def decode(self, payloads: list[bytes]) -> DecodedBatch:
-        fast = getattr(self._impl, "decode_fast", None)
-        table = fast(payloads, self._fields) if fast is not None else None
-        if table is not None:
-            batch = table.combine_chunks().to_batches()
-            batch = batch[0] if batch else records_to_batch([], self._fields)
-            return DecodedBatch(batch, list(range(len(payloads))), {})
+        columns = getattr(self._impl, "decode_columns", None)
+        if columns is not None and self._fields:
+            decoded = columns(payloads, self._fields)
+            if decoded is not None:
+                return decoded
         records, positions, errors = self._impl.decode_records(payloads)
-        if hasattr(self._impl, "learn"):
-            self._impl.learn(records, self._fields)
         return DecodedBatch(records_to_batch(records, self._fields), positions, errors)

@@ -8,6 +8,7 @@ import io
 import fastavro
 import orjson
 
+from engine.ingest import records_to_batch
 from engine.spi import Schema
 from engine.stream.config import parse_stream_config
 from engine.stream.decoders import MessageDecoder
@@ -96,33 +97,69 @@ def test_csv_decoder_with_header_and_multi_values():
     ]
 
 
-def test_json_fast_path_gives_the_per_message_result_and_falls_back_when_it_must():
+def _reference(decoder: MessageDecoder, payloads: list) -> tuple:
+    """The per-message orjson path: what the struct path must give."""
+    records, positions, errors = decoder._impl.decode_records(payloads)
+    return records_to_batch(records, decoder._fields), positions, errors
+
+
+def _same_as_reference(fields: list[str], payloads: list) -> None:
     stream = _stream("org.apache.pinot.plugin.stream.kafka.KafkaJSONMessageDecoder")
-    fields = ["id", "n", "price", "ok", "later"]
-    fast = MessageDecoder.for_stream(stream, fields=fields)
-    slow = MessageDecoder.for_stream(stream, fields=fields)
-    slow._impl.decode_fast = lambda payloads, fields: None
+    decoder = MessageDecoder.for_stream(stream, fields=fields)
+    got = decoder.decode(payloads)
+    batch, positions, errors = _reference(decoder, payloads)
+    assert got.positions == positions
+    assert got.errors == errors
+    assert got.batch.schema == batch.schema
+    assert got.batch.to_pylist() == batch.to_pylist()
 
-    def rows(i):
-        return orjson.dumps(
-            {"id": f"e{i}", "n": i, "price": i / 2, "ok": i % 2 == 0, "nested": {"a": [1]}}
-        ) + (b"\n" if i % 3 == 0 else b"")
 
-    batches = [
-        [rows(i) for i in range(0, 50)],  # learns the field types
-        [rows(i) for i in range(50, 100)],  # fast
-        [rows(100), b"{broken", rows(101)],  # a bad message: per-message for this batch
-        [orjson.dumps({"id": 7, "n": "x"}), rows(102)],  # types change: per-message from now
-        [b'{"id": "p",\n "n": 1}', rows(103)],  # a message over two lines
-        [orjson.dumps({"id": "q", "n": 5, "price": 2, "later": "now"})],
+def test_json_struct_path_gives_the_reference_result_on_github_events(pinot_examples):
+    path = pinot_examples / "stream" / "githubEvents" / "rawdata" / "2021-07-21-few-hours.json"
+    payloads = [line for line in path.read_bytes().splitlines() if line.strip()]
+    fields = ["id", "type", "created_at", "created_at_timestamp", "actor", "payload", "public"]
+    _same_as_reference(fields, payloads)
+    _same_as_reference(["id", "type", "created_at", "created_at_timestamp"], payloads[:100])
+    stream = _stream("org.apache.pinot.plugin.stream.kafka.KafkaJSONMessageDecoder")
+    decoder = MessageDecoder.for_stream(stream, fields=fields)
+    assert decoder._impl.decode_columns(payloads, fields).batch.num_rows == len(payloads)
+
+
+def test_json_struct_path_gives_the_reference_result_on_odd_messages():
+    odd = [
+        b'{"id": 1, "tags": ["a"], "n": 2.5, "ok": true}',
+        b"{not json",
+        b"[1, 2]",
+        b'"text"',
+        None,
+        b"",
+        b'{"id": 2, "id": 3}',  # a repeated key: the last one, as orjson
+        b'{"id": "\\u00e9t\\u00e9", "skip": {"deep": [1, {"x": null}]}}',
+        '{"id": "été", "n": 1}'.encode(),
+        b'{"id": 4, "skip": "\xff\xfe"}',  # invalid UTF-8 in a skipped field: refused
+        b'{"id": 5, "skip": "\\ud800"}',  # a lone surrogate
+        b'{"id": 6, "n": 1e400}',  # out of range
+        b'{"id": 7} trailing',
+        b' {"id": 8, "n": 3}\n',
+        b'{"a.b": "dotted", "__key": "k", "$x": 1}',
+        b'{"id": {"nested": true}, "n": "mixed"}',  # mixed types: JSON text columns
     ]
-    for batch in batches:
-        got, want = fast.decode(batch), slow.decode(batch)
-        assert got.positions == want.positions and list(got.errors) == list(want.errors)
-        assert got.batch.to_pylist() == want.batch.to_pylist()
-        assert got.batch.num_rows == len(batch) - len(got.errors)
-    # the fast path really ran on the second batch
-    assert fast._impl.decode_fast(batches[1], fields) is None  # types changed since
-    fresh = MessageDecoder.for_stream(stream, fields=fields)
-    fresh.decode(batches[0])
-    assert fresh._impl.decode_fast(batches[1], fields).num_rows == 50
+    _same_as_reference(["id", "tags", "n", "ok", "a.b", "__key", "$x"], odd)
+    _same_as_reference(["id"], odd[:1])
+    _same_as_reference(["id", "n"], [b"{bad", None])  # nothing decodes
+
+
+def test_json_struct_path_falls_back_for_integers_past_64_bits():
+    # msgspec keeps 2**70 exactly, orjson reads it as a float: the batch takes orjson's path
+    payloads = [b'{"id": 1, "n": 1180591620717411303424}', b'{"id": 2, "n": 5}']
+    _same_as_reference(["id", "n"], payloads)
+    stream = _stream("org.apache.pinot.plugin.stream.kafka.KafkaJSONMessageDecoder")
+    decoder = MessageDecoder.for_stream(stream, fields=["id", "n"])
+    assert decoder._impl.decode_columns(payloads, ["id", "n"]) is None
+    assert decoder.decode(payloads).batch.column("n").to_pylist() == [2.0**70, 5.0]
+
+
+def test_json_without_fields_keeps_every_key():
+    stream = _stream("org.apache.pinot.plugin.stream.kafka.KafkaJSONMessageDecoder")
+    decoded = MessageDecoder.for_stream(stream).decode([b'{"a": 1}', b'{"b": "x"}'])
+    assert decoded.batch.to_pylist() == [{"a": 1, "b": None}, {"a": None, "b": "x"}]
