@@ -1,5 +1,6 @@
 """RetentionManager's work: delete segments whose end time is older than the table's
-``retentionTimeValue``/``retentionTimeUnit`` and purge expired Deleted_Segments files.
+``retentionTimeValue``/``retentionTimeUnit``, clean up the segment lineage
+(``lineage_retention``) and purge expired Deleted_Segments files.
 
 On a REALTIME table only completed segments (status DONE, or UPLOADED for a pushed one) are
 candidates, judged by the end time in their ZK metadata: a CONSUMING (IN_PROGRESS) or
@@ -12,8 +13,10 @@ from django.conf import settings
 from cluster.logic.cluster_view import parsed
 from cluster.logic.deep_store import get_deep_store
 from cluster.logic.delete_segments import delete_segments
+from cluster.logic.lineage_retention import clean_up_lineage
 from cluster.periods import period_ms
 from engine.clusterstate import ClusterStore, SegmentState
+from engine.clusterstate.lineage import delete_blocked_segments, read_lineage
 from engine.clusterstate.realtime_metadata import COMPLETED, status_of
 from engine.clusterstate.records import now_ms
 
@@ -72,10 +75,17 @@ def _consuming_segments(store: ClusterStore, table: str) -> set[str]:
 def apply_retention(store: ClusterStore, rows, now: int | None = None) -> dict:
     """Delete expired segments of ``rows`` (TableConfig rows); returns table -> deleted."""
     now = now if now is not None else now_ms()
-    deleted = {}
+    deleted, by_lineage = {}, {}
     for row in rows:
-        expired = expired_segments(store, row, now)
+        table = row.name_with_type
+        # a segment in a live lineage entry is left to the lineage clean-up (Pinot #18518)
+        blocked = delete_blocked_segments(read_lineage(store, table))
+        expired = [s for s in expired_segments(store, row, now) if s not in blocked]
         if expired:
-            deleted[row.name_with_type] = delete_segments(store, row.name_with_type, expired)
+            deleted[table] = delete_segments(store, table, expired)
+        cleaned = clean_up_lineage(store, table, row.config.get("segmentsConfig") or {}, now)
+        if cleaned:
+            by_lineage[table] = cleaned
     purged = get_deep_store().purge_deleted(period_ms(settings.DELETED_SEGMENTS_RETENTION), now)
-    return {"deletedSegments": deleted, "purgedDeletedSegmentFiles": len(purged)}
+    return {"deletedSegments": deleted, "deletedByLineage": by_lineage,
+            "purgedDeletedSegmentFiles": len(purged)}  # fmt: skip

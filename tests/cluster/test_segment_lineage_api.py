@@ -27,6 +27,7 @@ def table(api, store, airline_schema, airline_offline_config, airline_segments, 
     (server_id,) = register_servers(api, 1)
     assert api.post("/schemas", airline_schema, format="json").status_code == 200
     config = copy.deepcopy(airline_offline_config)
+    config["segmentsConfig"].update(retentionTimeUnit="DAYS", retentionTimeValue="365")
     assert api.post("/tables", config, format="json").status_code == 200
     server = fake_servers(server_id)
 
@@ -231,3 +232,18 @@ def test_deleting_all_segments_drops_the_lineage(api, store, table):
     assert start(api, {"segmentsFrom": [a], "segmentsTo": [c]}).status_code == 200
     assert api.delete(f"{BASE}?type=OFFLINE").status_code == 200
     assert read_lineage(store, TABLE) is None
+
+
+def test_time_retention_leaves_segments_of_a_live_entry_to_the_lineage(api, store, table):
+    a, b, others, _ = table
+    (c, tar_c), _ = others
+    entry_id = start(api, {"segmentsFrom": [a], "segmentsTo": [c]}).json()["segmentLineageEntryId"]
+    assert upload(api, tar_c).status_code == 200
+    # every airline segment (2014) is past the table's retention with today's clock
+    response = api.get("/periodictask/run?taskname=RetentionManager&tableName=airlineStats")
+    assert response.status_code == 200, response.content
+    report = response.json()["taskReport"]
+    assert report["deletedSegments"] == {TABLE: [b]}
+    assert report["deletedByLineage"] == {}
+    assert sorted(store.ideal_state(TABLE).segments) == sorted([a, c])
+    assert entries(api)[entry_id]["state"] == "IN_PROGRESS"
