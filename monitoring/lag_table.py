@@ -20,7 +20,8 @@ from monitoring.tables import DEFAULT_TOPIC, TABLE_NAME, schema, table_config
 def ensure_topic(bootstrap: str, topic: str = DEFAULT_TOPIC, timeout_s: float = 10.0) -> None:
     """The samples topic, one partition (so a partition's samples stay in order), unless it
     exists."""
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    # quiet: an unreachable cluster is reported once, by the error below
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
     try:
         if topic in admin.list_topics(timeout=timeout_s).topics:
             return

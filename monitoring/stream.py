@@ -26,7 +26,6 @@ Tombstones and group metadata are counted, not produced: the table stores offset
 from __future__ import annotations
 
 import logging
-import threading
 import time
 import zlib
 from collections import Counter
@@ -102,6 +101,7 @@ class OffsetsStream:
         self.stats = StreamStats()
         self.decoder = ConsumerOffsetsDecoder()
         extra = dict(client_config or {})
+        self._bootstrap = bootstrap
         self._out_bootstrap = output_bootstrap or bootstrap
         self._extra = extra
         self._consumer = Consumer({
@@ -122,8 +122,10 @@ class OffsetsStream:
     def start(self, timeout_s: float = 10.0) -> None:
         """Assigns every input partition at the group's committed offset (the earliest when
         none) and reads the output's tail for de-duplication."""
-        self._out_partitions = self._partition_count(self._producer, self.output_topic, timeout_s)
-        count = self._partition_count(self._consumer, self.input_topic, timeout_s)
+        self._out_partitions = self._partition_count(
+            self._producer, self._out_bootstrap, self.output_topic, timeout_s
+        )
+        count = self._partition_count(self._consumer, self._bootstrap, self.input_topic, timeout_s)
         wanted = [TopicPartition(self.input_topic, p) for p in range(count)]
         try:
             committed = self._consumer.committed(wanted, timeout=timeout_s)
@@ -137,15 +139,16 @@ class OffsetsStream:
         self._seen = self._scan_output(timeout_s)
         self._consumer.assign(committed)
 
-    def _partition_count(self, client, topic: str, timeout_s: float) -> int:
+    def _partition_count(self, client, bootstrap: str, topic: str, timeout_s: float) -> int:
         try:
             meta = client.list_topics(topic, timeout=timeout_s).topics.get(topic)
         except KafkaException as exc:
-            raise KafkaUnavailableError(f"cannot read the metadata of topic '{topic}': {exc}") \
-                from exc  # fmt: skip
+            raise KafkaUnavailableError(
+                f"cannot read the metadata of topic '{topic}' from {bootstrap}: {exc}"
+            ) from exc
         if meta is None or meta.error is not None or not meta.partitions:
             reason = meta.error.str() if meta is not None and meta.error else "no partitions"
-            raise KafkaUnavailableError(f"topic '{topic}' cannot be used: {reason}")
+            raise KafkaUnavailableError(f"topic '{topic}' on {bootstrap} cannot be used: {reason}")
         return len(meta.partitions)
 
     def _scan_output(self, timeout_s: float) -> dict[tuple[int, str, int], int]:
@@ -263,14 +266,6 @@ class OffsetsStream:
                 f"could not produce to '{self.output_topic}': {reason}; the input offsets were "
                 "not committed, the batch is read again on restart"
             )
-
-    def run(self, stop: threading.Event) -> None:
-        self.start()
-        try:
-            while not stop.is_set():
-                self.step()
-        finally:
-            self.close()
 
     def close(self) -> None:
         self._producer.flush(10)

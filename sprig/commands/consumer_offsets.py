@@ -153,6 +153,7 @@ def run_sample(args: argparse.Namespace) -> int:
 
 def run_stream(args: argparse.Namespace) -> int:
     from monitoring.errors import KafkaUnavailableError
+    from monitoring.lag_table import ensure_topic
     from monitoring.stream import OffsetsStream
     from monitoring.tables import DEFAULT_TOPIC
     from sprig.errors import CommandError
@@ -167,6 +168,8 @@ def run_stream(args: argparse.Namespace) -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
+        # the JSON topic, one partition like the table's own, unless it exists
+        ensure_topic(args.output_bootstrap_server or args.bootstrap_server, job.output_topic)
         job.start()
         idle_since = time.monotonic()
         while not stop.is_set():
