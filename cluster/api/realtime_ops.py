@@ -115,7 +115,7 @@ class StreamIngestionError(serializers.Serializer):
 
 class ConsumingSegmentsInfo(serializers.Serializer):
     _segmentToConsumingInfoMap = serializers.DictField(
-        child=serializers.ListField(child=ConsumerInfo()),
+        child=serializers.ListField(child=ConsumerInfo()), label="_segmentToConsumingInfoMap",
         help_text="CONSUMING segment -> one entry per server consuming it ([] when none)",
     )  # fmt: skip
     serversFailingToRespond = serializers.IntegerField()
