@@ -132,7 +132,7 @@ def wait_answers(cluster, name: str, rows: list[dict], timeout_s: float = 90) ->
     raise AssertionError(f"{name}: expected {want}, got {got}")
 
 
-def test_purge_of_completed_realtime_segments(task_cluster, kafka):
+def test_purge_of_completed_realtime_segments(task_cluster, kafka, tmp_path):
     name = f"prt{uuid.uuid4().hex[:6]}"
     topic = f"{name}_events"
     admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
@@ -192,9 +192,34 @@ def test_purge_of_completed_realtime_segments(task_cluster, kafka):
                                       f"{name}_REALTIME").json()  # fmt: skip
     assert again[TASK] == "" and again["generationErrors"] == "", again
 
+    # a consuming segment cannot be replaced by an upload under its name
+    (consuming_name,) = [s for s, m in metadata(task_cluster, name).items()
+                         if m["segment.realtime.status"] == "IN_PROGRESS" and "__0__" in s]  # fmt: skip
+    response = upload_as(task_cluster, name, schema, table, consuming_name, tmp_path)
+    assert response.status_code == 409 and "still being consumed" in response.text, response.text
+    assert metadata(task_cluster, name)[consuming_name]["segment.realtime.status"] == "IN_PROGRESS"
+
     # the partitions go on: the consuming segments commit at 100 rows and their successors
     # consume on, nothing lost or counted twice
     more = stream.produce(0, 60, mixed) + stream.produce(1, 60, mixed)
     wait_answers(task_cluster, name, left + more)
     fields = wait_done(task_cluster, name, 7)
     assert {p for p, _ in by_position(fields)} == {0, 1}
+
+
+def upload_as(cluster, name: str, schema: dict, table: dict, segment: str, work):
+    """POST a one-row segment named ``segment`` to the REALTIME table."""
+    import pyarrow as pa
+
+    from engine.segment import build_segment, pack_segment
+    from engine.spi import Schema, TableConfig
+
+    parsed = Schema.from_json(schema)
+    rows = pa.Table.from_pylist([{"uid": "x", "n": 1, "ts": BASE_MS}])
+    built = build_segment(rows, parsed, TableConfig.from_json(table, schema=parsed),
+                          work / "built", segment_name=segment)  # fmt: skip
+    tar = pack_segment(built.path, work / "segment.tar.gz")
+    with tar.open("rb") as handle:
+        return cluster.call("POST", "/segments",
+                            params={"tableName": name, "tableType": "REALTIME"},
+                            files={"file": (tar.name, handle, "application/gzip")})  # fmt: skip
