@@ -3,6 +3,8 @@ validated by the evaluation module before they are stored, and every path is doc
 
 from __future__ import annotations
 
+import uuid
+
 import orjson
 import pytest
 from rest_framework.test import APIClient
@@ -132,6 +134,43 @@ def test_burrow_paths_without_a_watched_cluster_answer_in_burrows_shape(api):
         assert body["status"]["group"] == "team/a" and body["status"]["status"] == "NOTFOUND"
 
 
-def test_metrics_has_no_consumer_lag_series_without_a_watched_cluster(client):
-    text = client.get("/metrics").content.decode()
+@pytest.fixture
+def zk_settings(settings, zookeeper):
+    """/metrics reads the segment status from ZooKeeper: the session's real one."""
+    from cluster.zk import close_zk
+
+    settings.ZK_ADDRESS = zookeeper.address
+    settings.CLUSTER_NAME = f"test_{uuid.uuid4().hex[:10]}"
+    yield settings
+    close_zk()
+
+
+@pytest.mark.integration
+def test_metrics_has_no_consumer_lag_series_without_a_watched_cluster(client, zk_settings):
+    response = client.get("/metrics")
+    assert response.status_code == 200
+    text = response.content.decode()
+    assert "# TYPE pinot_controller_segmentCount gauge" in text
     assert "kafka_consumergroup" not in text
+
+
+@pytest.mark.integration
+def test_an_unreachable_kafka_is_a_503_in_burrows_shape_and_a_comment_in_metrics(
+    api, client, zk_settings
+):
+    from cluster.models import TableConfig
+    from monitoring import tables
+    from monitoring.logic import metrics
+
+    TableConfig.objects.create(table_name="consumer_offsets", table_type="REALTIME",
+                               config=tables.table_config("127.0.0.1:1"))  # fmt: skip
+    assert api.get("/v3/kafka").json()["clusters"] == ["local"]
+    down = api.get("/v3/kafka/local/consumer")
+    assert down.status_code == 503 and down.json()["error"] is True
+    assert "127.0.0.1:1" in down.json()["message"]
+    metrics._exporter = None  # a fresh exporter: no poll cached from another test
+    response = client.get("/metrics")
+    assert response.status_code == 200
+    text = response.content.decode()
+    assert "# consumer lag not polled: could not list the consumer groups" in text
+    assert "kafka_consumergroup_group_lag{" not in text
