@@ -1,10 +1,13 @@
-"""`sprig quickstart`: a whole batch cluster in one command, stopped by Ctrl-C.
+"""`sprig quickstart`: a whole cluster with example data in one command, stopped by Ctrl-C.
 
 It starts the service stack, the controller, one broker, two servers and a minion, and keeps
 them running (a process that exits is restarted; see sprig/stack/supervisor.py); creates
 the airlineStats, billing and clientSalaryNulls (null handling) tables from Apache Pinot's
 example configs (examples/pinot), with a replica on each server; loads their raw data through
-the Spark batch ingestion job; and prints the console URL and example queries.
+the Spark batch ingestion job; creates the githubEvents (hybrid, with RealtimeToOffline) and
+airlineStats REALTIME tables and streams their sample data into the local Kafka until Ctrl-C
+(sprig/stack/example_streams.py); and prints the console URL, example queries and what to
+watch.
 ``--external`` runs the same against the ZooKeeper and deep store named by SPRIG_ZK and
 SPRIG_DEEP_STORE_URI instead of local ones.
 """
@@ -29,7 +32,7 @@ from monitoring.lag_table import ensure_lag_table, start_sampling
 from sprig.commands.stack import quickstart_state_path
 from sprig.errors import CommandError
 from sprig.runtime import REPO_ROOT, AlreadyRunning, SingleInstanceLock, wait_for_stop_signal
-from sprig.stack import LocalStack, ServiceError, ServiceProcess, check_java
+from sprig.stack import LocalStack, ServiceError, ServiceProcess, check_java, example_streams
 from sprig.stack.cluster import (
     broker_process,
     controller_process,
@@ -60,19 +63,24 @@ EXAMPLE_QUERIES = (
     "IS NULL) AS noSalary, MIN(salary) AS minSalary FROM clientSalaryNulls",
 )
 LOAD_TIMEOUT_S = 300
+STREAM_RATE_PER_S = 10.0  # records a second into each example topic
+# Tansu holds every fetch for the full wait when no data is waiting (see engine.stream.kafka):
+# 10 ms keeps a produced row's way to COUNT(*) short
+SERVER_FETCH_WAIT_MS = "10"
 LAG_SAMPLE_INTERVAL_S = 30  # the Kafka consumer lag page's history, a few points a minute
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "quickstart",
-        help="start a local batch cluster with example data; Ctrl-C stops everything",
+        help="start a local cluster with example batch and streaming data; Ctrl-C stops everything",
         description="Start ZooKeeper, Redis and a Kafka-protocol broker, then the controller "
         "(REST API and console), a broker, two servers and a minion; create the airlineStats, "
         "billing and clientSalaryNulls tables from Apache Pinot's example configs and load "
         "their data with the "
-        "Spark ingestion job. Services whose SPRIG_ZK / SPRIG_REDIS_URL / SPRIG_KAFKA_BROKERS "
-        "variable is set are used as external services instead of started. A process that "
+        "Spark ingestion job; stream Pinot's githubEvents and airlineStats samples into the "
+        "githubEvents (hybrid) and airlineStats REALTIME tables until Ctrl-C. Services "
+        "whose SPRIG_ZK / SPRIG_REDIS_URL / SPRIG_KAFKA_BROKERS variable is set are used as external services instead of started. A process that "
         "exits is restarted (1, 2, 4 ... 30 s apart; given up after 5 crashes in 5 minutes); "
         "`sprig stack status` lists them. Ctrl-C stops every process it started.",
     )
@@ -98,10 +106,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--no-data", action="store_true", help="create no example tables and load no data"
     )
+    parser.add_argument(
+        "--stream-rate",
+        type=float,
+        default=STREAM_RATE_PER_S,
+        help=f"records a second produced into each example topic (default {STREAM_RATE_PER_S:g})",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.stream_rate <= 0:
+        raise CommandError(f"--stream-rate must be above 0, got {args.stream_rate:g}")
     try:
         check_java()
     except ServiceError as exc:
@@ -126,6 +142,7 @@ def run(args: argparse.Namespace) -> int:
     # with --external, SPRIG_ZK is set (checked above), so ZooKeeper is not started
     stack = LocalStack(data_dir / "stack", honour_external=True)
     children: list[ServiceProcess] = []
+    streams: list[example_streams.SampleStream] = []
     supervisor: Supervisor | None = None
     stop_sampling: Callable[[], None] | None = None
     try:
@@ -152,7 +169,8 @@ def run(args: argparse.Namespace) -> int:
             admin_port = choose_port("server admin", admin_port, host="0.0.0.0")
             if admin_port == query_port:
                 admin_port = choose_port("server admin", query_port + 1, host="0.0.0.0")
-            env_i = {**env, "SPRIG_DATA_DIR": str(data_dir / f"server-{i}")}
+            env_i = {**env, "SPRIG_DATA_DIR": str(data_dir / f"server-{i}"),
+                     "SPRIG_KAFKA_FETCH_WAIT_MS": SERVER_FETCH_WAIT_MS}  # fmt: skip
             children.append(
                 server_process(
                     workdir, query_port, admin_port, env_i, host=INSTANCE_HOST, name=f"server-{i}"
@@ -174,6 +192,13 @@ def run(args: argparse.Namespace) -> int:
                 env, lambda: _given_up(supervisor),
             )  # fmt: skip
         kafka = env.get("SPRIG_KAFKA_BROKERS")
+        guide: list[str] = []
+        if kafka and not args.no_data:
+            controller = f"http://127.0.0.1:{port}"
+            example_streams.create_stream_tables(controller, kafka, EXAMPLES_DIR, REPLICATION)
+            streams = example_streams.start_sample_streams(kafka, EXAMPLES_DIR, args.stream_rate)
+            guide = example_streams.guide(console, broker_url, kafka, args.stream_rate,
+                                          EXAMPLES_DIR, data_dir)  # fmt: skip
         if kafka:  # lag history of the stack's own Kafka for /console/consumer-lag
             try:
                 ensure_lag_table(f"http://127.0.0.1:{port}", kafka, replicas=REPLICATION)
@@ -182,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
                       f"the consumer_offsets table: {console}/console/consumer-lag", flush=True)  # fmt: skip
             except MonitoringError as exc:  # the batch cluster is still worth running
                 print(f"Consumer lag history is not sampled: {exc}", flush=True)
-        _print_summary(console, broker_url, stack, children, data_dir, loaded)
+        _print_summary(console, broker_url, stack, children, data_dir, loaded, guide)
         why = wait_for_stop_signal()
         print(f"\nStopping ({why}) ...", flush=True)
     except ServiceError as exc:
@@ -191,6 +216,8 @@ def run(args: argparse.Namespace) -> int:
         # a second Ctrl-C must not cut the tear-down short and leave children behind
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        for stream in streams:  # before Kafka goes
+            stream.stop()
         if stop_sampling is not None:
             stop_sampling()
         if supervisor is not None:
@@ -266,6 +293,7 @@ def _print_summary(
     children: list[ServiceProcess],
     data_dir: Path,
     loaded: dict[str, str],
+    guide: list[str],
 ) -> None:
     print()
     print(f"Sprig is running. Console: {console}   REST API: {console}/help")
@@ -294,6 +322,8 @@ def _print_summary(
             f'-d \'{{"sql": "{EXAMPLE_QUERIES[0]}"}}\''
         )
         print()
+    for line in guide:
+        print(line)
     print(f"Data: {data_dir}")
     print("A process that exits is restarted; `sprig stack status` lists them all.")
     print("Press Ctrl-C to stop everything.", flush=True)
@@ -320,6 +350,8 @@ def load_example_tables(
             for path, name in (("/schemas", f"{table}_schema.json"),
                                ("/tables", f"{table}_offline_table_config.json")):  # fmt: skip
                 body = example_config(folder / name)
+                if table == example_streams.AIRLINE_TABLE and path == "/tables":
+                    body = example_streams.airline_minion_tasks(body, EXAMPLES_DIR, data_dir)
                 response = requests.post(f"{controller}{path}", json=body, timeout=60)
                 if not response.ok:
                     raise CommandError(

@@ -1,11 +1,14 @@
-"""`sprig quickstart` as a person runs it: a batch cluster with Pinot's example tables loaded
-through the Spark ingestion job, the example queries answered by the broker, and Ctrl-C
-stopping every process. `--external` uses a given ZooKeeper and deep store."""
+"""`sprig quickstart` as a person runs it: a cluster with Pinot's example tables loaded
+through the Spark ingestion job, the example queries answered by the broker, the githubEvents
+and airlineStats REALTIME tables growing from the quickstart's producers, the printed
+SegmentGenerationAndPushTask recipe working, and Ctrl-C stopping every process, producers
+included. `--external` uses a given ZooKeeper and deep store."""
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -13,6 +16,7 @@ import time
 import uuid
 from pathlib import Path
 
+import fastavro
 import pytest
 import requests
 from kazoo.client import KazooClient
@@ -98,10 +102,72 @@ def test_quickstart_loads_the_examples_and_answers_the_example_queries(tmp_path)
             assert response["exceptions"] == [], sql
             assert response["resultTable"]["rows"], sql
         _check_null_handling(broker)
+        console = re.search(r"Console: (http://localhost:\d+)", text).group(1)
+        _check_streams(broker, console, text)
+        _check_airline_push_task(broker, console, text)
         _stop(proc, log, pids)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _answer(broker: str, sql: str):
+    response = requests.post(f"{broker}/query/sql", json={"sql": sql}, timeout=60).json()
+    assert response["exceptions"] == [], (sql, response)
+    return response["resultTable"]["rows"][0][0]
+
+
+def _wait_answer(broker: str, sql: str, predicate, timeout_s: float = 120):
+    deadline = time.monotonic() + timeout_s
+    value = None
+    while time.monotonic() < deadline:
+        value = _answer(broker, sql)
+        if predicate(value):
+            return value
+        time.sleep(1)
+    pytest.fail(f"{sql}: last answer {value} after {timeout_s} s")
+
+
+def _check_streams(broker: str, console: str, text: str) -> None:
+    """The producers stream the githubEvents and airlineStats samples at 10 records/s: the
+    REALTIME counts grow, and a hybrid airlineStats query counts the OFFLINE rows up to the
+    broker's time boundary (the batch data's last day minus one) plus every streamed flight
+    (today's)."""
+    assert "SELECT COUNT(*) FROM githubEvents" in text
+    assert f"{console}/console/minion-task-manager" in text
+    assert f"{console}/tasks/schedule?taskType=RealtimeToOfflineSegmentsTask" in text
+    first = _wait_answer(broker, "SELECT COUNT(*) FROM githubEvents_REALTIME", lambda n: n > 0)
+    grown = _wait_answer(broker, "SELECT COUNT(*) FROM githubEvents_REALTIME",
+                         lambda n: n >= first + 20, timeout_s=30)  # fmt: skip
+    assert _answer(broker, "SELECT COUNT(*) FROM githubEvents") >= grown  # hybrid name
+    before = _wait_answer(broker, "SELECT COUNT(*) FROM airlineStats_REALTIME", lambda n: n > 0)
+    boundary = requests.get(f"{broker}/debug/timeBoundary/airlineStats", timeout=30).json()
+    assert boundary == {"timeColumn": "DaysSinceEpoch", "timeValue": "16100"}
+    hybrid = _answer(broker, "SELECT COUNT(*) FROM airlineStats")
+    after = _answer(broker, "SELECT COUNT(*) FROM airlineStats_REALTIME")
+    offline_part = 9746 - 354  # Pinot's data without its last day (16101: 354 flights)
+    assert offline_part + before <= hybrid <= offline_part + after, (before, hybrid, after)
+    assert _answer(broker, "SELECT COUNT(*) FROM airlineStats WHERE DaysSinceEpoch <= 16100") == (
+        offline_part
+    )
+
+
+def _check_airline_push_task(broker: str, console: str, text: str) -> None:
+    """The printed SegmentGenerationAndPushTask recipe: an Avro file copied into the incoming
+    folder becomes one more airlineStats segment when the task is scheduled."""
+    copy = re.search(r"^    cp (\S+\.avro) (\S+)/$", text, re.M)
+    assert copy, text
+    source, incoming = Path(copy.group(1)), Path(copy.group(2))
+    rows = sum(1 for _ in fastavro.reader(source.open("rb")))
+    shutil.copy(source, incoming / source.name)
+    offline = _answer(broker, "SELECT COUNT(*) FROM airlineStats_OFFLINE")
+    schedule = re.search(r"curl -s -X POST '(\S+taskType=SegmentGenerationAndPushTask\S+)'", text)
+    response = requests.post(schedule.group(1), timeout=60)
+    assert response.ok, response.text
+    body = response.json()
+    assert body.get("SegmentGenerationAndPushTask"), body
+    _wait_answer(broker, "SELECT COUNT(*) FROM airlineStats_OFFLINE",
+                 lambda n: n == offline + rows, timeout_s=300)  # fmt: skip
 
 
 def _check_null_handling(broker: str) -> None:
