@@ -12,6 +12,8 @@ into a new, larger array, and rows are only ever added past the end. So a snapsh
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -106,6 +108,7 @@ class DictionaryColumn:
     def __init__(self, spec: FieldSpec, inverted: bool):
         self.spec = spec
         self.fixed = spec.data_type.numpy_dtype is not None
+        self._float = self.fixed and np.dtype(spec.data_type.numpy_dtype).kind == "f"
         self._ids: dict = {}
         # fixed width: a numpy array; text and other variable-width values: Arrow chunks of
         # each batch's new values (no Python object per value kept)
@@ -146,45 +149,66 @@ class DictionaryColumn:
         if len(flat) == 0:
             return np.empty(0, dtype=np.int32)
         encoded = pc.dictionary_encode(flat)
+        distinct = encoded.dictionary.to_pylist()
         known = self._ids
-        local = np.empty(len(encoded.dictionary), dtype=np.int32)
+        # one dict probe per distinct value of the batch, not per row, and no Python loop:
+        # the values not seen before get the next ids in batch order
+        local = np.fromiter(map(known.get, distinct, itertools.repeat(-1)), np.int32, len(distinct))
+        new = np.flatnonzero(local < 0)
+        if len(new):
+            start = len(known)
+            fresh = [distinct[i] for i in new.tolist()]
+            if self._float and len(set(fresh)) < len(fresh):
+                return self._encode_one_by_one(encoded, distinct)  # 0.0 and -0.0 are one key
+            known.update(zip(fresh, range(start, start + len(new)), strict=True))
+            local[new] = np.arange(start, start + len(new), dtype=np.int32)
+            self._add_values(encoded.dictionary.take(pa.array(new, type=pa.int64())))
+        return local[encoded.indices.to_numpy(zero_copy_only=False)]
+
+    def _encode_one_by_one(self, encoded: pa.DictionaryArray, distinct: list) -> np.ndarray:
+        """Values that Arrow keeps apart but a dict key does not (0.0 and -0.0) take the id of
+        the first of them, as a dict lookup would give it."""
+        known = self._ids
+        local = np.empty(len(distinct), dtype=np.int32)
         new = []
-        # one dict probe per distinct value of the batch, not per row
-        for i, value in enumerate(encoded.dictionary.to_pylist()):
+        for i, value in enumerate(distinct):
             gid = known.get(value)
             if gid is None:
                 gid = known[value] = len(known)
                 new.append(i)
             local[i] = gid
         if new:
-            added = encoded.dictionary.take(pa.array(new, type=pa.int64()))
-            if self.fixed:
-                self.values.extend(
-                    added.to_numpy(zero_copy_only=False).astype(self.values.data.dtype)
-                )
-            else:
-                self.values.append(added.cast(self.spec.data_type.arrow_type))
-                self._text_bytes += added.nbytes
+            self._add_values(encoded.dictionary.take(pa.array(new, type=pa.int64())))
         return local[encoded.indices.to_numpy(zero_copy_only=False)]
+
+    def _add_values(self, added: pa.Array) -> None:
+        if self.fixed:
+            self.values.extend(added.to_numpy(zero_copy_only=False).astype(self.values.data.dtype))
+        else:
+            self.values.append(added.cast(self.spec.data_type.arrow_type))
+            self._text_bytes += added.nbytes
+
+    def arrival_values(self, cardinality: int) -> np.ndarray | pa.Array:
+        """The first ``cardinality`` dictionary values in id (arrival) order."""
+        if self.fixed:
+            return self.values.view(cardinality)
+        chunks = list(self.values)  # appended to concurrently: take a stable copy
+        if not chunks:
+            return pa.array([], type=self.spec.data_type.arrow_type)
+        return pa.concat_arrays(chunks).slice(0, cardinality)
 
     def sorted_dictionary(self, cardinality: int) -> SortedDictionary:
         """The dictionary's first ``cardinality`` values, sorted (cached per cardinality)."""
         cached = self._sorted
         if cached is not None and len(cached.rank) == cardinality:
             return cached
+        values = self.arrival_values(cardinality)
         if self.fixed:
-            values = self.values.view(cardinality)
             order = np.argsort(values, kind="stable")
             sorted_values = values[order]
         else:
-            chunks = list(self.values)  # appended to concurrently: take a stable copy
-            array = (
-                pa.concat_arrays(chunks).slice(0, cardinality)
-                if chunks
-                else pa.array([], type=self.spec.data_type.arrow_type)
-            )
-            order = pc.sort_indices(array).to_numpy()
-            sorted_values = array.take(pa.array(order))
+            order = pc.sort_indices(values).to_numpy()
+            sorted_values = values.take(pa.array(order))
         rank = np.empty(cardinality, dtype=np.int32)
         rank[order] = np.arange(cardinality, dtype=np.int32)
         result = SortedDictionary(sorted_values, rank, order)

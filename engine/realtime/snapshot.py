@@ -215,9 +215,12 @@ class SnapshotColumn:
         null when null handling is on."""
         arrow_type = self.spec.data_type.arrow_type
         if self._dict_column:
-            flat = self._sorted.values
+            # arrival-order values taken by the stored ids: the same rows as the sorted
+            # dictionary gives, without sorting it (a commit does not need it sorted)
+            flat = self._column.arrival_values(self._captured["cardinality"])
             flat = pa.array(flat, type=arrow_type) if isinstance(flat, np.ndarray) else flat
-            flat = flat.take(pa.array(self._cached_ids))
+            forward = self._captured["forward"][: self._captured["entries"]]
+            flat = flat.take(pa.array(forward))
         else:
             flat = self.raw_values().cast(arrow_type)
         if not self.spec.single_value:
