@@ -41,6 +41,8 @@ PERIODIC_TASK_FREQUENCIES = {
     # controller.task.frequencyPeriod: every minion task type on every table ("-1s" = off)
     "PinotTaskManager": env.str("SPRIG_TASK_FREQUENCY_PERIOD", default="-1s"),
     "TaskMetricsEmitter": env.str("SPRIG_TASK_METRICS_EMITTER_FREQUENCY", default="5m"),
+    # controller.segment.relocator.frequencyPeriod
+    "SegmentRelocator": env.str("SPRIG_SEGMENT_RELOCATOR_FREQUENCY", default="1h"),
 }
 PERIODIC_TASK_INITIAL_DELAY_S = env.float("SPRIG_PERIODIC_TASK_INITIAL_DELAY_S", default=120.0)
 # how often the leader re-aggregates external views from the instances' current states
