@@ -1,0 +1,384 @@
+"""Minion benchmark: task dispatch latency, MergeRollupTask and RealtimeToOffline throughput.
+
+    python -m bench.minion [--quick] [--dir var/bench] [--spark-master local[2]]
+
+Starts ZooKeeper, Redis and a Kafka-protocol broker (Tansu), a controller, a server, a broker
+and one minion (a Celery worker with two pool processes, each with its SparkSession started
+at worker start), then measures, printing the sizes used:
+
+1. dispatch: ``--dispatch`` SegmentGenerationAndPushTask runs on small CSV files, one at a
+   time (``tableMaxNumTasks`` 1): the time from sending ``POST /tasks/schedule`` to the
+   minion starting the subtask (its ``startTs`` in ``/tasks/subtask/workers/progress``, in
+   ms), p50 and p99. Target: p50 <= 100 ms.
+2. MergeRollupTask end to end: ``--merge-segments`` OFFLINE segments of ``--merge-rows`` rows
+   (the event rows of bench.datasets) concatenated by one task into 5M-row segments, with
+   download, Spark, the segment writer, upload and the lineage swap; rows/s over the
+   subtask's span. Target: >= 300k rows/s. In the same run, the baseline: the same rows read
+   from Parquet and written back by a plain PySpark job (a SparkSession of this process).
+3. RealtimeToOfflineSegmentsTask: ``--r2o-rows`` rows produced into ``--r2o-partitions``
+   partitions, consumed into completed segments, then one window moved to the OFFLINE table
+   as one subtask, and again (metadata and OFFLINE segments reset) as one subtask per
+   partition (``splitByPartition``, two at a time); rows/s and the speed-up.
+
+SparkSession starts are counted in the minion through a probe this module installs there
+(``SPRIG_MINION_TASK_PLUGINS=bench.minion`` with ``SPRIG_BENCH_SPARK_LOG`` set): every call
+that creates a new SparkContext is logged with the thread that made it; the pool processes'
+start-up threads are expected, a start inside a subtask is not. Target: none.
+
+The machine (2 cores) is shared by everything here, benchmark clients included; numbers on a
+busy machine are worse than on an idle one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import threading
+import time
+from pathlib import Path
+
+SPARK_LOG_ENV = "SPRIG_BENCH_SPARK_LOG"
+MERGE_TASK = "MergeRollupTask"
+PUSH_TASK = "SegmentGenerationAndPushTask"
+BASE_MS = 1_699_999_200_000
+MINION_POOL = 2  # the minion's pool processes, each with a SparkSession
+
+
+# --- the SparkSession probe, installed in the minion ----------------------------------------
+
+
+def install_spark_probe(log_path: str) -> None:
+    """Wrap spark_jobs.session.spark_session so each call that creates a SparkContext appends
+    {pid, thread, ms} to ``log_path``."""
+    import spark_jobs.session as session
+
+    original = session.spark_session
+
+    def counted(*args, **kwargs):
+        from pyspark import SparkContext
+
+        new = SparkContext._active_spark_context is None
+        result = original(*args, **kwargs)
+        if new:
+            line = {"pid": os.getpid(), "thread": threading.current_thread().name,
+                    "ms": int(time.time() * 1000)}  # fmt: skip
+            with open(log_path, "a") as handle:
+                handle.write(json.dumps(line) + "\n")
+        return result
+
+    session.spark_session = counted
+
+
+if os.environ.get(SPARK_LOG_ENV):  # imported by the minion as a task plugin
+    install_spark_probe(os.environ[SPARK_LOG_ENV])
+
+
+# --- the cluster ------------------------------------------------------------------------------
+
+
+class Stack:
+    def __init__(self, workdir: Path, spark_master: str):
+        from sprig.stack import KafkaService, RedisService, ZooKeeperService
+
+        self.workdir = workdir
+        self.spark_log = workdir / "spark_starts.jsonl"
+        self.services = [ZooKeeperService(workdir), RedisService(workdir), KafkaService(workdir)]
+        self.spark_master = spark_master
+        self.processes = []
+
+    def start(self) -> None:
+        from sprig.stack.cluster import (
+            broker_process,
+            controller_process,
+            minion_process,
+            server_process,
+        )
+        from sprig.stack.process import free_port
+
+        for service in self.services:
+            service.start()
+        for service in self.services:
+            service.wait_ready()
+        zk, redis, kafka = self.services
+        self.bootstrap = kafka.bootstrap_servers
+        env = {"SPRIG_ZK": zk.address, "SPRIG_CLUSTER_NAME": "bench_minion",
+               "SPRIG_DATA_DIR": str(self.workdir / "data"), "SPRIG_REDIS_URL": redis.url,
+               "SPRIG_PERIODIC_TASK_INITIAL_DELAY_S": "3600", "SPRIG_LOG_LEVEL": "WARNING",
+               "DJANGO_SETTINGS_MODULE": "config.settings.local"}  # fmt: skip
+        port = free_port()
+        self.url = f"http://127.0.0.1:{port}"
+        minion_env = {**env, "SPRIG_DATA_DIR": str(self.workdir / "minion"),
+                      "SPRIG_MINION_SPARK_PREWARM": "true", "SPRIG_MINION_CONCURRENCY": str(MINION_POOL),
+                      "SPRIG_SPARK_MASTER": self.spark_master, "SPRIG_LOG_LEVEL": "INFO",
+                      "SPRIG_MINION_TASK_PLUGINS": "bench.minion",
+                      SPARK_LOG_ENV: str(self.spark_log)}  # fmt: skip
+        self.processes = [
+            controller_process(self.workdir, port, env),
+            server_process(self.workdir, free_port(), free_port(), env),
+            broker_process(self.workdir, free_port(), env),
+            minion_process(self.workdir, minion_env),
+        ]
+        for process in self.processes:
+            process.start()
+        for process in self.processes:
+            process.wait_ready()
+        # measure nothing while the pool processes' SparkSessions are still starting
+        deadline = time.monotonic() + 900
+        while len(self.spark_starts()) < MINION_POOL:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the minion's SparkSessions did not start in 900 s")
+            time.sleep(1)
+
+    def spark_starts(self) -> list[dict]:
+        if not self.spark_log.exists():
+            return []
+        return [json.loads(line) for line in self.spark_log.read_text().splitlines()]
+
+    def stop(self) -> None:
+        for process in reversed(self.processes):
+            process.stop()
+        for service in reversed(self.services):
+            service.stop()
+
+    def call(self, method: str, path: str, **kwargs):
+        import requests
+
+        response = requests.request(method, f"{self.url}{path}", timeout=600, **kwargs)
+        if response.status_code >= 300:
+            raise RuntimeError(f"{method} {path}: HTTP {response.status_code} {response.text}")
+        return response.json() if response.content else None
+
+    def schedule(self, task_type: str, table: str) -> str:
+        body = self.call("POST", "/tasks/schedule", params={"taskType": task_type,
+                                                             "tableName": table})  # fmt: skip
+        if body.get("generationErrors") or body.get("schedulingErrors") or not body[task_type]:
+            raise RuntimeError(f"no {task_type} task for {table}: {body}")
+        return body[task_type]
+
+    def wait_task(self, name: str, timeout_s: float) -> dict:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.call("GET", f"/tasks/task/{name}/state") == "COMPLETED":
+                debug = self.call("GET", f"/tasks/task/{name}/debug", params={"verbosity": 1})
+                failed = [i for i in debug["subtaskInfos"] if i.get("state") != "COMPLETED"]
+                if failed:
+                    raise RuntimeError(f"{name}: failed subtasks {failed}")
+                return debug
+            time.sleep(0.05)
+        raise RuntimeError(f"{name} did not complete in {timeout_s} s")
+
+    def spans(self, task: str) -> list[tuple[int, int]]:
+        """(startTs, endTs) in epoch ms of each subtask of ``task``, as the minions report."""
+        progress = self.call("GET", "/tasks/subtask/workers/progress")
+        return [(p["startTs"], p.get("endTs") or p["startTs"]) for subtasks in progress.values()
+                for name, p in subtasks.items() if name.startswith(f"{task}_")]  # fmt: skip
+
+    def offline_rows(self, table: str) -> tuple[int, int]:
+        metadata = self.call("GET", f"/segments/{table}/zkmetadata", params={"type": "OFFLINE"})
+        return len(metadata), sum(int(m.get("segment.total.docs", 0)) for m in metadata.values())
+
+
+def most_at_once(spans: list[tuple[int, int]]) -> int:
+    """The most subtasks running at the same moment."""
+    events = sorted([(s, 1) for s, _ in spans] + [(e, -1) for _, e in spans])
+    running = peak = 0
+    for _, step in events:
+        running += step
+        peak = max(peak, running)
+    return peak
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+# --- 1. dispatch ------------------------------------------------------------------------------
+
+
+def bench_dispatch(stack: Stack, count: int) -> None:
+    from bench.datasets import SCHEMA_JSON
+
+    input_dir = stack.workdir / "dispatch_input"
+    input_dir.mkdir(parents=True, exist_ok=True)
+    for i in range(count):
+        lines = ["country,site_id,user_id,clicks,revenue,latency_ms,ts"]
+        lines += [f"US,{i},{j},1,0.5,10,{BASE_MS + i * 1000 + j}" for j in range(20)]
+        (input_dir / f"part_{i:04d}.csv").write_text("\n".join(lines) + "\n")
+    table = "dispatch"
+    stack.call("POST", "/schemas", json={**SCHEMA_JSON, "schemaName": table})
+    stack.call("POST", "/tables", json={
+        "tableName": table, "tableType": "OFFLINE", "tenants": {}, "metadata": {},
+        "segmentsConfig": {"timeColumnName": "ts", "replication": "1", "schemaName": table},
+        "tableIndexConfig": {},
+        "ingestionConfig": {"batchIngestionConfig": {
+            "segmentIngestionType": "APPEND",
+            "batchConfigMaps": [{"inputDirURI": str(input_dir), "inputFormat": "csv"}]}},
+        "task": {"taskTypeConfigsMap": {PUSH_TASK: {"tableMaxNumTasks": "1"}}},
+    })  # fmt: skip
+    latencies = []
+    for _ in range(count):
+        sent_ms = time.time() * 1000
+        name = stack.schedule(PUSH_TASK, f"{table}_OFFLINE")
+        stack.wait_task(name, 120)
+        ((start, _),) = stack.spans(name)
+        latencies.append(start - sent_ms)
+    segments, rows = stack.offline_rows(table)
+    print(f"dispatch: {count} subtasks (one SegmentGenerationAndPushTask of one 20-row CSV "
+          f"each); {segments} segments, {rows} rows pushed")  # fmt: skip
+    print(f"  POST /tasks/schedule -> subtask RUNNING on the minion: "
+          f"p50 {statistics.median(latencies):.0f} ms, p99 {percentile(latencies, 0.99):.0f} ms, "
+          f"max {max(latencies):.0f} ms (target p50 <= 100 ms)")  # fmt: skip
+
+
+# --- 2. MergeRollupTask -----------------------------------------------------------------------
+
+
+def merge_inputs(root: Path, segments: int, rows: int) -> tuple[list[Path], Path]:
+    """The segment tars (built once, cached under ``root``) and a Parquet copy of their rows."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from bench.datasets import SCHEMA_JSON, generate_events
+    from engine.segment import build_segment, pack_segment
+    from engine.spi import Schema, TableConfig
+
+    out = root / f"minion_merge_{segments}x{rows}"
+    tars = [out / "tars" / f"mr_events_{i}.tar.gz" for i in range(segments)]
+    parquet = out / "parquet"
+    if (out / "_SUCCESS").is_file():
+        return tars, parquet
+    schema = Schema.from_json({**SCHEMA_JSON, "schemaName": "mr_events"})
+    config = TableConfig.from_json(merge_table_config(), schema=schema)
+    table = pa.Table.from_batches(list(generate_events(segments * rows)))
+    parquet.mkdir(parents=True, exist_ok=True)
+    for i, tar in enumerate(tars):
+        part = table.slice(i * rows, rows)
+        pq.write_table(part, parquet / f"part_{i:03d}.parquet")
+        built = build_segment(part, schema, config, out / "segments", sequence_id=i)
+        pack_segment(built.path, tar)
+    (out / "_SUCCESS").write_text("done\n")
+    return tars, parquet
+
+
+def merge_table_config() -> dict:
+    level = {"mergeType": "concat", "bucketTimePeriod": "365d", "bufferTimePeriod": "1d",
+             "maxNumRecordsPerSegment": "5000000", "maxNumRecordsPerTask": "1000000000"}  # fmt: skip
+    return {
+        "tableName": "mr_events", "tableType": "OFFLINE", "tenants": {}, "metadata": {},
+        "segmentsConfig": {"timeColumnName": "ts", "replication": "1", "schemaName": "mr_events"},
+        "tableIndexConfig": {"noDictionaryColumns": ["revenue", "latency_ms", "ts"]},
+        "task": {"taskTypeConfigsMap": {MERGE_TASK: {f"1year.{k}": v for k, v in level.items()}}},
+    }  # fmt: skip
+
+
+def bench_merge(stack: Stack, root: Path, segments: int, rows: int, spark_master: str) -> None:
+    from bench.datasets import SCHEMA_JSON
+
+    started = time.monotonic()
+    tars, parquet = merge_inputs(root, segments, rows)
+    print(f"merge: {segments} segments x {rows:,} rows = {segments * rows:,} rows "
+          f"(inputs ready in {time.monotonic() - started:.0f} s)")  # fmt: skip
+    stack.call("POST", "/schemas", json={**SCHEMA_JSON, "schemaName": "mr_events"})
+    stack.call("POST", "/tables", json=merge_table_config())
+    for tar in tars:
+        with tar.open("rb") as handle:
+            stack.call("POST", "/segments", params={"tableName": "mr_events",
+                                                    "tableType": "OFFLINE"},
+                       files={"file": (tar.name, handle, "application/gzip")})  # fmt: skip
+    sent = time.monotonic()
+    name = stack.schedule(MERGE_TASK, "mr_events_OFFLINE")
+    debug = stack.wait_task(name, 3600)
+    wall = time.monotonic() - sent
+    spans = stack.spans(name)
+    span_s = (max(e for _, e in spans) - min(s for s, _ in spans)) / 1000
+    total = segments * rows
+    merged = [n for n in stack.call("GET", "/segments/mr_events",
+                                    params={"type": "OFFLINE"})[0]["OFFLINE"]
+              if n.startswith("merged_")]  # fmt: skip
+    print(f"  MergeRollupTask (concat, end to end on the minion's SparkSession, "
+          f"{len(debug['subtaskInfos'])} subtask(s)): {span_s:.1f} s, "
+          f"{total / span_s:,.0f} rows/s (target >= 300,000); schedule to COMPLETED "
+          f"{wall:.1f} s; {len(merged)} merged segment(s)")  # fmt: skip
+    from spark_jobs.session import spark_session
+
+    started = time.monotonic()
+    spark = spark_session(spark_master, app_name="bench-baseline")
+    # a first small job loads Spark's classes; the minion's session has run jobs already
+    spark.range(1000).write.mode("overwrite").parquet(str(stack.workdir / "warm_up"))
+    session_s = time.monotonic() - started
+    try:
+        out = stack.workdir / "baseline_out"
+        started = time.monotonic()
+        spark.read.parquet(str(parquet)).write.mode("overwrite").parquet(str(out))
+        baseline_s = time.monotonic() - started
+    finally:
+        spark.stop()
+    print(f"  baseline, plain PySpark read Parquet + write Parquet of the same rows "
+          f"({spark_master}, session start and a warm-up job {session_s:.1f} s not counted): {baseline_s:.1f} s, "
+          f"{total / baseline_s:,.0f} rows/s")  # fmt: skip
+
+
+# --- entry ------------------------------------------------------------------------------------
+
+
+def spark_starts(stack: Stack) -> None:
+    starts = stack.spark_starts()
+    warm = [s for s in starts if s["thread"] == "spark-prewarm"]
+    print(
+        f"SparkSession starts in the minion: {len(starts)} ({len(warm)} at pool process "
+        f"start, {len(starts) - len(warm)} inside subtasks; target 0 inside subtasks)"
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--dir", default="var/bench", help="cache of built input segments")
+    parser.add_argument("--quick", action="store_true", help="small sizes for a quick run")
+    parser.add_argument("--dispatch", type=int, default=None)
+    parser.add_argument("--merge-segments", type=int, default=None)
+    parser.add_argument("--merge-rows", type=int, default=None)
+    parser.add_argument("--r2o-rows", type=int, default=None)
+    parser.add_argument("--r2o-partitions", type=int, default=4)
+    parser.add_argument("--spark-master", default="local[2]")
+    parser.add_argument("--only", choices=["dispatch", "merge", "r2o"], action="append")
+    args = parser.parse_args(argv)
+    small = args.quick
+    dispatch = args.dispatch or (20 if small else 100)
+    merge_segments = args.merge_segments or (4 if small else 20)
+    merge_rows = args.merge_rows or (100_000 if small else 1_000_000)
+    r2o_rows = args.r2o_rows or (200_000 if small else 2_000_000)
+    only = set(args.only or ["dispatch", "merge", "r2o"])
+    print(f"sizes: dispatch {dispatch} subtasks; merge {merge_segments} x {merge_rows:,} rows; "
+          f"realtime-to-offline {r2o_rows:,} rows over {args.r2o_partitions} partitions; "
+          f"minion Spark {args.spark_master} in each of 2 pool processes; {os.cpu_count()} "
+          f"cores shared with everything else on this machine")  # fmt: skip
+    import tempfile
+
+    root = Path(args.dir).resolve()
+    with tempfile.TemporaryDirectory(prefix="bench-minion-") as tmp:
+        stack = Stack(Path(tmp), args.spark_master)
+        try:
+            started = time.monotonic()
+            stack.start()
+            print(
+                f"stack up, the minion's SparkSessions started, in "
+                f"{time.monotonic() - started:.0f} s"
+            )
+            if "dispatch" in only:
+                bench_dispatch(stack, dispatch)
+            if "merge" in only:
+                bench_merge(stack, root, merge_segments, merge_rows, args.spark_master)
+            if "r2o" in only:
+                from bench.minion_realtime import bench_r2o
+
+                bench_r2o(stack, r2o_rows, args.r2o_partitions)
+            spark_starts(stack)
+        finally:
+            stack.stop()
+
+
+if __name__ == "__main__":
+    main()
