@@ -20,6 +20,13 @@ def test_the_table_page_carries_the_realtime_panel_and_its_script(client):
     assert 'data-testid="config-warnings"' in html  # the warnings panel stays
     assert "console/js/table_realtime.js" in html and "console/js/table.js" in html
     assert finders.find("console/js/table_realtime.js")
+    # the operations and the chart, with the modules the panel's script imports
+    for testid in ("rt-pause", "rt-resume", "rt-force-commit", "rt-pause-status", "rt-chart",
+                   "rt-rate-chart", "rt-lag-chart"):  # fmt: skip
+        assert f'data-testid="{testid}"' in html, testid
+    assert 'id="rt-chart" data-testid="rt-chart" hidden' in html
+    for module in ("table_realtime_ops.js", "table_realtime_chart.js"):
+        assert finders.find(f"console/js/{module}"), module
 
 
 def test_a_table_name_is_escaped_into_the_page(client):
