@@ -146,6 +146,8 @@ class QueryRunner:
         if not tables or any(t not in snapshot.routes for t in tables):
             raise TableNotFoundError(f"TableDoesNotExistError: table '{table}' does not exist")
         plan = self.plans.compile(query.sql, self.schemas.get(raw), query.options)
+        trace = query.trace or plan.trace  # the request's flag or the trace query option
+        server_options = {**query.options, "trace": "true"} if trace else query.options
         deadline = started + plan.timeout_ms / 1000.0
         boundary = self.time_boundary(snapshot, raw) if len(tables) == 2 else None
         requests: list[tuple[ServerAddress, bytes]] = []
@@ -170,7 +172,7 @@ class QueryRunner:
                 body = orjson.dumps({
                     "requestId": request_id, "sql": query.sql, "tableNameWithType": resource,
                     "segments": segments,
-                    "queryOptions": query.options, "timeoutMs": remaining_ms,
+                    "queryOptions": server_options, "timeoutMs": remaining_ms,
                     "timeBoundary": clause,
                 })  # fmt: skip
                 requests.append((snapshot.servers[instance_id], body))
@@ -194,11 +196,8 @@ class QueryRunner:
         response["partialResult"] = bool(response["exceptions"])
         response["numSegmentsQueried"] = num_routed
         response["numSegmentsPrunedByBroker"] = num_pruned
-        if query.trace:
-            response["traceInfo"] = {
-                r.server.instance_id: {"timeUsedMs": r.elapsed_ms, "responded": r.responded}
-                for r in responses
-            }
+        if trace:
+            response["traceInfo"] = trace_info(responses)
         response["timeUsedMs"] = _ms_since(started)
         return response
 
@@ -222,6 +221,26 @@ class QueryRunner:
         if offline is None or f"{raw_table}_{REALTIME}" not in snapshot.routes:
             return None
         return compute_time_boundary(offline)
+
+
+def trace_info(responses) -> dict[str, dict]:
+    """Pinot's ``traceInfo``, by server: the round trip as the broker saw it (``timeUsedMs``)
+    and the server's trace (``engine.query.trace``): its own stages and each segment's
+    operators. A server asked twice (a hybrid table's two halves) has both halves merged."""
+    out: dict[str, dict] = {}
+    for r in responses:
+        entry = out.setdefault(r.server.instance_id, {
+            "timeUsedMs": 0, "responded": True, "serverTimeMs": 0.0,
+            "operators": [], "segments": [],
+        })  # fmt: skip
+        entry["timeUsedMs"] = max(entry["timeUsedMs"], r.elapsed_ms)
+        entry["responded"] = entry["responded"] and r.responded
+        trace = r.result.trace if r.result is not None else None
+        if trace:
+            entry["serverTimeMs"] = round(entry["serverTimeMs"] + trace.get("serverTimeMs", 0), 3)
+            entry["operators"].extend(trace.get("operators", ()))
+            entry["segments"].extend(trace.get("segments", ()))
+    return out
 
 
 def _ms_since(started: float) -> int:

@@ -16,6 +16,7 @@ from engine.query.evaluate import evaluate
 from engine.query.grouping import group_values
 from engine.query.intermediate import STAT_KEYS, IntermediateResult, empty_stats
 from engine.query.plan import QueryPlan
+from engine.query.trace import merge_traces
 
 MIN_TRIM_SIZE = 5000
 
@@ -31,6 +32,8 @@ def combine(plan: QueryPlan, results: list[IntermediateResult]) -> IntermediateR
         exceptions.extend(r.exceptions)
         limit_reached |= r.num_groups_limit_reached
     out = IntermediateResult(plan.kind, stats, limit_reached, exceptions)
+    if plan.trace:
+        out.trace = merge_traces([r.trace for r in results])
     if plan.kind == "selection":
         tables = [r.rows for r in results if r.rows is not None and r.rows.num_rows]
         if tables:

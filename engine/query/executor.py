@@ -17,19 +17,43 @@ from engine.query.plan import QueryPlan
 from engine.query.projection import Projection, doc_array, value_positions
 from engine.query.pruning import prune_reason
 from engine.query.segment_view import SegmentView
+from engine.query.trace import StageTimer, new_trace
 
 
 def execute_segment(
     plan: QueryPlan, segment, cache: DecodedCache | None = None
 ) -> IntermediateResult:
     """The plan's intermediate result for one loaded segment (``ImmutableSegment``); decoded
-    columns are kept in ``cache`` across queries when one is given."""
+    columns are kept in ``cache`` across queries when one is given. A traced plan's result
+    carries the segment's operator timings (``engine.query.trace``)."""
+    if not plan.trace:
+        return _execute(plan, segment, cache, None)
+    timer = StageTimer()
+    result = _execute(plan, segment, cache, timer)
+    result.trace = new_trace()
+    result.trace["segments"].append({
+        "segment": getattr(segment, "name", "?"),
+        "timeMs": timer.total_ms(),
+        "totalDocs": result.stats["totalDocs"],
+        "numDocsScanned": result.stats["numDocsScanned"],
+        "numEntriesScannedInFilter": result.stats["numEntriesScannedInFilter"],
+        "operators": timer.operators,
+    })  # fmt: skip
+    return result
+
+
+def _execute(
+    plan: QueryPlan, segment, cache: DecodedCache | None, timer: StageTimer | None
+) -> IntermediateResult:
     view = SegmentView(segment, cache)
     stats = empty_stats()
     stats["numSegmentsQueried"] = 1
     stats["totalDocs"] = view.n
     result = IntermediateResult(plan.kind, stats)
-    if prune_reason(view, plan.filter):
+    pruned = prune_reason(view, plan.filter)
+    if timer is not None:
+        timer.mark("SegmentPruner" if not pruned else f"SegmentPruner ({pruned})")
+    if pruned:
         return _empty(plan, result)
     stats["numSegmentsProcessed"] = 1
     null_handling = plan.options.get("enableNullHandling", "false").lower() == "true"
@@ -45,22 +69,31 @@ def execute_segment(
         stats["numDocsScanned"] = view.n
         stats["numSegmentsMatched"] = 1 if view.n else 0
         result.states = [(np.array([view.n], dtype=np.int64),) for _ in plan.aggregations]
+        if timer is not None:
+            timer.mark("NonScanBasedAggregationOperator")
         return result
     # Star-trees pre-aggregate stored values, nulls' defaults included: not with null handling.
     if plan.kind != "selection" and plan.use_star_tree and not null_handling:
         from engine.query.startree import execute_star_tree
 
         star = execute_star_tree(plan, view, result)
+        if timer is not None:
+            timer.mark("StarTreeOperator" if star is not None else "StarTreeOperator (not usable)")
         if star is not None:
             return star
     evaluator = FilterEvaluator(view, null_handling)
     docs = evaluator.evaluate(plan.filter)
     stats["numEntriesScannedInFilter"] = evaluator.entries_scanned
     matched = docs.count()
+    if timer is not None:
+        timer.mark(f"FilterOperator ({docs.kind})")
     if matched:
         stats["numSegmentsMatched"] = 1
     if plan.kind == "selection":
-        return _select(plan, view, docs, result)
+        _select(plan, view, docs, result)
+        if timer is not None:
+            timer.mark("SelectionOrderByOperator" if plan.order_by else "SelectionOnlyOperator")
+        return result
     doc_ids = {"all": None, "range": slice(docs.start, docs.end)}.get(docs.kind)
     if doc_ids is None and docs.kind != "all":
         doc_ids = docs.ids()
@@ -72,6 +105,8 @@ def execute_segment(
             fn_projection, _ = _filtered(fn, view, projection, doc_ids, None, null_handling)
             block, _ = fn_projection.block(fn, None)
             result.states.append(fn.aggregate(block, None, 1))
+        if timer is not None:
+            timer.mark("AggregationOperator")
     else:
         mv_keys = [
             g
@@ -101,6 +136,8 @@ def execute_segment(
             )
             block, expanded = fn_projection.block(fn, fn_groups)
             result.states.append(fn.aggregate(block, expanded, n_groups))
+        if timer is not None:
+            timer.mark("GroupByOperator")
     stats["numEntriesScannedPostFilter"] = matched * len(projection.columns_read)
     return result
 

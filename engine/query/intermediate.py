@@ -41,6 +41,8 @@ class IntermediateResult:
     states: list[tuple] | None = None
     # Arrow columns of states not yet decoded (after from_bytes); decoded with the plan.
     encoded_states: list[list[pa.Array]] | None = None
+    # operator timings of a traced query (``engine.query.trace``); None when not traced
+    trace: dict | None = None
 
     @property
     def num_groups(self) -> int:
@@ -85,6 +87,8 @@ class IntermediateResult:
             "hasRows": self.rows is not None,
             "hasStates": self.states is not None or self.encoded_states is not None,
         }
+        if self.trace is not None:
+            meta["trace"] = self.trace
         table = table.replace_schema_metadata({b"sprig": orjson.dumps(meta)})
         sink = pa.BufferOutputStream()
         with pa.ipc.new_stream(sink, table.schema) as writer:
@@ -103,6 +107,7 @@ class IntermediateResult:
             stats={**empty_stats(), **meta["stats"]},
             num_groups_limit_reached=bool(meta["numGroupsLimitReached"]),
             exceptions=list(meta["exceptions"]),
+            trace=meta.get("trace"),
         )
         if meta["kind"] == "selection":
             result.rows = table.replace_schema_metadata(None) if meta["hasRows"] else None

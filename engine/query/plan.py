@@ -72,6 +72,11 @@ class QueryPlan:
         return int(self.options.get("timeoutMs", DEFAULT_TIMEOUT_MS))
 
     @property
+    def trace(self) -> bool:
+        """Whether to record per-segment operator timings (``engine.query.trace``)."""
+        return self.options.get("trace", "false").lower() == "true"
+
+    @property
     def use_star_tree(self) -> bool:
         return self.options.get("useStarTree", "true").lower() != "false"
 

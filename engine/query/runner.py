@@ -34,6 +34,7 @@ from engine.query.plan_cache import PlanCache
 from engine.query.reduce import reduce
 from engine.query.response import error_response
 from engine.query.settings import QuerySettings
+from engine.query.trace import new_trace, operator_entry
 
 
 class QueryEngine:
@@ -94,7 +95,15 @@ class QueryEngine:
             raise _timed_out(plan)
         if results:
             self._record_segment_cost(plan, 1000.0 * sum(cpu for _, cpu in results) / len(results))
-        return combine(plan, [result for result, _ in results])
+        if not plan.trace:
+            return combine(plan, [result for result, _ in results])
+        combine_started = time.perf_counter()
+        combined = combine(plan, [result for result, _ in results])
+        combined.trace = combined.trace or new_trace()
+        combined.trace["operators"].append(
+            operator_entry("CombineOperator", time.perf_counter() - combine_started)
+        )
+        return combined
 
     def run(
         self, sql: str, segments: list, *, table_schema=None, query_options: dict | None = None
@@ -121,7 +130,10 @@ class QueryEngine:
 
                 return explain(plan, segments)
             server_result = self.execute_server(plan, segments)
-            return reduce(plan, [server_result], time_used_ms=elapsed_ms())
+            response = reduce(plan, [server_result], time_used_ms=elapsed_ms())
+            if plan.trace:  # in process, the one "server" is this process
+                response["traceInfo"] = {"local": server_result.trace or new_trace()}
+            return response
         except QueryError as err:
             return error_response(err, time_used_ms=elapsed_ms())
         except RecursionError:

@@ -30,6 +30,7 @@ from engine.query.explain import segment_plans
 from engine.query.plan import QueryPlan
 from engine.query.runner import QueryEngine, columns_from_segments
 from engine.query.time_boundary import BOUNDARY_OPS, with_time_boundary
+from engine.query.trace import new_trace, operator_entry
 from engine.runtime import Request, Response, SchemaCache
 from engine.server.errors import BadQueryRequest
 from engine.server.metrics import ServerMetrics
@@ -144,6 +145,7 @@ class QueryExecutor:
         deadline = started + budget_ms / 1000.0
         if plan.explain:
             return orjson.dumps({"segmentPlans": segment_plans(plan, found)})
+        planned = time.monotonic()
         try:
             result = self._run(plan, found, deadline)
             if plan.kind == "aggregation" and result.decoded_states(plan) is None:
@@ -163,6 +165,8 @@ class QueryExecutor:
                 "message": f"{len(missing)} segment(s) of {query.table} not served by "
                            f"{self.instance_id}: {shown}",
             })  # fmt: skip
+        if plan.trace:
+            self._add_trace(result, started, planned, len(missing))
         self.metrics.docs_scanned.labels(query.table).inc(result.stats.get("numDocsScanned", 0))
         self.metrics.segments_queried.labels(query.table).inc(len(found))
         try:
@@ -172,3 +176,15 @@ class QueryExecutor:
                 f"QueryExecutionError on {self.instance_id}: cannot serialize the result: "
                 f"{type(exc).__name__}: {exc}"
             ) from exc
+
+    def _add_trace(self, result, started: float, planned: float, num_missing: int) -> None:
+        """The server's own stages: decoding the request and planning, then running the
+        segments (their timings are in ``segments``) and combining them."""
+        trace = result.trace = result.trace or new_trace()
+        now = time.monotonic()
+        trace["operators"][:0] = [
+            operator_entry("ServerQueryPlanning", planned - started),
+            operator_entry("ServerQueryExecution", now - planned),
+        ]
+        trace["serverTimeMs"] = round((now - started) * 1000.0, 3)
+        trace["numSegmentsMissing"] = num_missing

@@ -226,3 +226,32 @@ def test_editor_completes_table_and_column_names(page, console_cluster):
     type_query(page, "select count(*) from airlineStats where DaysSi")
     page.keyboard.press("Control+Space")
     expect(page.locator(".cm-tooltip-autocomplete")).to_contain_text("DaysSinceEpoch")
+
+
+def test_tracing_shows_each_servers_and_segments_timings(page, console_cluster):
+    sql = "select Carrier, count(*) from airlineStats group by Carrier order by Carrier limit 5"
+    page.goto("/console/query")
+    run(page, sql)
+    expect(page.get_by_role("tab", name="Trace")).to_be_disabled()  # not traced
+    page.locator("#tracing").check()
+    run(page, sql)
+    page.get_by_role("tab", name="Trace").click()
+    table = page.get_by_test_id("trace-table")
+    expect(table.locator("thead th")).to_have_text(
+        ["Server", "Segment", "Operator", "Time (ms)", "Docs scanned"]
+    )
+    # the same servers and segments the broker's traceInfo names for this query
+    traced = console_cluster.api("POST", "/sql", json={"sql": sql, "trace": True}).json()
+    servers = sorted(traced["traceInfo"])
+    segments = sorted(s["segment"] for i in traced["traceInfo"].values() for s in i["segments"])
+    assert len(servers) == 2 and len(segments) == 4
+    expect(table.locator("tr.trace-server")).to_have_count(2)
+    for server in servers:
+        expect(table.locator(f'tr.trace-server[data-server="{server}"] td').nth(2)).to_have_text(
+            "Round trip (broker)"
+        )
+    for segment in segments:
+        rows = table.locator(f'tr.trace-segment[data-segment="{segment}"]')
+        expect(rows.first.locator("td").nth(2)).to_have_text("SegmentPruner")
+        expect(rows.last.locator("td").nth(3)).to_have_text(re.compile(r"^\d+(\.\d+)?$"))
+    screenshot(page, "query-trace")

@@ -1,4 +1,4 @@
-// The query console: table sidebar, SQL editor, results grid, stats, chart, JSON and history.
+// The query console: table sidebar, SQL editor, results grid, stats, chart, trace, JSON and history.
 // Queries go to the controller's POST /sql, which forwards them to a broker of the table.
 import { EditorView, EditorState, basicSetup, sql, StandardSQL, keymap, Prec, Compartment, placeholder } from "../vendor/codemirror.js";
 import { api, ApiError } from "./api.js";
@@ -178,6 +178,44 @@ function renderStats(response) {
   $("#stats").hidden = false;
 }
 
+// traceInfo (Tracing checked): per server, the broker's round trip, the server's own stages,
+// then each segment's operators, one row per timing.
+function traceRows(traceInfo) {
+  const rows = [];
+  const num = (v) => el("td", { class: "num" }, v === undefined ? "–" : String(v));
+  for (const [server, info] of Object.entries(traceInfo).sort(([a], [b]) => a.localeCompare(b))) {
+    rows.push(el("tr", { class: "trace-server", "data-server": server },
+      el("td", { class: "mono" }, server), el("td", {}, "–"),
+      el("td", {}, info.responded ? "Round trip (broker)" : "Round trip (no answer)"), num(info.timeUsedMs), num()));
+    for (const op of info.operators || []) {
+      rows.push(el("tr", {}, el("td", { class: "mono" }, server), el("td", {}, "–"), el("td", {}, op.operator), num(op.timeMs), num()));
+    }
+    for (const segment of info.segments || []) {
+      for (const op of segment.operators || []) {
+        rows.push(el("tr", { class: "trace-segment", "data-segment": segment.segment },
+          el("td", { class: "mono" }, server), el("td", { class: "mono" }, segment.segment),
+          el("td", {}, op.operator), num(op.timeMs), num(segment.numDocsScanned)));
+      }
+    }
+  }
+  return rows;
+}
+
+function renderTrace(response) {
+  const traceInfo = response.traceInfo;
+  $("#tab-trace").disabled = !traceInfo;
+  $("#tab-trace").title = traceInfo ? "" : "Run the query with Tracing checked";
+  if (!traceInfo) {
+    clear($("#trace"));
+    if ($("#tab-trace").classList.contains("active")) selectTab("table");
+    return;
+  }
+  clear($("#trace"), el("div", { class: "table-wrap" }, el("table", { class: "data", "data-testid": "trace-table" },
+    el("thead", {}, el("tr", {}, el("th", {}, "Server"), el("th", {}, "Segment"), el("th", {}, "Operator"),
+      el("th", { class: "num" }, "Time (ms)"), el("th", { class: "num" }, "Docs scanned"))),
+    el("tbody", {}, traceRows(traceInfo)))));
+}
+
 function renderError(title, exceptions) {
   clear($("#query-error"), el("strong", {}, title),
     el("ul", {}, exceptions.map((e) => el("li", { "data-testid": "query-exception" },
@@ -214,6 +252,7 @@ async function runQuery({ push = true } = {}) {
   lastResponse = response;
   rawJson.set(response);
   renderStats(response);
+  renderTrace(response);
   const exceptions = response.exceptions || [];
   const table = response.resultTable;
   if (exceptions.length) renderError(table ? "The query returned partial results with errors" : "The broker returned an error", exceptions);

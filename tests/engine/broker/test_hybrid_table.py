@@ -173,3 +173,28 @@ def test_broker_prunes_by_time_and_partition(hybrid):
     assert pruned["resultTable"]["rows"] == [[0]] and pruned["exceptions"] == []
     kept = query(broker, f"SELECT COUNT(*) FROM {RAW}_OFFLINE WHERE Month IN (1, 2)")
     assert kept["numSegmentsQueried"] == 2
+
+
+def test_trace_reports_each_servers_stages_and_segments(hybrid):
+    broker, _ = hybrid
+    sql = f"SELECT Carrier, COUNT(*) FROM {RAW} GROUP BY Carrier ORDER BY Carrier LIMIT 50"
+    url = f"http://127.0.0.1:{broker.port}/query/sql"
+    plain = requests.post(url, json={"sql": sql}, timeout=30).json()
+    traced = requests.post(url, json={"sql": sql, "trace": True}, timeout=30).json()
+    assert "traceInfo" not in plain
+    assert traced["exceptions"] == [] and traced["resultTable"] == plain["resultTable"]
+    # one server holds both halves: its two answers are filed under it together
+    ((instance, info),) = traced["traceInfo"].items()
+    assert instance.startswith("Server_") and info["responded"]
+    assert sorted(s["segment"] for s in info["segments"]) == ["off_a", "off_b", "rt_a"]
+    assert sum(s["numDocsScanned"] for s in info["segments"]) == traced["numDocsScanned"]
+    for segment in info["segments"]:
+        names = [op["operator"] for op in segment["operators"]]
+        assert names[0] == "SegmentPruner" and names[-1] == "GroupByOperator", names
+    names = [op["operator"] for op in info["operators"]]
+    assert names.count("ServerQueryPlanning") == 2 and names.count("CombineOperator") == 2
+    assert info["serverTimeMs"] > 0 and info["timeUsedMs"] >= 0
+    # the trace query option does the same
+    option = query(broker, f"SET trace = true; {sql}")
+    assert list(option["traceInfo"]) == [instance]
+    assert len(option["traceInfo"][instance]["segments"]) == 3
