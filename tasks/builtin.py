@@ -17,3 +17,8 @@ register(
     generator="tasks.generators.realtime_to_offline:RealtimeToOfflineSegmentsTaskGenerator",
     executor="tasks.executors.realtime_to_offline:RealtimeToOfflineSegmentsTaskExecutor",
 )
+register(
+    "MergeRollupTask",
+    generator="tasks.generators.merge_rollup:MergeRollupTaskGenerator",
+    executor="tasks.executors.merge_rollup:MergeRollupTaskExecutor",
+)
