@@ -164,16 +164,19 @@ def test_queries_never_double_count_or_miss_rows_during_a_swap(swap: Swap):
     (c, tar_c), (d, tar_d) = swap.merged.items()
     with QueryLoop(cluster, (swap.rows, swap.distance)) as loop:
         loop.enter("before")
+        loop.phase = "starting"
         entry = start_replace_segments(controller, TABLE, "OFFLINE", [swap.a, swap.b], [c])
         loop.enter("started")
         upload(cluster, tar_c)
         wait_online(cluster, c)
         # C is loaded on both servers, yet invisible while the entry is IN_PROGRESS
         loop.enter("uploaded", settle_s=1.0)
+        loop.phase = "ending"  # a query running across a step belongs to neither side
         end_replace_segments(controller, TABLE, "OFFLINE", entry)
         loop.phase = "ended"
         loop.wait_segments("ended", 2)  # C and the third day
         loop.enter("ended")
+        loop.phase = "reverting"
         revert_replace_segments(controller, TABLE, "OFFLINE", entry)
         loop.phase = "reverted"
         loop.wait_segments("reverted", 3)
@@ -187,6 +190,7 @@ def test_queries_never_double_count_or_miss_rows_during_a_swap(swap: Swap):
         with pytest.raises(LineageRequestError) as refused:
             revert_replace_segments(controller, TABLE, "OFFLINE", abandoned)
         assert refused.value.status == 409 and "forceRevert" in refused.value.message
+        loop.phase = "force-reverting"
         revert_replace_segments(controller, TABLE, "OFFLINE", abandoned, force_revert=True)
         loop.enter("force-reverted")
 
