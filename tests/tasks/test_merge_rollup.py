@@ -23,6 +23,7 @@ import pyarrow as pa
 import pytest
 import requests
 
+from tasks.errors import SubtaskFailedError
 from tests.engine.query import conformance
 from tests.tasks.conftest import TaskCluster, start_task_cluster, stop_task_cluster
 
@@ -289,3 +290,70 @@ def test_a_failed_upload_reverts_and_keeps_every_answer(task_cluster, airline_da
     assert answer["numSegmentsQueried"] == len(inputs)  # one merged segment for one input
     entries = lineage(task_cluster, table)
     assert sorted(e["state"] for e in entries.values()) == ["COMPLETED", "REVERTED"]
+
+
+def test_a_retried_subtask_replaces_its_own_attempt(task_cluster, airline_days, tmp_path,
+                                                    spark, monkeypatch):  # fmt: skip
+    """The executor run in this process with a subtask config as the generator writes it: a
+    first attempt that dies after its uploads (no end, no revert, as a killed minion) leaves
+    an IN_PROGRESS entry; the retry's forceCleanup reverts it and deletes its uploads, so the
+    table ends with one copy of every row; a third run after the swap is a no-op; a subtask
+    whose inputs are gone fails without touching anything."""
+    from tasks.executors import merge_rollup as executor
+    from tasks.executors.base import SubtaskContext
+
+    days = [[{"Carrier": r["Carrier"], "Origin": r["Origin"], "Distance": r["Distance"],
+              "NumFlights": 1, "MaxArrDelay": r["ArrDelay"] or 0, "DaysSinceEpoch": r["DaysSinceEpoch"]}
+             for r in day] for day in airline_days[1:4]]  # fmt: skip
+    rows = [r for day in days for r in day]
+    tars = day_tars(days, FLIGHTS_SCHEMA, FLIGHTS_CONFIG, tmp_path)
+    table = load_table(task_cluster, FLIGHTS_SCHEMA, FLIGHTS_CONFIG, tars, WEEKLY_CONCAT)
+    sql = f"SELECT COUNT(*), SUM(Distance) FROM {table}"
+    total = [[len(rows), float(sum(r["Distance"] for r in rows))]]
+    wait_answer(task_cluster, sql, total)
+    metadata = task_cluster.call("GET", f"/segments/{table}/zkmetadata?type=OFFLINE").json()
+    inputs = sorted(metadata)
+    configs = {
+        "tableName": f"{table}_OFFLINE", "segmentName": ",".join(inputs),
+        "downloadURL": ",".join(metadata[s]["segment.download.url"] for s in inputs),
+        "uploadURL": f"{task_cluster.controller_url}/segments", "enableReplaceSegments": "true",
+        "mergeType": "concat", "mergeLevel": "7day", "partitionBucketTimePeriod": "7d",
+        "roundBucketTimePeriod": "", "maxNumRecordsPerSegment": "5000000",
+        "eraseDimensionValues": "", "segmentNamePrefix": f"merged_7day_1_0_{table}",
+    }  # fmt: skip
+
+    def run(attempt: int, **overrides) -> dict:
+        ctx = SubtaskContext(TASK, "Task_MergeRollupTask_x_1_0", attempt,
+                             {**configs, **overrides}, "test", lambda _message: None)  # fmt: skip
+        return executor.MergeRollupTaskExecutor().execute(ctx)
+
+    class Killed(Exception):
+        pass
+
+    def killed(*_args, **_kwargs):
+        raise Killed()
+
+    with monkeypatch.context() as patch:
+        patch.setattr(executor, "end_replace_segments", killed)
+        patch.setattr(executor, "revert_replace_segments", lambda *a, **k: None)
+        with pytest.raises(Killed):
+            run(1)
+    (first,) = lineage(task_cluster, table).values()
+    assert first["state"] == "IN_PROGRESS" and first["segmentsFrom"] == inputs
+    outputs = first["segmentsTo"]
+    assert sorted(zk_custom_maps(task_cluster, table)) == sorted(inputs + outputs)
+    wait_answer(task_cluster, sql, total)  # the uploads are hidden while IN_PROGRESS
+
+    result = run(2)
+    assert result["segmentsTo"] == outputs  # the same names: the retry replaced its attempt
+    states = sorted(e["state"] for e in lineage(task_cluster, table).values())
+    assert states == ["COMPLETED", "REVERTED"]
+    answer = wait_answer(task_cluster, sql, total)
+    assert answer["numSegmentsQueried"] == len(outputs)
+    assert sorted(zk_custom_maps(task_cluster, table)) == sorted(inputs + outputs)
+
+    assert run(3)["alreadyReplaced"] is True
+    assert len(lineage(task_cluster, table)) == 2
+    with pytest.raises(SubtaskFailedError, match="no longer has the segments"):
+        run(4, segmentName=f"{inputs[0]},gone_segment")
+    wait_answer(task_cluster, sql, total)
