@@ -5,9 +5,12 @@ and FakeServers on the real ZooKeeper."""
 from __future__ import annotations
 
 import copy
+import threading
 
 import pytest
+from django.db import connection
 
+from cluster.errors import Conflict
 from cluster.logic import segment_lineage
 from cluster.logic.lineage_retention import clean_up_lineage
 from engine.clusterstate.lineage import read_lineage
@@ -247,3 +250,29 @@ def test_time_retention_leaves_segments_of_a_live_entry_to_the_lineage(api, stor
     assert report["deletedByLineage"] == {}
     assert sorted(store.ideal_state(TABLE).segments) == sorted([a, c])
     assert entries(api)[entry_id]["state"] == "IN_PROGRESS"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_racing_starts_on_the_same_segments_admit_exactly_one(store, table):
+    a, b, others, _ = table
+    (c, _), (d, _) = others
+    results: list[object] = []
+    barrier = threading.Barrier(4)
+
+    def attempt(target: str) -> None:
+        barrier.wait()
+        try:
+            results.append(segment_lineage.start_replace_segments(store, TABLE, [a, b], [target]))
+        except Conflict as exc:
+            results.append(exc)
+        finally:
+            connection.close()  # this thread's database connection
+
+    threads = [threading.Thread(target=attempt, args=(t,)) for t in (c, d, f"{c}_x", f"{d}_x")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    winners = [r for r in results if isinstance(r, str)]
+    assert len(winners) == 1 and len(results) == 4, results
+    assert list(read_lineage(store, TABLE).entries) == winners
