@@ -33,6 +33,7 @@ from tasks.errors import SubtaskFailedError
 from tasks.executors.base import SubtaskContext, TaskExecutor
 from tasks.generators.base import UPLOAD_URL_KEY
 from tasks.generators.purge import (
+    CRC_KEY,
     DOWNLOAD_URL_KEY,
     KEEP_EMPTY_KEY,
     MODIFY_PREFIX,
@@ -79,6 +80,33 @@ def upload(controller: str, raw_table: str, table_type: str, segment_dir: Path,
     return pushed.message
 
 
+def current_crc(controller: str, raw_table: str, table_type: str, segment: str) -> str | None:
+    """The segment's CRC in ZooKeeper now; None when the table no longer has it."""
+    try:
+        response = requests.get(f"{controller}/segments/{raw_table}/zkmetadata",
+                                params={"type": table_type}, timeout=60)  # fmt: skip
+    except requests.RequestException as exc:
+        raise SubtaskFailedError(f"reading the metadata of segment {segment}: {exc}") from exc
+    if response.status_code >= 300:
+        raise SubtaskFailedError(f"reading the metadata of segment {segment} failed: HTTP "
+                                 f"{response.status_code} {controller_message(response)}")  # fmt: skip
+    fields = response.json().get(segment)
+    return None if fields is None else str(fields.get("segment.crc", ""))
+
+
+def check_unchanged(segment: str, purged_crc: str | None, now_crc: str | None) -> bool:
+    """Whether the purged copy may replace the segment: False when the segment is gone
+    (nothing to replace: uploading would bring deleted data back); SubtaskFailedError when
+    it was replaced since the subtask was generated (the purge would undo that change)."""
+    if now_crc is None:
+        return False
+    if purged_crc and now_crc != purged_crc:
+        raise SubtaskFailedError(f"segment {segment} changed while it was purged (CRC "
+                                 f"{purged_crc}, now {now_crc}); the next run purges the new "
+                                 f"copy")  # fmt: skip
+    return True
+
+
 def delete_segment(controller: str, raw_table: str, table_type: str, segment: str) -> None:
     try:
         response = requests.delete(f"{controller}/segments/{raw_table}/{segment}",
@@ -120,6 +148,16 @@ class PurgeTaskExecutor(TaskExecutor):
                 minion_spark(), segment_dir, schema, table_config, spec, work / "out",
                 int(time.time() * 1000), keep_empty=configs.get(KEEP_EMPTY_KEY) == "true",
             )  # fmt: skip
+            if not check_unchanged(
+                segment,
+                configs.get(CRC_KEY),
+                current_crc(controller, raw_table, table_type, segment),
+            ):
+                return {
+                    "segmentName": segment,
+                    "numRecordsBefore": before,
+                    "skipped": "the segment was deleted meanwhile; nothing uploaded",
+                }
             if result is None:
                 ctx.report_progress(f"deleting segment {segment}: no record is left")
                 delete_segment(controller, raw_table, table_type, segment)

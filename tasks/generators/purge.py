@@ -42,6 +42,9 @@ RECORD_MODIFIER_KEY = "recordModifier"
 SEGMENT_NAME_KEY = "segmentName"
 DOWNLOAD_URL_KEY = "downloadURL"
 PURGE_TIME_KEY = "PurgeTask.time"  # the custom.map key; spark_jobs.minion.purge writes it
+# Pinot's ORIGINAL_SEGMENT_CRC_KEY: the CRC the subtask purges; the minion uploads nothing
+# when the segment changed or went meanwhile (a refresh, retention)
+CRC_KEY = "crc"
 KEEP_EMPTY_KEY = "keepEmptySegment"  # "true": rewrite as an empty segment rather than delete
 _PASSED = (PURGE_FILTER_KEY, RECORD_PURGER_KEY, RECORD_MODIFIER_KEY)
 
@@ -134,14 +137,15 @@ class PurgeTaskGenerator(TaskGenerator):
             last = last_purge_ms(metadata.extra.get("custom.map"))
             if last is not None and ctx.now_ms - last < threshold:
                 continue
-            due.append((last is not None, last or 0, segment, metadata.download_url))
+            due.append((last is not None, last or 0, segment, metadata.download_url,
+                        metadata.crc))  # fmt: skip
         passed = {k: v for k, v in task_config.items()
                   if k in _PASSED or k.startswith(MODIFY_PREFIX)}  # fmt: skip
         return [
             {TABLE_NAME_KEY: ctx.table_name, SEGMENT_NAME_KEY: segment,
-             DOWNLOAD_URL_KEY: url, UPLOAD_URL_KEY: f"{ctx.controller_url}/segments", **passed,
-             **({KEEP_EMPTY_KEY: "true"} if segment in keep else {})}
-            for _, _, segment, url in sorted(due)
+             DOWNLOAD_URL_KEY: url, UPLOAD_URL_KEY: f"{ctx.controller_url}/segments",
+             CRC_KEY: str(crc), **passed, **({KEEP_EMPTY_KEY: "true"} if segment in keep else {})}
+            for _, _, segment, url, crc in sorted(due)
         ]  # fmt: skip
 
 

@@ -120,7 +120,8 @@ class _Store:
         last = self.segments[segment]
         custom = orjson.dumps({PURGE_TIME_KEY: str(last)}).decode() if last is not None else None
         extra = {"custom.map": custom} if custom else {}
-        return SimpleNamespace(extra=extra, download_url=f"http://c/segments/t/{segment}")
+        return SimpleNamespace(extra=extra, download_url=f"http://c/segments/t/{segment}",
+                               crc=f"crc-{segment}")  # fmt: skip
 
 
 def test_generator_order_and_threshold():
@@ -135,7 +136,8 @@ def test_generator_order_and_threshold():
     assert [c["segmentName"] for c in configs] == ["never", "older", "old"]
     assert configs[0] == {"tableName": "t_OFFLINE", "segmentName": "never",
                           "downloadURL": "http://c/segments/t/never",
-                          "uploadURL": "http://c/segments", "purgeFilter": "Carrier = 'AA'"}  # fmt: skip
+                          "uploadURL": "http://c/segments", "crc": "crc-never",
+                          "purgeFilter": "Carrier = 'AA'"}  # fmt: skip
     weekly = PurgeTaskGenerator().generate(ctx, {"tableName": "t_OFFLINE"},
                                            {"lastPurgeTimeThresholdPeriod": "35d"})  # fmt: skip
     assert [c["segmentName"] for c in weekly] == ["never", "older"]
@@ -177,3 +179,14 @@ def test_generator_on_realtime_purges_completed_segments_only():
     # each partition's newest completed segment is kept even when nothing is left in it
     keep = {c["segmentName"] for c in configs if c.get("keepEmptySegment") == "true"}
     assert keep == {names[0, 1], names[1, 0]}
+
+
+def test_a_segment_changed_or_gone_meanwhile_is_not_replaced():
+    from tasks.errors import SubtaskFailedError
+    from tasks.executors.purge import check_unchanged
+
+    assert check_unchanged("s", "11", "11") is True
+    assert check_unchanged("s", None, "11") is True  # a subtask generated without a CRC
+    assert check_unchanged("s", "11", None) is False  # deleted meanwhile (e.g. retention)
+    with pytest.raises(SubtaskFailedError, match=r"segment s changed while it was purged"):
+        check_unchanged("s", "11", "12")  # refreshed meanwhile: the purge would undo it
