@@ -51,6 +51,14 @@ class StartReplaceResponse(serializers.Serializer):
     segmentLineageEntryId = serializers.CharField()
 
 
+class EndReplaceRequest(serializers.Serializer):
+    segmentsTo = serializers.ListField(
+        child=serializers.CharField(), required=False,
+        help_text="optional (Pinot's EndReplaceSegmentsRequest); must match the entry's",
+    )  # fmt: skip
+    customMap = serializers.DictField(child=serializers.CharField(), required=False)
+
+
 class EntryParams(TableTypeParam):
     segmentLineageEntryId = serializers.CharField(help_text="from startReplaceSegments")
 
@@ -80,9 +88,9 @@ class SegmentLineageSerializer(serializers.Serializer):
     customMap = serializers.DictField(child=serializers.CharField(), required=False)
 
 
-def _body(request) -> dict:
+def _body(request, serializer_class: type[serializers.Serializer]) -> dict:
     data = request.data if request.data not in (None, "") else {}
-    serializer = StartReplaceRequest(data=data)
+    serializer = serializer_class(data=data)
     serializer.is_valid(raise_exception=True)
     return serializer.validated_data
 
@@ -101,7 +109,7 @@ class StartReplaceSegmentsView(APIView):
     )
     def post(self, request, table: str):
         params = query(request, StartReplaceParams)
-        body = _body(request)
+        body = _body(request, StartReplaceRequest)
         row = table_row(table, params.get("type"))
         entry_id = start_replace_segments(
             store(), row.name_with_type, list(body["segmentsFrom"]), list(body["segmentsTo"]),
@@ -117,17 +125,21 @@ class EndReplaceSegmentsView(APIView):
         description="Marks the entry COMPLETED once every segmentsTo is uploaded and ONLINE "
         "(waiting up to 30 s); brokers then route segmentsTo instead of segmentsFrom, which "
         "retention deletes after segmentsConfig.replacedSegmentsRetentionPeriod (1d). Ending a "
-        "COMPLETED entry again succeeds; a REVERTED one is a 409. " + _ERRORS,
+        "COMPLETED entry again succeeds; a REVERTED one is a 409. A body's segmentsTo must "
+        "be the entry's: segments uploaded under other names were never hidden. " + _ERRORS,
         tags=TAG,
         parameters=[EntryParams],
-        request=None,
+        request=EndReplaceRequest,
         responses={200: LineageStateResponse},
     )
     def post(self, request, table: str):
         params = query(request, EntryParams)
+        body = _body(request, EndReplaceRequest)
         row = table_row(table, params.get("type"))
         entry_id = params["segmentLineageEntryId"]
-        state = end_replace_segments(store(), row.name_with_type, entry_id)
+        state = end_replace_segments(
+            store(), row.name_with_type, entry_id, segments_to=body.get("segmentsTo")
+        )
         return Response({"segmentLineageEntryId": entry_id, "state": state.value})
 
 

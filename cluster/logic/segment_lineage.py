@@ -180,13 +180,23 @@ def _without_targets(entry: LineageEntry, names: set[str]) -> LineageEntry:
 
 # --- end -------------------------------------------------------------------------------------
 def end_replace_segments(
-    store: ClusterStore, table: str, entry_id: str, *, online_wait_s: float | None = None
+    store: ClusterStore,
+    table: str,
+    entry_id: str,
+    *,
+    segments_to: list[str] | None = None,
+    online_wait_s: float | None = None,
 ) -> LineageEntryState:
     """Mark the entry COMPLETED once all its segmentsTo are ONLINE (a COMPLETED entry is left
     as it is, so a retried call succeeds). 404 for an unknown entry; 409 if it was reverted,
     if a segmentsTo was never uploaded or stays not ONLINE, or a segmentsFrom is gone."""
     lineage = read_lineage(store, table) or SegmentLineage(table)
     entry = _entry(lineage, entry_id)
+    if segments_to is not None and set(segments_to) != set(entry.segments_to):
+        # Pinot lets end rename the targets; here segments the entry did not hide while they
+        # were uploaded were visible to queries, so the swap was not atomic
+        raise BadRequest(f"segmentsTo {sorted(segments_to)} differ from those of lineage entry "
+                         f"{entry_id} ({sorted(entry.segments_to)}), fixed at start")  # fmt: skip
     if entry.state is COMPLETED:
         return COMPLETED
     _check_endable(table, entry_id, entry)

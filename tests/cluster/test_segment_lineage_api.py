@@ -82,6 +82,9 @@ def test_start_upload_end_then_revert(api, store, table):
 
     assert upload(api, tar_c).status_code == 200
     settle()
+    url = f"{BASE}/endReplaceSegments?type=OFFLINE&segmentLineageEntryId={entry_id}"
+    renamed = api.post(url, {"segmentsTo": ["other"]}, format="json")
+    assert renamed.status_code == 400 and "fixed at start" in renamed.json()["error"]
     done = call(api, "end", entry_id)
     assert done.status_code == 200, done.content
     assert done.json() == {"segmentLineageEntryId": entry_id, "state": "COMPLETED"}
