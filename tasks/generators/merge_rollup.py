@@ -74,6 +74,7 @@ def check_table(table_config: dict, table_name: str) -> None:
         if upsert != "NONE" or dedup:
             raise TaskConfigError(TASK_TYPE, "a table with upsert or dedup enabled is not "
                                              "supported (use UpsertCompactionTask)")  # fmt: skip
+        return
     push_type = TableConfig.from_json(table_config).push_type
     if push_type == "REFRESH":
         raise TaskConfigError(TASK_TYPE, "a REFRESH table is not supported (its pushes replace "

@@ -1,6 +1,7 @@
 """MergeRollupTask's planning rules, kept free of I/O so the generator and its
-tests share them: the level configs, bucket windows after a level's watermark, which
-segments a window merges, and Pinot's output names.
+tests share them: the level configs, the buckets to merge after a level's watermark
+(plan_buckets), their split by partition and by maxNumRecordsPerTask, and Pinot's output
+name prefix.
 
 Task config keys (all strings): ``<level>.mergeType`` (concat | rollup | dedup),
 ``<level>.bucketTimePeriod`` and ``<level>.bufferTimePeriod`` (required),

@@ -178,3 +178,24 @@ def test_bad_tables_and_configs_are_refused(store):
     with pytest.raises(TaskConfigError) as caught:
         generator.validate(table_config(), {**CONFIG, "1day.bucketTimePeriod": "daily"})
     assert caught.value.key == "MergeRollupTask.1day.bucketTimePeriod"
+
+
+def test_realtime_tables_merge_only_completed_segments_before_the_consuming_ones(store):
+    def put(name, day, status, docs=10):
+        store.put_segment_metadata(SegmentZKMetadata(
+            segment_name=name, table_name_with_type="rt_REALTIME", total_docs=docs,
+            start_time=day, end_time=day, time_unit="DAYS", download_url=f"http://c/{name}",
+            extra={"segment.realtime.status": status}))  # fmt: skip
+
+    put("rt__0__0__x", D0, "DONE")
+    put("rt__0__1__x", D0 + 1, "DONE")
+    put("rt__1__0__x", D0 + 1, "IN_PROGRESS")  # consuming since day D0+1
+    put("rt__0__2__x", D0 + 2, "DONE")
+    put("rt__0__3__x", D0, "DONE", docs=0)  # empty
+    ctx = GenerationContext(store, "rt_REALTIME", (D0 + 30) * DAY, TriggeredBy.MANUAL_TRIGGER,
+                            "http://ctl:9000", lambda: [])  # fmt: skip
+    config = {**CONFIG, "1day.maxNumParallelBuckets": "10"}
+    realtime = {"tableName": "rt_REALTIME", "tableType": "REALTIME",
+                "segmentsConfig": {"timeColumnName": "DaysSinceEpoch"}}  # fmt: skip
+    configs = MergeRollupTaskGenerator().generate(ctx, realtime, config)
+    assert [c["segmentName"] for c in configs] == ["rt__0__0__x"]
