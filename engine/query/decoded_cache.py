@@ -1,5 +1,6 @@
 """A byte-bounded LRU of decoded column data (forward indexes, raw values, string
-dictionaries as numpy), one per ``engine.query.QueryEngine``.
+dictionaries as numpy) and of what a filter predicate resolved to on a segment (dictionary
+ids, index doc sets), one per ``engine.query.QueryEngine``.
 
 Segments keep forward indexes chunk-compressed on disk; decoding a 5M-row column costs far
 more than scanning it, so hot columns stay decoded here, like Pinot's HEAP load mode, but
@@ -10,11 +11,15 @@ called, so a refreshed segment is never served stale.
 
 from __future__ import annotations
 
+import sys
 import threading
 import weakref
 from collections import OrderedDict
 
 import numpy as np
+from pyroaring import BitMap
+
+from engine.query.docset import DocSet
 
 
 def _nbytes(value) -> int:
@@ -22,6 +27,12 @@ def _nbytes(value) -> int:
         return int(value.nbytes) if value.dtype != object else int(value.size) * 64
     if isinstance(value, tuple):
         return sum(_nbytes(v) for v in value if v is not None)
+    if isinstance(value, BitMap):
+        return sys.getsizeof(value)  # roaring reports its containers' bytes
+    if isinstance(value, DocSet):
+        return 64 + sum(
+            _nbytes(v) for v in (value.bitmap, value.mask, value.doc_ids) if v is not None
+        )
     return 64
 
 

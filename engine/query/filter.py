@@ -102,6 +102,19 @@ def _typed_literals(leaf: Leaf, meta) -> Leaf:
     return Leaf(Function(leaf.op, args), leaf.op, leaf.lhs, tuple(values), leaf.column)
 
 
+_INDEX_PATHS = frozenset({"FILTER_SORTED_INDEX", "FILTER_INVERTED_INDEX"})
+
+
+def _memo_key(kind: str, leaf: Leaf) -> tuple | None:
+    """The per-segment cache key of what ``leaf`` resolves to; None if it cannot be hashed."""
+    key = (kind, leaf.op, leaf.lhs, leaf.operands)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
 class FilterEvaluator:
     """Evaluates one filter tree on one segment and counts the entries it scanned."""
 
@@ -207,6 +220,12 @@ class FilterEvaluator:
             return self._range_docs(leaf)
         if meta is None or not meta.has_dictionary:
             return self._scan_values(leaf, candidates, meta)
+        # An index answer depends only on the predicate and the immutable segment: a repeated
+        # query reuses it instead of reading and copying the index again.
+        key = _memo_key("docs", leaf) if path in _INDEX_PATHS else None
+        cached = self.view.memo(key) if key is not None else None
+        if cached is not None:
+            return cached
         match = self.match_ids(leaf)
         if match is None:  # nothing in the dictionary matches
             return DocSet.all(self.n) if leaf.exclusive else DocSet.empty(self.n)
@@ -221,7 +240,13 @@ class FilterEvaluator:
             docs = None
         if docs is None:
             return self._scan_ids(leaf, match, candidates, meta)
-        return complement(docs) if leaf.exclusive else docs
+        docs = complement(docs) if leaf.exclusive else docs
+        if key is not None:
+            for array in (docs.mask, docs.doc_ids):
+                if array is not None:  # shared from now on: a write would be a bug
+                    array.flags.writeable = False
+            self.view.remember(key, docs)
+        return docs
 
     def _range_by_min_max(self, leaf: Leaf, meta, path: str, candidates) -> DocSet | None:
         """All or no docs when the segment's min/max lie inside or outside the range; else,
@@ -252,7 +277,19 @@ class FilterEvaluator:
     # ---- dictionary matching -------------------------------------------------------------------
     def match_ids(self, leaf: Leaf):
         """Dictionary ids the (inclusive form of the) predicate accepts: ("range", s, e),
-        ("ids", sorted array) or None when no id matches."""
+        ("ids", sorted array) or None when no id matches. Kept per segment and predicate in
+        the decoded cache: a repeated query's predicate resolves to the same ids in the same
+        immutable dictionary, and resolving costs dictionary searches (or, for an expression
+        or a LIKE, an evaluation over the whole dictionary) on every query otherwise."""
+        key = _memo_key("match", leaf)
+        cached = self.view.memo(key) if key is not None else None
+        if cached is None:
+            cached = (self._resolve_ids(leaf),)
+            if key is not None:
+                self.view.remember(key, cached)
+        return cached[0]
+
+    def _resolve_ids(self, leaf: Leaf):
         reader = self.view.reader(leaf.column)
         dictionary = reader.dictionary
         op = _EXCLUSIVE.get(leaf.op, leaf.op)

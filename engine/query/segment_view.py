@@ -66,6 +66,14 @@ class SegmentView:
         meta = self.meta(column)
         return meta.single_value and meta.has_dictionary
 
+    def memo(self, key):
+        """A value kept for this segment by ``remember`` (None when absent or evicted)."""
+        return self._cache.get(key)
+
+    def remember(self, key, value) -> None:
+        """Keep ``value`` (not None) for this segment across queries, in the decoded cache."""
+        self._cache[key] = value
+
     def dictionary(self, column: str) -> np.ndarray:
         """Sorted distinct values as numpy (object dtype for strings/bytes)."""
         key = ("dict", column)

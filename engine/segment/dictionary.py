@@ -36,19 +36,24 @@ class Dictionary:
         self.data_type = data_type
         self.values = values
         self._numeric = isinstance(values, np.ndarray)
+        # lookups go through a plain ndarray view of the memory map: every np.memmap result
+        # (a searchsorted, an item) runs memmap's Python-level __array_finalize__, which cost
+        # more than the binary search itself
+        self._plain = values.view(np.ndarray) if self._numeric else None
 
     def __len__(self) -> int:
         return len(self.values)
 
     def get(self, dict_id: int) -> object:
         """The value of ``dict_id`` in stored form (Python scalar)."""
-        value = self.values[dict_id]
-        return value.item() if self._numeric else value.as_py()
+        if self._numeric:
+            return self._plain[dict_id].item()
+        return self.values[dict_id].as_py()
 
     def take(self, dict_ids: np.ndarray) -> np.ndarray:
         """Decode ids to values as a numpy array (object dtype for variable-width types)."""
         if self._numeric:
-            return np.asarray(self.values)[dict_ids]
+            return self._plain[dict_ids]
         return self.values.take(pa.array(np.asarray(dict_ids, dtype=np.int64))).to_numpy(
             zero_copy_only=False
         )
@@ -78,7 +83,7 @@ class Dictionary:
     def _count_less(self, value: object, inclusive: bool) -> int:
         """Number of dictionary values < value (or <= when ``inclusive``), by binary search."""
         if self._numeric:
-            return int(np.searchsorted(self.values, value, side="right" if inclusive else "left"))
+            return int(self._plain.searchsorted(value, side="right" if inclusive else "left"))
         # Arrow sorts strings and bytes by their bytes, which for UTF-8 is code point order,
         # the order Python compares them in, so bisect over the Arrow array agrees with it.
         search = bisect.bisect_right if inclusive else bisect.bisect_left
