@@ -22,6 +22,7 @@ subtask writes the same segment names (its lineage entry replaces the earlier at
 
 from __future__ import annotations
 
+import orjson
 from kazoo.exceptions import BadVersionError, NodeExistsError
 
 from engine.broker.pruning import recorded_partitions
@@ -58,6 +59,7 @@ MAX_RECORDS_KEY = "maxNumRecordsPerSegment"
 ERASE_KEY = "eraseDimensionValues"
 NAME_PREFIX_KEY = "segmentNamePrefix"
 REPLACE_KEY = "enableReplaceSegments"
+SHOULD_NOT_MERGE_KEY = "shouldNotMerge"  # in a segment's ZK custom.map
 
 
 def _kind(table_config: dict, table_name: str) -> str:
@@ -81,13 +83,12 @@ def check_table(table_config: dict, table_name: str) -> None:
                                          "the segments a merge would replace)")  # fmt: skip
 
 
-def _custom_level(metadata) -> str | None:
-    import orjson
-
+def _custom_map(metadata) -> dict:
     try:
-        return orjson.loads(metadata.extra.get("custom.map") or "{}").get(MERGE_LEVEL_KEY)
-    except (orjson.JSONDecodeError, AttributeError):
-        return None
+        custom = orjson.loads(metadata.extra.get("custom.map") or "{}")
+    except orjson.JSONDecodeError:
+        return {}
+    return custom if isinstance(custom, dict) else {}
 
 
 def candidate_segments(ctx: GenerationContext, table_config: dict) -> list[SegmentInfo]:
@@ -106,7 +107,9 @@ def candidate_segments(ctx: GenerationContext, table_config: dict) -> list[Segme
         consuming_start = min(starts) if starts else None
     out = []
     for meta in metas:
-        if meta.total_docs <= 0:
+        custom = _custom_map(meta)
+        # Pinot's MergeTask.shouldNotMerge: another task holds the segment back
+        if meta.total_docs <= 0 or str(custom.get(SHOULD_NOT_MERGE_KEY)).lower() == "true":
             continue
         if meta.start_time is None or meta.end_time is None:
             continue
@@ -117,7 +120,7 @@ def candidate_segments(ctx: GenerationContext, table_config: dict) -> list[Segme
         partitions, _ = recorded_partitions(meta.extra.get("segment.partition.metadata"),
                                             meta.segment_name)  # fmt: skip
         out.append(SegmentInfo(meta.segment_name, int(meta.start_time * unit),
-                               int(meta.end_time * unit), _custom_level(meta), meta.total_docs,
+                               int(meta.end_time * unit), custom.get(MERGE_LEVEL_KEY), meta.total_docs,
                                meta.download_url, partitions))  # fmt: skip
     return sort_segments(out)
 

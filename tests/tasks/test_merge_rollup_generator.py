@@ -46,10 +46,12 @@ def table_config(**extra) -> dict:
 
 
 def put_segment(store, name: str, first_day: int, last_day: int, docs: int = 10,
-                level: str | None = None, partitions: dict | None = None) -> None:  # fmt: skip
+                level: str | None = None, partitions: dict | None = None,
+                custom: dict | None = None) -> None:  # fmt: skip
     extra = {}
-    if level:
-        extra["custom.map"] = orjson.dumps({"MergeRollupTask.mergeLevel": level}).decode()
+    if level or custom:
+        custom = {**({"MergeRollupTask.mergeLevel": level} if level else {}), **(custom or {})}
+        extra["custom.map"] = orjson.dumps(custom).decode()
     if partitions:
         extra["segment.partition.metadata"] = orjson.dumps({"columnPartitionMap": {
             col: {"functionName": "Modulo", "numPartitions": 2, "partitions": parts}
@@ -132,10 +134,11 @@ def test_higher_level_follows_the_lower_watermark(store):
     assert watermarks(store)["watermarkMs_7day"] == week
 
 
-def test_lineage_replaced_segments_are_left_out(store):
+def test_lineage_replaced_and_held_segments_are_left_out(store):
     for day in (D0, D0 + 1):
         put_segment(store, f"flights_{day}", day, day)
     put_segment(store, "merged_new", D0, D0)
+    put_segment(store, "held", D0 + 1, D0 + 1, custom={"shouldNotMerge": "true"})
     lineage = ZNRecord(id=TABLE, list_fields={
         "done": [f"flights_{D0}", "", "COMPLETED", "1"],
         "running": ["x", "merged_new", "IN_PROGRESS", "2"]})  # fmt: skip
