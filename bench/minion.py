@@ -51,24 +51,43 @@ MINION_POOL = 2  # the minion's pool processes, each with a SparkSession
 
 def install_spark_probe(log_path: str) -> None:
     """Wrap spark_jobs.session.spark_session so each call that creates a SparkContext appends
-    {pid, thread, ms} to ``log_path``."""
+    {kind: spark_start, pid, thread, ms} to ``log_path``, and the Spark part of MergeRollup and
+    RealtimeToOffline (merge_rollup.merge_tables) so each call appends {kind: merge_tables,
+    start, ms, rows}: how much of a subtask Spark takes."""
+    import spark_jobs.minion.merge_rollup as merge_rollup
+    import spark_jobs.minion.realtime_to_offline as realtime_to_offline
     import spark_jobs.session as session
 
-    original = session.spark_session
+    def log(line: dict) -> None:
+        with open(log_path, "a") as handle:
+            handle.write(json.dumps(line) + "\n")
+
+    start_session = session.spark_session
 
     def counted(*args, **kwargs):
         from pyspark import SparkContext
 
         new = SparkContext._active_spark_context is None
-        result = original(*args, **kwargs)
+        result = start_session(*args, **kwargs)
         if new:
-            line = {"pid": os.getpid(), "thread": threading.current_thread().name,
-                    "ms": int(time.time() * 1000)}  # fmt: skip
-            with open(log_path, "a") as handle:
-                handle.write(json.dumps(line) + "\n")
+            log({"kind": "spark_start", "pid": os.getpid(),
+                 "thread": threading.current_thread().name, "ms": int(time.time() * 1000)})  # fmt: skip
         return result
 
+    merge_tables = merge_rollup.merge_tables
+
+    def timed(spark, tables, *args, **kwargs):
+        started = time.time()
+        try:
+            return merge_tables(spark, tables, *args, **kwargs)
+        finally:
+            log({"kind": "merge_tables", "start": int(started * 1000),
+                 "ms": int((time.time() - started) * 1000),
+                 "rows": sum(t.num_rows for t in tables)})  # fmt: skip
+
     session.spark_session = counted
+    merge_rollup.merge_tables = timed
+    realtime_to_offline.merge_tables = timed  # imported by name there
 
 
 if os.environ.get(SPARK_LOG_ENV):  # imported by the minion as a task plugin
@@ -131,10 +150,19 @@ class Stack:
                 raise RuntimeError("the minion's SparkSessions did not start in 900 s")
             time.sleep(1)
 
-    def spark_starts(self) -> list[dict]:
+    def probe(self, kind: str) -> list[dict]:
         if not self.spark_log.exists():
             return []
-        return [json.loads(line) for line in self.spark_log.read_text().splitlines()]
+        lines = [json.loads(line) for line in self.spark_log.read_text().splitlines()]
+        return [line for line in lines if line["kind"] == kind]
+
+    def spark_starts(self) -> list[dict]:
+        return self.probe("spark_start")
+
+    def spark_seconds(self, spans: list[tuple[int, int]]) -> float:
+        """Seconds spent in merge_tables (the Spark part) by calls begun within ``spans``."""
+        return sum(c["ms"] for c in self.probe("merge_tables")
+                   if any(s <= c["start"] <= e for s, e in spans)) / 1000  # fmt: skip
 
     def stop(self) -> None:
         for process in reversed(self.processes):
@@ -301,7 +329,8 @@ def bench_merge(stack: Stack, root: Path, segments: int, rows: int, spark_master
     print(f"  MergeRollupTask (concat, end to end on the minion's SparkSession, "
           f"{len(debug['subtaskInfos'])} subtask(s)): {span_s:.1f} s, "
           f"{total / span_s:,.0f} rows/s (target >= 300,000); schedule to COMPLETED "
-          f"{wall:.1f} s; {len(merged)} merged segment(s)")  # fmt: skip
+          f"{wall:.1f} s, of which Spark (merge_tables) {stack.spark_seconds(spans):.1f} s; "
+          f"{len(merged)} merged segment(s)")  # fmt: skip
     from spark_jobs.session import spark_session
 
     started = time.monotonic()

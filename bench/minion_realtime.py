@@ -73,7 +73,8 @@ def r2o_run(stack: Stack, split: bool) -> tuple[float, int, int]:
     kind = "one subtask per partition" if split else "one subtask"
     print(
         f"  {kind} ({len(debug['subtaskInfos'])} subtask(s), at most {most_at_once(spans)} "
-        f"at once): {span_s:.1f} s, "
+        f"at once): {span_s:.1f} s (Spark merge_tables {stack.spark_seconds(spans):.1f} s "
+        f"summed over subtasks), "
         f"{rows:,} rows into {segments} OFFLINE segment(s), {rows / span_s:,.0f} rows/s"
     )
     return span_s, rows, segments
