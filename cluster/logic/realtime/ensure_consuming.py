@@ -7,8 +7,10 @@ Per partition, looking at its latest LLC segment:
 - none (a partition added to the topic): create sequence 0 from the partition's smallest
   offset, so nothing produced before it was noticed is lost;
 - DONE with no CONSUMING successor (the consuming segment was deleted, the table was paused,
-  or the controller died after commit step 1): create the successor from the end offset; the
-  DONE one goes ONLINE;
+  or the controller died after commit step 1): create the successor from the end offset, on
+  the DONE one's servers while they are all consuming servers (``servers``), else on the
+  partition's consuming servers (a relocated segment sits on ``realtimeCompleted`` servers,
+  which must not consume); the DONE one goes ONLINE;
 - IN_PROGRESS but missing from the ideal state (died between steps 2 and 3): add it as
   CONSUMING, and the previous segment ONLINE;
 - some replicas OFFLINE, others CONSUMING: set the OFFLINE ones back to CONSUMING;
@@ -111,7 +113,11 @@ def ensure_partitions_consuming(
             start = int(meta.extra.get(llc.END_OFFSET, 0))
             if offset_criteria is not None:
                 start = metadata_provider.offset_for(partition, offset_criteria)
-            create(following, start, instances)
+            on_consuming = bool(states) and set(states) <= set(servers)
+            placed = (
+                instances if on_consuming else consuming_instances(partition, servers, replicas)
+            )
+            create(following, start, placed)
             if states:
                 changes[segment] = {s: ONLINE if v == CONSUMING else v for s, v in states.items()}
             actions.append(f"{segment} is DONE without a successor: created {following}")
