@@ -136,6 +136,10 @@ def _check_streams(broker: str, console: str, text: str) -> None:
     assert "SELECT COUNT(*) FROM githubEvents" in text
     assert f"{console}/console/minion-task-manager" in text
     assert f"{console}/tasks/schedule?taskType=RealtimeToOfflineSegmentsTask" in text
+    # the hybrid githubEvents of Pinot's minion quickstart, its RealtimeToOffline on a cron
+    assert requests.get(f"{console}/tables/githubEvents_OFFLINE", timeout=30).ok
+    jobs = requests.get(f"{console}/tasks/scheduler/jobKeys", timeout=30).json()
+    assert {"name": "githubEvents_REALTIME", "group": "RealtimeToOfflineSegmentsTask"} in jobs
     first = _wait_answer(broker, "SELECT COUNT(*) FROM githubEvents_REALTIME", lambda n: n > 0)
     grown = _wait_answer(broker, "SELECT COUNT(*) FROM githubEvents_REALTIME",
                          lambda n: n >= first + 20, timeout_s=30)  # fmt: skip
