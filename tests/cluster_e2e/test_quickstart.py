@@ -196,6 +196,17 @@ def _check_null_handling(broker: str) -> None:
     assert answer(f"SELECT COUNT(*) FROM {table} WHERE salary < 80000") == 58
 
 
+def test_a_stream_rate_below_one_record_is_refused(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "sprig", "quickstart", "--stream-rate", "0"], cwd=REPO,
+        env={**os.environ, "SPRIG_RUN_DIR": str(tmp_path)}, capture_output=True, text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "--stream-rate must be above 0, got 0" in result.stderr
+    assert not (tmp_path / "quickstart.lock").exists()
+
+
 def test_external_needs_zookeeper_and_deep_store(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "sprig", "quickstart", "--external"], cwd=REPO,
