@@ -204,6 +204,7 @@ def test_hybrid_totals_are_exact_while_rows_stream_in(hybrid_cluster, kafka, tmp
 
     # REALTIME: the stream runs from hour 1 (overlapping the OFFLINE data) to hour 6
     topic = f"trips_{uuid.uuid4().hex[:8]}"
+    # created up front: a topic Tansu creates on the first produce has other partitions
     admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
     admin.create_topics([NewTopic(topic, num_partitions=PARTITIONS)])[topic].result(10)
     step = 5 * HOUR_MS // STREAM_ROWS
