@@ -230,14 +230,15 @@ def trace_info(responses) -> dict[str, dict]:
     out: dict[str, dict] = {}
     for r in responses:
         entry = out.setdefault(r.server.instance_id, {
-            "timeUsedMs": 0, "responded": True, "serverTimeMs": 0.0,
+            "timeUsedMs": 0, "responded": True, "serverTimeMs": 0.0, "gcPauseMs": 0.0,
             "operators": [], "segments": [],
         })  # fmt: skip
         entry["timeUsedMs"] = max(entry["timeUsedMs"], r.elapsed_ms)
         entry["responded"] = entry["responded"] and r.responded
         trace = r.result.trace if r.result is not None else None
         if trace:
-            entry["serverTimeMs"] = round(entry["serverTimeMs"] + trace.get("serverTimeMs", 0), 3)
+            for key in ("serverTimeMs", "gcPauseMs"):  # the server's time, the GC pauses in it
+                entry[key] = round(entry[key] + trace.get(key, 0), 3)
             entry["operators"].extend(trace.get("operators", ()))
             entry["segments"].extend(trace.get("segments", ()))
     return out

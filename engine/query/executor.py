@@ -50,7 +50,7 @@ def _execute(
     stats["numSegmentsQueried"] = 1
     stats["totalDocs"] = view.n
     result = IntermediateResult(plan.kind, stats)
-    pruned = prune_reason(view, plan.filter)
+    pruned = _prune_reason(view, plan.filter)
     if timer is not None:
         timer.mark("SegmentPruner" if not pruned else f"SegmentPruner ({pruned})")
     if pruned:
@@ -140,6 +140,22 @@ def _execute(
             timer.mark("GroupByOperator")
     stats["numEntriesScannedPostFilter"] = matched * len(projection.columns_read)
     return result
+
+
+def _prune_reason(view: SegmentView, where) -> str | None:
+    """``prune_reason``, kept per segment and filter: it reads only the immutable segment's
+    metadata, so a repeated query's answer is the same."""
+    if where is None:
+        return None
+    key = ("prune", where)
+    try:
+        cached = view.memo(key)
+    except TypeError:  # an unhashable literal: decide afresh
+        return prune_reason(view, where)
+    if cached is None:
+        cached = (prune_reason(view, where),)
+        view.remember(key, cached)
+    return cached[0]
 
 
 def _filtered(fn, view: SegmentView, projection: Projection, doc_ids, groups, nulls=False):

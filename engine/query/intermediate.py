@@ -98,8 +98,9 @@ class IntermediateResult:
     @classmethod
     def from_bytes(cls, data: bytes) -> IntermediateResult:
         try:
-            table = pa.ipc.open_stream(pa.py_buffer(data)).read_all()
-            meta = orjson.loads(table.schema.metadata[b"sprig"])
+            reader = pa.ipc.open_stream(pa.py_buffer(data))
+            batches = list(reader)
+            meta = orjson.loads(reader.schema.metadata[b"sprig"])
         except (pa.ArrowInvalid, KeyError, TypeError, orjson.JSONDecodeError) as err:
             raise QueryExecutionError(f"Malformed intermediate result: {err}") from err
         result = cls(
@@ -110,16 +111,25 @@ class IntermediateResult:
             trace=meta.get("trace"),
         )
         if meta["kind"] == "selection":
-            result.rows = table.replace_schema_metadata(None) if meta["hasRows"] else None
+            if meta["hasRows"]:
+                table = pa.Table.from_batches(batches, reader.schema)
+                result.rows = table.replace_schema_metadata(None)
             return result
+        if len(batches) == 1:  # what to_bytes writes: columns without a concatenation
+            column = batches[0].column
+        else:
+            table = pa.Table.from_batches(batches, reader.schema)
+
+            def column(name: str) -> pa.Array:
+                return table.column(name).combine_chunks()
+
         if meta["kind"] == "group_by":
             result.keys = [
-                table.column(f"k{i}").combine_chunks().to_numpy(zero_copy_only=False)
-                for i in range(meta["numKeys"])
+                column(f"k{i}").to_numpy(zero_copy_only=False) for i in range(meta["numKeys"])
             ]
         if meta["hasStates"]:
             result.encoded_states = [
-                [table.column(f"a{i}_{j}").combine_chunks() for j in range(width)]
+                [column(f"a{i}_{j}") for j in range(width)]
                 for i, width in enumerate(meta["stateLayout"])
             ]
         return result

@@ -68,13 +68,20 @@ class QueryEngine:
             return self._segment_cost_ms.get(sql)
 
     def execute_server(
-        self, plan: QueryPlan, segments: list, *, deadline: float | None = None
+        self,
+        plan: QueryPlan,
+        segments: list,
+        *,
+        deadline: float | None = None,
+        parallel: bool = True,
     ) -> IntermediateResult:
         """Server side: run ``plan`` on each segment and combine (one IntermediateResult).
-        ``deadline`` is in ``time.monotonic()`` seconds (default: the plan's timeout)."""
+        ``deadline`` is in ``time.monotonic()`` seconds (default: the plan's timeout).
+        ``parallel=False`` runs the segments one after the other in this thread even when
+        the pool would pay (the caller knows the cores are busy)."""
         started = time.monotonic()
         deadline = deadline or (started + plan.timeout_ms / 1000.0)
-        if self._parallel_pays(plan, len(segments)):
+        if parallel and self._parallel_pays(plan, len(segments)):
             futures = [self._get_pool().submit(self._timed_segment, plan, s) for s in segments]
             results = []
             for future in futures:

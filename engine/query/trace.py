@@ -9,6 +9,8 @@ test per segment: the timer is only created when the plan asks for a trace.
 
 from __future__ import annotations
 
+import gc
+import threading
 import time
 
 
@@ -51,3 +53,39 @@ class StageTimer:
 
     def total_ms(self) -> float:
         return round((time.perf_counter() - self._started) * 1000.0, 3)
+
+
+class GcClock:
+    """Milliseconds this process has spent in garbage collection, by generation, counted by a
+    ``gc.callbacks`` hook (two clock reads per collection). A collection stops every thread,
+    so a query that overlaps one waits for it: a traced query reports the pause it met."""
+
+    def __init__(self) -> None:
+        self.pause_ms = [0.0, 0.0, 0.0]
+        self.collections = [0, 0, 0]
+        self._started = 0.0
+
+    def _on_gc(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            generation = info.get("generation", 2)
+            self.pause_ms[generation] += (time.perf_counter() - self._started) * 1000.0
+            self.collections[generation] += 1
+
+    def total_ms(self) -> float:
+        return sum(self.pause_ms)
+
+
+_gc_clock: GcClock | None = None
+_gc_lock = threading.Lock()
+
+
+def gc_clock() -> GcClock:
+    """The process's GcClock, hooked into ``gc.callbacks`` on first use."""
+    global _gc_clock
+    with _gc_lock:
+        if _gc_clock is None:
+            _gc_clock = GcClock()
+            gc.callbacks.append(_gc_clock._on_gc)
+        return _gc_clock

@@ -24,13 +24,13 @@ import time
 import orjson
 
 from engine.clusterstate import split_table_name
-from engine.query import QueryError, combine
+from engine.query import QueryError
 from engine.query.errors import QueryExecutionError
 from engine.query.explain import segment_plans
 from engine.query.plan import QueryPlan
 from engine.query.runner import QueryEngine, columns_from_segments
 from engine.query.time_boundary import BOUNDARY_OPS, with_time_boundary
-from engine.query.trace import new_trace, operator_entry
+from engine.query.trace import gc_clock, new_trace, operator_entry
 from engine.runtime import Request, Response, SchemaCache
 from engine.server.errors import BadQueryRequest
 from engine.server.metrics import ServerMetrics
@@ -98,6 +98,7 @@ class QueryExecutor:
         self.metrics = metrics
         self.engine = engine
         self.parallel_below = os.cpu_count() or 1
+        self.gc = gc_clock()
         self._in_flight = 0
         self._lock = threading.Lock()
 
@@ -127,10 +128,8 @@ class QueryExecutor:
         """Segments in parallel (the engine's pool) while this server has cores to spare;
         one after the other in this thread once as many queries as cores are running, where
         parallelism no longer shortens anything and the hand-offs only cost."""
-        if len(segments) < 2 or self._in_flight <= self.parallel_below:
-            return self.engine.execute_server(plan, segments, deadline=deadline)
-        parts = [self.engine.execute_server(plan, [s], deadline=deadline) for s in segments]
-        return combine(plan, parts)
+        parallel = len(segments) >= 2 and self._in_flight <= self.parallel_below
+        return self.engine.execute_server(plan, segments, deadline=deadline, parallel=parallel)
 
     def execute(self, query: ServerQueryRequest, started: float) -> bytes:
         found, missing = self.segments.online_segments(query.table, query.segments)
@@ -146,6 +145,7 @@ class QueryExecutor:
         if plan.explain:
             return orjson.dumps({"segmentPlans": segment_plans(plan, found)})
         planned = time.monotonic()
+        gc_before = self.gc.total_ms()
         try:
             result = self._run(plan, found, deadline)
             if plan.kind == "aggregation" and result.decoded_states(plan) is None:
@@ -167,6 +167,7 @@ class QueryExecutor:
             })  # fmt: skip
         if plan.trace:
             self._add_trace(result, started, planned, len(missing))
+            result.trace["gcPauseMs"] = round(self.gc.total_ms() - gc_before, 3)
         self.metrics.docs_scanned.labels(query.table).inc(result.stats.get("numDocsScanned", 0))
         self.metrics.segments_queried.labels(query.table).inc(len(found))
         try:

@@ -194,6 +194,7 @@ def test_trace_reports_each_servers_stages_and_segments(hybrid):
     names = [op["operator"] for op in info["operators"]]
     assert names.count("ServerQueryPlanning") == 2 and names.count("CombineOperator") == 2
     assert info["serverTimeMs"] > 0 and info["timeUsedMs"] >= 0
+    assert 0 <= info["gcPauseMs"] <= info["serverTimeMs"]
     # the trace query option does the same
     option = query(broker, f"SET trace = true; {sql}")
     assert list(option["traceInfo"]) == [instance]

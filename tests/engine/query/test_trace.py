@@ -95,3 +95,16 @@ def test_set_trace_in_the_sql_traces_and_leaves_the_answer_alone(synth):
     local = traced["traceInfo"]["local"]
     assert len(local["segments"]) == 3
     assert local["operators"][-1]["operator"] == "CombineOperator"
+
+
+def test_the_gc_clock_counts_each_collections_pause():
+    import gc
+
+    from engine.query.trace import gc_clock
+
+    clock = gc_clock()
+    assert gc_clock() is clock  # one hook per process
+    before_ms, before_count = clock.total_ms(), list(clock.collections)
+    gc.collect(2)
+    assert clock.collections[2] == before_count[2] + 1
+    assert clock.total_ms() > before_ms
