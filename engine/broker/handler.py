@@ -100,6 +100,7 @@ class QueryRunner:
         self.scatter = scatter
         self.metrics = metrics
         self._tables: OrderedDict[str, str] = OrderedDict()
+        self._prune_cache: OrderedDict[tuple, tuple] = OrderedDict()
         self.plans = PlanCache()
         self._lock = threading.Lock()
 
@@ -206,15 +207,36 @@ class QueryRunner:
     ) -> tuple[dict[str, list[str]], list[str], int]:
         """(server -> segments, unavailable segments, number pruned) for one table."""
         route = snapshot.routes[resource]
+        kept, num_candidates = self._pruned(route, where)
+        assignment, unavailable = self.selector.select(route, kept, snapshot, request_id)
+        return assignment, unavailable, num_candidates - len(kept)
+
+    def _pruned(self, route, where) -> tuple[list[str], int]:
+        """(names of the route's segments ``where`` may match, number of segments). Kept per
+        route and filter: a route is immutable (a routing change builds a new one), so a
+        repeated query prunes once per routing change, not once per query."""
+        try:
+            key = (id(route), where)
+            hash(key)
+        except TypeError:  # an unhashable literal: prune afresh
+            key = None
+        if key is not None:
+            with self._lock:
+                hit = self._prune_cache.get(key)
+                if hit is not None and hit[0] is route:  # the route is held, its id not reused
+                    self._prune_cache.move_to_end(key)
+                    return hit[1], hit[2]
         candidates = list(route.segments.values())
-        kept = prune(
+        kept = [s.name for s in prune(
             candidates, where, time_column=route.time_column,
             time_unit_ms=route.time_unit_ms, partitioning=route.partitioning,
-        )  # fmt: skip
-        assignment, unavailable = self.selector.select(
-            route, [s.name for s in kept], snapshot, request_id
-        )
-        return assignment, unavailable, len(candidates) - len(kept)
+        )]  # fmt: skip
+        if key is not None:
+            with self._lock:
+                self._prune_cache[key] = (route, kept, len(candidates))
+                if len(self._prune_cache) > _TABLE_CACHE_SIZE:
+                    self._prune_cache.popitem(last=False)
+        return kept, len(candidates)
 
     def time_boundary(self, snapshot: RoutingSnapshot, raw_table: str) -> TimeBoundary | None:
         offline = snapshot.routes.get(f"{raw_table}_{OFFLINE}")
