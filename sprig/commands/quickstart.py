@@ -399,9 +399,9 @@ def _wait_served(
         if why:
             raise CommandError(why)
         try:
-            last = requests.post(
-                f"{broker}/query/sql", json={"sql": f"SELECT COUNT(*) FROM {table}"}, timeout=30
-            ).json()
+            # the OFFLINE table only: its REALTIME half (a cluster used before) has other segments
+            sql = f"SELECT COUNT(*) FROM {table}_OFFLINE"
+            last = requests.post(f"{broker}/query/sql", json={"sql": sql}, timeout=30).json()
         except (requests.RequestException, ValueError):
             last = {}
         if (
