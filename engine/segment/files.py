@@ -126,6 +126,10 @@ class BufferReader:
     def has(self, key: str) -> bool:
         return key in self._index
 
+    def bytes_mapped(self) -> int:
+        """Map the data file if it is not yet; its size in bytes."""
+        return len(self._data)
+
     def close(self) -> None:
         """Forget the mapping; the next access maps the file again."""
         self.__dict__.pop("_data", None)

@@ -71,6 +71,12 @@ class ImmutableSegment:
 
         return segment_to_table(self, columns)
 
+    def map_data(self) -> None:
+        """Map the data file now (it is otherwise mapped on first use): this object then keeps
+        reading these bytes even after its directory is deleted or replaced, as when a
+        server swaps in a refreshed copy while queries still run on this one."""
+        self._store.bytes_mapped()
+
     def close(self) -> None:
         """Drop this object's references to the mapped data file (before the segment is
         deleted or replaced). Arrays already handed out stay valid until garbage-collected."""

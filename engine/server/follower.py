@@ -50,6 +50,7 @@ class IdealStateFollower(Membership):
     def follow(self) -> None:
         self.handle_messages()
         self.reconcile()
+        self.segments.release_drained()
         if self.passes == 0:
             # what an earlier run left on disk and the ideal state no longer assigns here
             self.segments.remove_stale_local_copies()

@@ -24,6 +24,7 @@ from engine.clusterstate.tags import instance_id as make_instance_id
 from engine.query.runner import QueryEngine
 from engine.query.settings import QuerySettings
 from engine.runtime import HttpService, Participant, Request, Response, Router, SchemaCache
+from engine.server.drain import DEFAULT_DRAIN_S
 from engine.server.follower import IdealStateFollower
 from engine.server.metrics import ServerMetrics
 from engine.server.query import QueryExecutor
@@ -46,6 +47,8 @@ class ServerConfig:
     tenant_isolation: bool = True
     session_timeout_s: float = 10.0
     resync_interval_s: float = 10.0
+    # seconds a segment taken away keeps serving (``drain_seconds_from_env`` in ``sprig server``)
+    drop_drain_s: float = DEFAULT_DRAIN_S
     # read once at start-up (``QuerySettings.from_env`` in ``sprig server``)
     query: QuerySettings = dataclasses.field(default_factory=QuerySettings)
 
@@ -82,6 +85,8 @@ class ServerInstance:
             lambda: self.participant.store,
             self.participant.session_id,
             on_unload=self.query_engine.forget_segment,
+            drain_s=config.drop_drain_s,
+            wake=lambda: self.follower.poke(),
         )
         self.follower = IdealStateFollower(
             self.participant, self.segments, resync_interval_s=config.resync_interval_s

@@ -9,7 +9,10 @@ Every change is written to this instance's current state for the resource under 
 ZooKeeper session; the controller aggregates those into the external view.
 
 Only the worker loop mutates; query threads read ``online_segments`` from an immutable
-snapshot, so queries never wait for a download.
+snapshot, so queries never wait for a download. No transition leaves a moment in which a
+segment the brokers may still route here is unserved: a reload or refresh loads the new copy
+before it replaces the old one in that snapshot (queries in flight finish on the old copy),
+and a segment taken away is drained first (``engine.server.drain``).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from engine.clusterstate import (
 from engine.common.errors import EngineError
 from engine.segment import ImmutableSegment, load_segment, read_metadata, unpack_segment
 from engine.server.download import download_segment
+from engine.server.drain import DrainQueue, RetiredSegment
 from engine.server.errors import SegmentLoadError
 
 log = logging.getLogger(__name__)
@@ -78,7 +82,12 @@ class SegmentDataManager:
         *,
         on_unload: Callable[[ImmutableSegment], None] = lambda _segment: None,
         realtime=None,
+        drain_s: float = 0.0,
+        wake: Callable[[], None] | None = None,
     ) -> None:
+        """``drain_s``: seconds a segment taken away from this server keeps serving after the
+        current state left it out (0: unloaded at once); ``wake`` pokes the worker loop when a
+        drain is due (it then calls ``release_drained``)."""
         self.instance_id = instance_id
         self.data_dir = Path(data_dir)
         self._store_of = store_of
@@ -89,6 +98,7 @@ class SegmentDataManager:
         self._hosted: dict[str, dict[str, HostedSegment]] = {}
         # resource -> segment -> loaded segment; replaced (never mutated) on every change
         self._online: dict[str, dict[str, ImmutableSegment]] = {}
+        self._drain = DrainQueue(drain_s, wake)
 
     # --- reads (any thread) ------------------------------------------------------------------
     def online_segments(
@@ -154,7 +164,7 @@ class SegmentDataManager:
                 self.realtime.forget(resource, name)
                 changed = True
             elif want == OFFLINE and have in (ONLINE, CONSUMING):
-                self._unload(resource, name)
+                self._unload(resource, name, drain=True)
                 changed = True
             elif want == DROPPED and entry is not None:
                 self._drop(resource, name)
@@ -182,17 +192,16 @@ class SegmentDataManager:
         return reset
 
     def reload(self, resource: str, segment: str | None, *, force_download: bool) -> list[str]:
-        """Unload and load again ONLINE segments (one, or all of the resource). With
-        ``force_download`` the local copy is discarded first (a refresh)."""
+        """Load again ONLINE (and ERROR) segments, one or all of the resource. The new copy
+        replaces the old one only once it is loaded; if it fails to load, the old one keeps
+        serving (with the error in ``describe``). With ``force_download`` the local copy is
+        not reused (a refresh)."""
         names = [
             n for n, h in self._hosted.get(resource, {}).items()
             if segment in (None, "", n) and h.state in (ONLINE, ERROR)
         ]  # fmt: skip
         for name in names:
-            self._unload(resource, name)
-            if force_download:
-                shutil.rmtree(self._segment_dir(resource, name), ignore_errors=True)
-            self._load(resource, name)
+            self._load(resource, name, force_download=force_download)
         if names:
             self.publish(resource)
         return names
@@ -206,6 +215,15 @@ class SegmentDataManager:
             store.put_current_state(self.instance_id, CurrentState(resource, session, states))
         else:
             store.delete(store.paths.current_state(self.instance_id, session, resource))
+        self._drain.published(resource)
+
+    def release_drained(self) -> list[str]:
+        """Unload the drained segments whose grace period is over; their names. A drain
+        whose current state could not be written (ZooKeeper away) is published again first:
+        its clock starts only once brokers can learn of it."""
+        for resource in self._drain.unpublished():
+            self.publish(resource)
+        return [self._release(retired) for retired in self._drain.due()]
 
     def publish_all(self) -> None:
         """Write every current state (after registering a new session)."""
@@ -222,10 +240,11 @@ class SegmentDataManager:
             if not table_dir.is_dir():
                 continue
             hosted = self._hosted.get(table_dir.name, {})
+            draining = self._drain.names(table_dir.name)
             for entry in table_dir.iterdir():
                 # a consuming segment's build directory belongs to it (engine.server.realtime)
                 owner = entry.name.removeprefix(".consuming-")
-                if entry.is_dir() and entry.name not in hosted and owner not in hosted:
+                if entry.is_dir() and not {entry.name, owner} & (hosted.keys() | draining):
                     shutil.rmtree(entry, ignore_errors=True)
                     removed.append(entry)
         if removed:
@@ -233,6 +252,8 @@ class SegmentDataManager:
         return removed
 
     def unload_all(self) -> None:
+        for retired in self._drain.take_all():
+            self._release(retired)
         for resource, hosted in self._hosted.items():
             for name in list(hosted):
                 self._unload(resource, name)
@@ -241,8 +262,19 @@ class SegmentDataManager:
     def _segment_dir(self, resource: str, name: str) -> Path:
         return self.data_dir / resource / name
 
-    def _load(self, resource: str, name: str) -> None:
+    def _load(self, resource: str, name: str, *, force_download: bool = False) -> None:
+        """Load ``name`` and make it the served copy in one swap. A copy served until now
+        (a reload, or a drained segment assigned here again) is pinned to its files first,
+        so replacing the directory cannot change what queries in flight read, and released
+        after the swap."""
         hosted = self._hosted[resource].setdefault(name, HostedSegment(name, resource))
+        retired = self._drain.get(resource, name)
+        previous = hosted.segment or (retired.segment if retired else None)
+        if previous is not None:
+            try:
+                previous.map_data()
+            except EngineError as exc:  # its files are damaged: nothing left to keep safe
+                log.warning("segment %s/%s: %s", resource, name, exc)
         started = time.monotonic()
         try:
             meta = self._store_of().segment_metadata(resource, name)
@@ -251,33 +283,40 @@ class SegmentDataManager:
                     f"no segment metadata in ZooKeeper for {resource}/{name} "
                     "(PROPERTYSTORE/SEGMENTS); was the upload completed?"
                 )
-            seg_dir = self._fetch(resource, name, meta)
+            seg_dir = self._fetch(resource, name, meta, force=force_download)
             segment = load_segment(seg_dir)
         except ZooKeeperUnavailableError:
             raise  # the loop retries once ZooKeeper is back; the segment is not at fault
         except (EngineError, OSError) as exc:
-            hosted.state, hosted.segment, hosted.error = ERROR, None, str(exc)
-            hosted.updated_ms = _now_ms()
+            hosted.error, hosted.updated_ms = str(exc), _now_ms()
+            if hosted.state == ONLINE and hosted.segment is not None:
+                log.error("segment %s/%s: the new copy failed to load, the old one keeps "
+                          "serving: %s", resource, name, exc)  # fmt: skip
+                return
+            hosted.state, hosted.segment = ERROR, None
             log.error("segment %s/%s failed to load: %s", resource, name, exc)
             return
         hosted.state, hosted.segment, hosted.error = ONLINE, segment, None
         hosted.crc = str(segment.metadata.crc)
         hosted.updated_ms = _now_ms()
         self._set_online(resource, name, segment)
+        self._drain.discard(resource, name)
+        if previous is not None:
+            self._on_unload(previous)
         log.info("segment %s/%s ONLINE (%d docs, %.0f ms)", resource, name,
                  segment.total_docs, (time.monotonic() - started) * 1000)  # fmt: skip
 
-    def _fetch(self, resource: str, name: str, meta: SegmentZKMetadata) -> Path:
-        """The local segment directory: reused when its CRC matches ZooKeeper's, else
-        downloaded from ``segment.download.url`` and unpacked."""
+    def _fetch(self, resource: str, name: str, meta: SegmentZKMetadata, *, force: bool) -> Path:
+        """The local segment directory: reused when its CRC matches ZooKeeper's (unless
+        ``force``), else downloaded from ``segment.download.url`` and unpacked. The old local
+        copy is replaced only once the new one is unpacked and checked."""
         seg_dir = self._segment_dir(resource, name)
-        if seg_dir.is_dir():
+        if seg_dir.is_dir() and not force:
             try:
                 if not meta.crc or str(read_metadata(seg_dir).crc) == meta.crc:
                     return seg_dir
             except EngineError:
                 pass  # a damaged local copy: download it again
-            shutil.rmtree(seg_dir, ignore_errors=True)
         staging = self.data_dir / resource / f".staging-{uuid.uuid4().hex[:8]}"
         try:
             archive = self._download(meta, staging / f"{name}.tar.gz")
@@ -287,6 +326,7 @@ class SegmentDataManager:
                 raise SegmentLoadError(
                     f"{meta.download_url} holds segment {got.segment_name!r}, not {name!r}"
                 )
+            shutil.rmtree(seg_dir, ignore_errors=True)
             unpacked.rename(seg_dir)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
@@ -326,25 +366,48 @@ class SegmentDataManager:
             self.realtime.stop(resource, name)
             self.realtime.forget(resource, name)
 
-    def _unload(self, resource: str, name: str) -> None:
+    def _unload(self, resource: str, name: str, *, drain: bool = False) -> None:
+        """-> OFFLINE; with ``drain`` an ONLINE segment keeps serving for the drain period."""
         hosted = self._hosted[resource][name]
         if hosted.state == CONSUMING:
             self._stop_consuming(resource, name)
-        if hosted.state == ONLINE:
-            self._set_online(resource, name, None)
-        if hosted.segment is not None:
-            self._on_unload(hosted.segment)  # its decoded columns go now, not at GC time
-        hosted.state, hosted.segment = OFFLINE, None
+        segment, hosted.state, hosted.segment = hosted.segment, OFFLINE, None
         hosted.updated_ms = _now_ms()
+        if segment is not None:
+            self._retire(resource, name, segment, remove_dir=False, drain=drain)
 
     def _drop(self, resource: str, name: str) -> None:
         self._stop_consuming(resource, name)
-        self._set_online(resource, name, None)
         hosted = self._hosted[resource].pop(name, None)
+        retired = self._drain.get(resource, name)
         if hosted is not None and hosted.segment is not None:
-            self._on_unload(hosted.segment)
-        shutil.rmtree(self._segment_dir(resource, name), ignore_errors=True)
+            self._retire(resource, name, hosted.segment, remove_dir=True, drain=True)
+        elif retired is not None:
+            retired.remove_dir = True  # OFFLINE and draining, now dropped: files go after it
+        else:
+            shutil.rmtree(self._segment_dir(resource, name), ignore_errors=True)
         log.info("segment %s/%s dropped", resource, name)
+
+    def _retire(self, resource: str, name: str, segment: ImmutableSegment, *, remove_dir: bool,
+                drain: bool) -> None:  # fmt: skip
+        """Stop serving ``segment``: after the drain period (``publish`` starts its clock),
+        or now."""
+        retired = RetiredSegment(resource, name, segment, remove_dir)
+        if drain and self._drain.seconds > 0:
+            self._drain.add(resource, name, segment, remove_dir=remove_dir)
+            log.info("segment %s/%s serves %.1f s more while brokers learn it left", resource,
+                     name, self._drain.seconds)  # fmt: skip
+        else:
+            self._release(retired)
+
+    def _release(self, retired: RetiredSegment) -> str:
+        resource, name = retired.resource, retired.name
+        if self._online.get(resource, {}).get(name) is retired.segment:
+            self._set_online(resource, name, None)
+        self._on_unload(retired.segment)  # its decoded columns go now, not at GC time
+        if retired.remove_dir and name not in self._hosted.get(resource, {}):
+            shutil.rmtree(self._segment_dir(resource, name), ignore_errors=True)
+        return name
 
     def _set_online(self, resource: str, name: str, segment: ImmutableSegment | None) -> None:
         table = dict(self._online.get(resource, {}))

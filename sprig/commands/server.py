@@ -37,10 +37,12 @@ def run(args: argparse.Namespace) -> int:
     from engine.common.errors import ConfigError
     from engine.query.settings import QuerySettings
     from engine.server import ServerConfig, ServerInstance
+    from engine.server.drain import drain_seconds_from_env
 
     prepare_process()
     try:
         query = QuerySettings.from_env()  # read once: the server keeps these until it stops
+        drop_drain_s = drain_seconds_from_env()
     except ConfigError as exc:
         raise CommandError(str(exc)) from None
     config = ServerConfig(
@@ -50,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
         bind=args.bind,
         instance_id=args.instance_id,
         query=query,
+        drop_drain_s=drop_drain_s,
         **cluster_settings(),
     )
     data_root = Path(os.environ.get("SPRIG_DATA_DIR", REPO_ROOT / "var"))

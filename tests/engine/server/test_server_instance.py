@@ -146,7 +146,9 @@ def test_follows_the_ideal_state_messages_and_a_new_session(server, store, segme
     wait_for(lambda: current_states(store, server) == {"day0": "OFFLINE"}, what="OFFLINE")
     assign(store, {}, server.instance_id)
     wait_for(lambda: current_states(store, server) == {}, what="dropped")
-    assert not (server.config.data_dir / RESOURCE / "day0").exists()
+    # after the drain (SPRIG_SERVER_DROP_DRAIN_S, see test_segment_handover.py)
+    gone = lambda: not (server.config.data_dir / RESOURCE / "day0").exists()  # noqa: E731
+    wait_for(gone, what="the dropped segment's files to be deleted")
 
 
 def test_a_corrupt_archive_is_an_error_with_its_reason(server, store, tmp_path):
