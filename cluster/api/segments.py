@@ -12,12 +12,13 @@ from rest_framework.views import APIView
 
 from cluster.api.common import TableTypeParam, query, store
 from cluster.errors import NotFound
-from cluster.logic.cluster_view import table_row
+from cluster.logic.cluster_view import table_row, table_types
 from cluster.logic.deep_store import get_deep_store
 from cluster.logic.delete_segments import delete_all_segments, delete_segments, keep_deleted
 from cluster.logic.reload_segments import reload_segments, reload_status, reset_segments
 from cluster.logic.segment_metadata import segment_metadata
 from cluster.logic.table_views import segment_servers, segments_by_type
+from engine.clusterstate import split_table_name
 
 TAG = ["Segment"]
 
@@ -76,12 +77,16 @@ class SegmentDetailView(APIView):
     )
     def get(self, request, table: str, segment: str):
         params = query(request, TableTypeParam)
-        row = table_row(table, params.get("type"))
+        # The deep store keys segments by the raw table name, so a hybrid table's raw name
+        # downloads without a type (servers' download URLs carry none), as in Pinot.
+        raw_name, _ = split_table_name(table)
+        if not table_types(table, params.get("type")):
+            table_row(table, params.get("type"))  # raises the usual 404
         deep_store = get_deep_store()
-        if not deep_store.exists(row.table_name, segment):
-            raise NotFound(f"Segment {segment} of table {row.name_with_type} not found")
+        if not deep_store.exists(raw_name, segment):
+            raise NotFound(f"Segment {segment} of table {table} not found")
         return FileResponse(
-            deep_store.open(row.table_name, segment),
+            deep_store.open(raw_name, segment),
             as_attachment=True,
             filename=f"{segment}.tar.gz",
             content_type="application/octet-stream",

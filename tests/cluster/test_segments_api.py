@@ -366,3 +366,20 @@ def test_partitioned_segments_record_pinot_partition_metadata(
         .json()[built.name]["segment.partition.metadata"]
         .startswith('{"columnPartitionMap"')
     )
+
+
+def test_a_hybrid_tables_segment_downloads_by_its_raw_name(api, table, airline_segments,
+                                                           airline_realtime_config):  # fmt: skip
+    """Servers download from the URL recorded at upload, which has no type; once the table
+    is hybrid that raw name must still work (the deep store keys segments by raw name)."""
+    name, tar = airline_segments[0]
+    assert upload(api, tar).status_code == 200
+    assert api.post("/tables", airline_realtime_config, format="json").status_code == 200
+    download = api.get(f"/segments/airlineStats/{name}")
+    assert download.status_code == 200, download.content
+    assert b"".join(download.streaming_content) == tar.read_bytes()
+    typed = api.get(f"/segments/airlineStats_OFFLINE/{name}")
+    assert typed.status_code == 200
+    assert api.get("/segments/airlineStats/nope").status_code == 404
+    assert api.get(f"/segments/noSuchTable/{name}").status_code == 404
+    assert api.get(f"/segments/airlineStats/{name}?type=SIDEWAYS").status_code == 400
