@@ -199,12 +199,12 @@ def run(args: argparse.Namespace) -> int:
             streams = example_streams.start_sample_streams(kafka, EXAMPLES_DIR, args.stream_rate)
             guide = example_streams.guide(console, broker_url, kafka, args.stream_rate,
                                           EXAMPLES_DIR, data_dir)  # fmt: skip
-        if kafka:  # lag history of the stack's own Kafka for /console/consumer-lag
+        if kafka:  # lag history of the stack's own Kafka for /console/consumers
             try:
                 ensure_lag_table(f"http://127.0.0.1:{port}", kafka, replicas=REPLICATION)
                 stop_sampling = start_sampling(kafka, LAG_SAMPLE_INTERVAL_S)
                 print(f"Sampling consumer lag of {kafka} every {LAG_SAMPLE_INTERVAL_S} s into "
-                      f"the consumer_offsets table: {console}/console/consumer-lag", flush=True)  # fmt: skip
+                      f"the consumer_offsets table: {console}/console/consumers", flush=True)  # fmt: skip
             except MonitoringError as exc:  # the batch cluster is still worth running
                 print(f"Consumer lag history is not sampled: {exc}", flush=True)
         _print_summary(console, broker_url, stack, children, data_dir, loaded, guide)
