@@ -369,6 +369,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.events < 10_000 or args.rate <= 0 or args.duration < 2:
         parser.error("--events must be >= 10000, --rate > 0 and --duration >= 2")
+    if not 1 <= args.poll_ms <= 1000:
+        parser.error("--poll-ms must be in 1..1000 (it bounds the freshness resolution)")
 
     source = EventSource()
     args.dir.mkdir(parents=True, exist_ok=True)
