@@ -3,16 +3,67 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
+import uuid
 from pathlib import Path
 
 import fsspec
 import requests
 
+from engine.clusterstate import SegmentZKMetadata
+from engine.common.errors import EngineError
+from engine.segment import read_metadata, unpack_segment
 from engine.server.errors import SegmentLoadError
 
+log = logging.getLogger(__name__)
 _CHUNK = 1 << 20
+DEEP_STORE_URL_KEY = "segment.deep.store.url"
+
+
+def fetch_segment(seg_dir: Path, meta: SegmentZKMetadata, *, force: bool) -> Path:
+    """The local segment directory ``seg_dir``: reused when its CRC matches ZooKeeper's
+    (unless ``force``), else downloaded and unpacked. The old local copy is replaced only
+    once the new one is unpacked and checked."""
+    name = seg_dir.name
+    if seg_dir.is_dir() and not force:
+        try:
+            if not meta.crc or str(read_metadata(seg_dir).crc) == meta.crc:
+                return seg_dir
+        except EngineError:
+            pass  # a damaged local copy: download it again
+    staging = seg_dir.parent / f".staging-{uuid.uuid4().hex[:8]}"
+    try:
+        archive = _download(meta, staging / f"{name}.tar.gz")
+        unpacked = unpack_segment(archive, staging / "untar")
+        got = read_metadata(unpacked)
+        if got.segment_name != name:
+            raise SegmentLoadError(
+                f"{meta.download_url} holds segment {got.segment_name!r}, not {name!r}"
+            )
+        shutil.rmtree(seg_dir, ignore_errors=True)
+        unpacked.rename(seg_dir)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return seg_dir
+
+
+def _download(meta: SegmentZKMetadata, dest: Path) -> Path:
+    """From ``segment.download.url``; when that fails and the controller also recorded the
+    file's deep-store location (``segment.deep.store.url``, e.g. a directory every process
+    mounts), from there."""
+    try:
+        return download_segment(meta.download_url, dest)
+    except SegmentLoadError as exc:
+        fallback = meta.extra.get(DEEP_STORE_URL_KEY)
+        if not fallback or fallback == meta.download_url:
+            raise
+        log.warning("%s; trying the deep store copy at %s", exc, fallback)
+        try:
+            return download_segment(fallback, dest)
+        except SegmentLoadError as again:
+            raise SegmentLoadError(f"{exc}; the deep store copy also failed: {again}") from again
 
 
 def download_segment(url: str, dest: Path, *, timeout_s: float = 300.0) -> Path:

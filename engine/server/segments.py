@@ -21,7 +21,6 @@ import dataclasses
 import logging
 import shutil
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -29,12 +28,11 @@ from engine.clusterstate import (
     ClusterStore,
     CurrentState,
     SegmentState,
-    SegmentZKMetadata,
     ZooKeeperUnavailableError,
 )
 from engine.common.errors import EngineError
-from engine.segment import ImmutableSegment, load_segment, read_metadata, unpack_segment
-from engine.server.download import download_segment
+from engine.segment import ImmutableSegment, load_segment
+from engine.server.download import fetch_segment
 from engine.server.drain import DrainQueue, RetiredSegment
 from engine.server.errors import SegmentLoadError
 
@@ -46,7 +44,6 @@ ERROR = SegmentState.ERROR.value
 CONSUMING = SegmentState.CONSUMING.value
 DROPPED = SegmentState.DROPPED.value
 PUBLISH_INTERVAL_S = 1.0
-DEEP_STORE_URL_KEY = "segment.deep.store.url"
 
 
 @dataclasses.dataclass
@@ -283,7 +280,7 @@ class SegmentDataManager:
                     f"no segment metadata in ZooKeeper for {resource}/{name} "
                     "(PROPERTYSTORE/SEGMENTS); was the upload completed?"
                 )
-            seg_dir = self._fetch(resource, name, meta, force=force_download)
+            seg_dir = fetch_segment(self._segment_dir(resource, name), meta, force=force_download)
             segment = load_segment(seg_dir)
         except ZooKeeperUnavailableError:
             raise  # the loop retries once ZooKeeper is back; the segment is not at fault
@@ -305,50 +302,6 @@ class SegmentDataManager:
             self._on_unload(previous)
         log.info("segment %s/%s ONLINE (%d docs, %.0f ms)", resource, name,
                  segment.total_docs, (time.monotonic() - started) * 1000)  # fmt: skip
-
-    def _fetch(self, resource: str, name: str, meta: SegmentZKMetadata, *, force: bool) -> Path:
-        """The local segment directory: reused when its CRC matches ZooKeeper's (unless
-        ``force``), else downloaded from ``segment.download.url`` and unpacked. The old local
-        copy is replaced only once the new one is unpacked and checked."""
-        seg_dir = self._segment_dir(resource, name)
-        if seg_dir.is_dir() and not force:
-            try:
-                if not meta.crc or str(read_metadata(seg_dir).crc) == meta.crc:
-                    return seg_dir
-            except EngineError:
-                pass  # a damaged local copy: download it again
-        staging = self.data_dir / resource / f".staging-{uuid.uuid4().hex[:8]}"
-        try:
-            archive = self._download(meta, staging / f"{name}.tar.gz")
-            unpacked = unpack_segment(archive, staging / "untar")
-            got = read_metadata(unpacked)
-            if got.segment_name != name:
-                raise SegmentLoadError(
-                    f"{meta.download_url} holds segment {got.segment_name!r}, not {name!r}"
-                )
-            shutil.rmtree(seg_dir, ignore_errors=True)
-            unpacked.rename(seg_dir)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-        return seg_dir
-
-    def _download(self, meta: SegmentZKMetadata, dest: Path) -> Path:
-        """From ``segment.download.url``; when that fails and the controller also recorded
-        the file's deep-store location (``segment.deep.store.url``, e.g. a directory every
-        process mounts), from there."""
-        try:
-            return download_segment(meta.download_url, dest)
-        except SegmentLoadError as exc:
-            fallback = meta.extra.get(DEEP_STORE_URL_KEY)
-            if not fallback or fallback == meta.download_url:
-                raise
-            log.warning("%s; trying the deep store copy at %s", exc, fallback)
-            try:
-                return download_segment(fallback, dest)
-            except SegmentLoadError as again:
-                raise SegmentLoadError(
-                    f"{exc}; the deep store copy also failed: {again}"
-                ) from again
 
     def _consume(self, resource: str, name: str) -> None:
         hosted = self._hosted[resource].setdefault(name, HostedSegment(name, resource))
