@@ -8,7 +8,10 @@ feeds them the rows of input segments and returns the rows of each output segmen
 
 Before merging, ``roundBucketTimePeriod`` floors the time column to that period and
 ``eraseDimensionValues`` sets the listed dimensions to their default null value, so that
-rollup groups more rows. ``maxNumRecordsPerSegment`` splits the output into segments.
+rollup groups more rows. Rows are never merged across the caller's group columns (the time
+bucket of ``partitionBucketTimePeriod`` and the table's partitions), so each output segment
+holds one bucket of one partition, and ``maxNumRecordsPerSegment`` splits a group into
+segments in time order.
 
 Rows move between Arrow (the engine's segment reader and writer) and Spark through Parquet
 files in a work directory, which needs no pandas on either side.
@@ -136,11 +139,27 @@ def _part_key(path: Path, root: Path) -> tuple[int, ...]:
     return tuple(int(p.split("=", 1)[1]) for p in path.relative_to(root).parts)
 
 
+def _split_group(spark, part: Path, spec: MergeSpec, columns: list[str], schema) -> list:
+    """One group's output tables: the whole group when it fits one segment (read straight
+    from Spark's output), else numbered in time order on Spark and cut every
+    ``max_records_per_segment`` rows, so memory holds one output segment at a time."""
+    import pyarrow.dataset as ds
+
+    dataset = ds.dataset(str(part), format="parquet")
+    if dataset.count_rows() <= spec.max_records_per_segment:
+        return [dataset.to_table(columns=columns).cast(schema)]
+    numbered = part.parent / f"{part.name}.numbered"
+    assign_segments(spark.read.parquet(str(part)), spec.max_records_per_segment,
+                    spec.time_column).write.partitionBy(SEGMENT_COLUMN).parquet(str(numbered))  # fmt: skip
+    pieces = [p for p in numbered.glob("*") if p.is_dir()]
+    return [ds.dataset(str(piece), format="parquet").to_table(columns=columns).cast(schema)
+            for piece in sorted(pieces, key=lambda p: _part_key(p, numbered))]  # fmt: skip
+
+
 def merge_tables(spark, tables: list, spec: MergeSpec, work_dir: Path) -> list:
     """The Arrow tables of the output segments, ordered by group then sequence, from the
     input segments' rows. The ``spec.group_columns`` are dropped from the output."""
     import pyarrow as pa
-    import pyarrow.dataset as ds
     import pyarrow.parquet as pq
 
     run = work_dir / f"merge-{uuid.uuid4().hex[:8]}"
@@ -150,15 +169,17 @@ def merge_tables(spark, tables: list, spec: MergeSpec, work_dir: Path) -> list:
         pq.write_table(table, inputs / f"{index}.parquet")
     df = spark.read.parquet(str(inputs))
     groups = spec.group_columns
-    merged = assign_segments(merge(df, spec), spec.max_records_per_segment, spec.time_column,
-                             groups)  # fmt: skip
     output = run / "out"
-    merged.write.partitionBy(*groups, SEGMENT_COLUMN).parquet(str(output))
+    writer = merge(df, spec).write
+    (writer.partitionBy(*groups) if groups else writer).parquet(str(output))
     columns = [c for c in tables[0].schema.names if c not in groups]
     schema = pa.schema([tables[0].schema.field(c) for c in columns])
-    parts = [p for p in output.glob("/".join(["*"] * (len(groups) + 1))) if p.is_dir()]
-    return [ds.dataset(str(part), format="parquet").to_table(columns=columns).cast(schema)
-            for part in sorted(parts, key=lambda p: _part_key(p, output))]  # fmt: skip
+    parts = [output] if not groups else [
+        p for p in output.glob("/".join(["*"] * len(groups))) if p.is_dir()]  # fmt: skip
+    out = []
+    for part in sorted(parts, key=lambda p: _part_key(p, output)):
+        out.extend(_split_group(spark, part, spec, columns, schema))
+    return [table for table in out if table.num_rows]
 
 
 # --- segments in, segments out ---------------------------------------------------------------
