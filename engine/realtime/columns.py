@@ -4,11 +4,11 @@ Memory per row is bounded: a dictionary-encoded single-value column costs 4 byte
 (an int32 id) plus its distinct values once; a multi-value column 4 bytes per value plus 8 per
 row (offsets); a raw fixed-width column its value width; a raw text column its Arrow bytes;
 a null vector 1 byte per row; an inverted index 8 bytes per entry. No Python object is kept
-per row, only per distinct value: the value -> id map is a dict, about 100-150 bytes per
-distinct value (key object, id, table slot). For a column whose values are all distinct
-(githubEvents' ``id``) that is per row: measured by ``bench.realtime``, 1M githubEvents rows
-hold about 150 MB of segment buffers, most of it that map, and grow the server's RSS by
-about 270 MB (decoding garbage the allocator keeps included).
+per row or per distinct value of a text column: its value -> id map is sorted runs of
+(hash, id), 12 bytes per distinct value (``engine.realtime.text_ids``); other dictionary
+columns (numbers) keep a dict, ~100-150 bytes per distinct value, so a number column with a
+distinct value per row is better raw (``noDictionaryColumns``). Measured in-process, 1M githubEvents rows (a unique text ``id``) hold about
+60 MB of segment buffers.
 
 Appends never touch the part of a buffer a reader may already hold: buffers grow by copying
 into a new, larger array, and rows are only ever added past the end. So a snapshot that took
@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyroaring import BitMap
 
+from engine.realtime.text_ids import HashCollision, TextIds, ValueChunks
 from engine.spi.schema import FieldSpec
 
 INITIAL_CAPACITY = 1024
@@ -114,11 +115,14 @@ class DictionaryColumn:
         self.spec = spec
         self.fixed = spec.data_type.numpy_dtype is not None
         self._float = self.fixed and np.dtype(spec.data_type.numpy_dtype).kind == "f"
-        self._ids: dict = {}
+        arrow_type = spec.data_type.arrow_type
+        text = pa.types.is_string(arrow_type) or pa.types.is_binary(arrow_type)
+        # value -> id: text by hashes (no object per value, see text_ids), the rest by a dict
+        self._ids: dict | None = None if text else {}
+        self._text_ids: TextIds | None = TextIds() if text else None
         # fixed width: a numpy array; text and other variable-width values: Arrow chunks of
-        # each batch's new values (no Python object per value kept)
-        self.values = GrowableArray(spec.data_type.numpy_dtype) if self.fixed else []
-        self._text_bytes = 0
+        # the new values of the batches (no Python object per value kept)
+        self.values = GrowableArray(spec.data_type.numpy_dtype) if self.fixed else ValueChunks()
         self.forward = GrowableArray(np.int32)  # SV: one id per doc; MV: flat ids
         self.offsets = None if spec.single_value else GrowableArray(np.int64)
         if self.offsets is not None:
@@ -128,7 +132,7 @@ class DictionaryColumn:
 
     @property
     def cardinality(self) -> int:
-        return len(self._ids)
+        return len(self._ids) if self._ids is not None else self._text_ids.count
 
     def append(self, column: pa.Array, first_doc: int) -> None:
         """Append one batch (a coerced Arrow column, a ListArray for MV) whose first row is
@@ -155,6 +159,13 @@ class DictionaryColumn:
             return np.empty(0, dtype=np.int32)
         encoded = pc.dictionary_encode(flat)
         distinct = encoded.dictionary.to_pylist()
+        if self._ids is None:
+            try:
+                return self._encode_hashed(encoded, distinct)
+            except HashCollision:  # never seen in practice; exact from now on
+                values = self.arrival_values(self.cardinality).to_pylist()
+                self._ids = dict(zip(values, range(len(values)), strict=True))
+                self._text_ids = None
         known = self._ids
         # one dict probe per distinct value of the batch, not per row, and no Python loop:
         # the values not seen before get the next ids in batch order
@@ -167,6 +178,23 @@ class DictionaryColumn:
                 return self._encode_one_by_one(encoded, distinct)  # 0.0 and -0.0 are one key
             known.update(zip(fresh, range(start, start + len(new)), strict=True))
             local[new] = np.arange(start, start + len(new), dtype=np.int32)
+            self._add_values(encoded.dictionary.take(pa.array(new, type=pa.int64())))
+        return local[encoded.indices.to_numpy(zero_copy_only=False)]
+
+    def _encode_hashed(self, encoded: pa.DictionaryArray, distinct: list) -> np.ndarray:
+        """Ids by hash, each match confirmed against the stored value; HashCollision (before
+        anything is changed) when two different values share a hash."""
+        text_ids = self._text_ids
+        hashes = text_ids.hashes(distinct)
+        local = text_ids.lookup(hashes)
+        found = np.flatnonzero(local >= 0)
+        if len(found) and not self.values.same(
+            local[found], encoded.dictionary.take(pa.array(found))
+        ):
+            raise HashCollision
+        new = np.flatnonzero(local < 0)
+        if len(new):
+            local[new] = text_ids.add(hashes[new])
             self._add_values(encoded.dictionary.take(pa.array(new, type=pa.int64())))
         return local[encoded.indices.to_numpy(zero_copy_only=False)]
 
@@ -191,13 +219,12 @@ class DictionaryColumn:
             self.values.extend(added.to_numpy(zero_copy_only=False).astype(self.values.data.dtype))
         else:
             self.values.append(added.cast(self.spec.data_type.arrow_type))
-            self._text_bytes += added.nbytes
 
     def arrival_values(self, cardinality: int) -> np.ndarray | pa.Array:
         """The first ``cardinality`` dictionary values in id (arrival) order."""
         if self.fixed:
             return self.values.view(cardinality)
-        chunks = list(self.values)  # appended to concurrently: take a stable copy
+        chunks = self.values.chunks  # replaced, never changed in place: a stable copy
         if not chunks:
             return pa.array([], type=self.spec.data_type.arrow_type)
         return pa.concat_arrays(chunks).slice(0, cardinality)
@@ -224,9 +251,10 @@ class DictionaryColumn:
     def nbytes(self) -> int:
         size = self.forward.nbytes + (self.offsets.nbytes if self.offsets is not None else 0)
         size += self.postings.nbytes if self.postings is not None else 0
-        # the value -> id map: a Python entry per distinct value (~100 B plus the value)
-        size += 100 * len(self._ids)
-        return size + (self.values.nbytes if self.fixed else self._text_bytes)
+        # the value -> id map: a dict entry per distinct value (~100 B plus the value), or
+        # 12 B per value by hash
+        size += 100 * len(self._ids) if self._ids is not None else self._text_ids.nbytes
+        return size + self.values.nbytes
 
 
 class RawColumn:

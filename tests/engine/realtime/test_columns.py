@@ -127,3 +127,35 @@ def test_snapshot_rows_without_sorting_equal_the_rows_through_the_sorted_diction
     for name in ("s", "i", "d"):
         through_sorted = snapshot.column(name).values()
         assert table.column(name).to_pylist() == list(np.asarray(through_sorted).tolist())
+
+
+def test_text_ids_are_kept_by_hash_without_a_dict():
+    column = DictionaryColumn(_spec("STRING"), inverted=False)
+    column.append(pa.array([f"id-{i}" for i in range(5000)]), 0)
+    assert column._ids is None and column.cardinality == 5000
+    assert column._text_ids.nbytes == 12 * 5000
+
+
+@pytest.mark.parametrize(
+    "batches",
+    [
+        [["aa", "bb", "cc"]],  # a collision among a batch's new values
+        [["a", "bb"], ["ccc", "dd", "a"], ["bb", "ee", "ccc", "x"]],  # a new value hits an old one
+    ],
+    ids=["within a batch", "across batches"],
+)
+def test_a_hash_collision_falls_back_to_exact_ids(monkeypatch, batches):
+    from engine.realtime import text_ids
+
+    monkeypatch.setattr(text_ids, "value_hash", len)  # every value of one length collides
+    column = DictionaryColumn(_spec("STRING"), inverted=True)
+    first = 0
+    for batch in batches:
+        column.append(pa.array(batch, type=pa.string()), first)
+        first += len(batch)
+    want_ids, want_values = _reference_ids(batches)
+    assert column.forward.view().tolist() == want_ids
+    assert column.arrival_values(column.cardinality).to_pylist() == want_values
+    assert column._ids is not None  # exact from the collision on
+    column.append(pa.array(["bb", "zz"]), first)
+    assert column.forward.view().tolist()[-2:] == [want_values.index("bb"), len(want_values)]
