@@ -245,6 +245,7 @@ async function runQuery({ push = true } = {}) {
     const exceptions = err instanceof ApiError && err.body && Array.isArray(err.body.exceptions) && err.body.exceptions.length
       ? err.body.exceptions : [{ errorCode: err.status, message: errorText(err) }];
     renderError("The query failed", exceptions);
+    renderTrace({}); // no answer, no trace: the last query's must not pass for this one's
     recordQuery({ sql: query, at: Date.now(), status: "error", error: exceptions[0].message });
     finish(started, "Failed");
     return;
