@@ -188,17 +188,20 @@ class QueryRunner:
             response["numServersResponded"] = sum(r.responded for r in responses)
             response["timeUsedMs"] = _ms_since(started)
             return response
+        reduce_started = time.monotonic()
         response = reduce(
             plan, results, time_used_ms=_ms_since(started),
             num_servers_queried=len(requests),
             num_servers_responded=sum(r.responded for r in responses),
         )  # fmt: skip
+        reduce_ms = _ms_since(reduce_started)
         response["exceptions"] = response["exceptions"] + exceptions
         response["partialResult"] = bool(response["exceptions"])
         response["numSegmentsQueried"] = num_routed
         response["numSegmentsPrunedByBroker"] = num_pruned
         if trace:
             response["traceInfo"] = trace_info(responses)
+            response["brokerReduceTimeMs"] = reduce_ms  # Pinot's name for the merge's time
         response["timeUsedMs"] = _ms_since(started)
         return response
 

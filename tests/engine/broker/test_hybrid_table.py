@@ -181,7 +181,8 @@ def test_trace_reports_each_servers_stages_and_segments(hybrid):
     url = f"http://127.0.0.1:{broker.port}/query/sql"
     plain = requests.post(url, json={"sql": sql}, timeout=30).json()
     traced = requests.post(url, json={"sql": sql, "trace": True}, timeout=30).json()
-    assert "traceInfo" not in plain
+    assert "traceInfo" not in plain and "brokerReduceTimeMs" not in plain
+    assert traced["brokerReduceTimeMs"] >= 0
     assert traced["exceptions"] == [] and traced["resultTable"] == plain["resultTable"]
     # one server holds both halves: its two answers are filed under it together
     ((instance, info),) = traced["traceInfo"].items()
