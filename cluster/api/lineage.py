@@ -19,6 +19,7 @@ from cluster.logic.segment_lineage import (
     revert_replace_segments,
     start_replace_segments,
 )
+from engine.clusterstate.lineage import LineageEntryState
 
 TAG = ["Segment"]
 
@@ -95,6 +96,16 @@ def _body(request, serializer_class: type[serializers.Serializer]) -> dict:
     return serializer.validated_data
 
 
+def _target(request, table: str, params_class: type[TableTypeParam]) -> tuple[dict, str]:
+    """The validated query parameters and the table name with type they point at."""
+    params = query(request, params_class)
+    return params, table_row(table, params.get("type")).name_with_type
+
+
+def _state(entry_id: str, state: LineageEntryState) -> Response:
+    return Response({"segmentLineageEntryId": entry_id, "state": state.value})
+
+
 class StartReplaceSegmentsView(APIView):
     @extend_schema(
         summary="Start replacing segments (segment lineage)",
@@ -108,11 +119,10 @@ class StartReplaceSegmentsView(APIView):
         responses={200: StartReplaceResponse},
     )
     def post(self, request, table: str):
-        params = query(request, StartReplaceParams)
+        params, table_with_type = _target(request, table, StartReplaceParams)
         body = _body(request, StartReplaceRequest)
-        row = table_row(table, params.get("type"))
         entry_id = start_replace_segments(
-            store(), row.name_with_type, list(body["segmentsFrom"]), list(body["segmentsTo"]),
+            store(), table_with_type, list(body["segmentsFrom"]), list(body["segmentsTo"]),
             force_cleanup=params["forceCleanup"],
         )  # fmt: skip
         return Response({"segmentLineageEntryId": entry_id})
@@ -133,14 +143,13 @@ class EndReplaceSegmentsView(APIView):
         responses={200: LineageStateResponse},
     )
     def post(self, request, table: str):
-        params = query(request, EntryParams)
+        params, table_with_type = _target(request, table, EntryParams)
         body = _body(request, EndReplaceRequest)
-        row = table_row(table, params.get("type"))
         entry_id = params["segmentLineageEntryId"]
         state = end_replace_segments(
-            store(), row.name_with_type, entry_id, segments_to=body.get("segmentsTo")
+            store(), table_with_type, entry_id, segments_to=body.get("segmentsTo")
         )
-        return Response({"segmentLineageEntryId": entry_id, "state": state.value})
+        return _state(entry_id, state)
 
 
 class RevertReplaceSegmentsView(APIView):
@@ -157,13 +166,12 @@ class RevertReplaceSegmentsView(APIView):
         responses={200: LineageStateResponse},
     )
     def post(self, request, table: str):
-        params = query(request, RevertParams)
-        row = table_row(table, params.get("type"))
+        params, table_with_type = _target(request, table, RevertParams)
         entry_id = params["segmentLineageEntryId"]
         state = revert_replace_segments(
-            store(), row.name_with_type, entry_id, force_revert=params["forceRevert"]
+            store(), table_with_type, entry_id, force_revert=params["forceRevert"]
         )
-        return Response({"segmentLineageEntryId": entry_id, "state": state.value})
+        return _state(entry_id, state)
 
 
 class SegmentLineageView(APIView):
@@ -175,6 +183,5 @@ class SegmentLineageView(APIView):
         responses={200: SegmentLineageSerializer},
     )
     def get(self, request, table: str):
-        params = query(request, TableTypeParam)
-        row = table_row(table, params.get("type"))
-        return Response(lineage_json(store(), row.name_with_type))
+        _, table_with_type = _target(request, table, TableTypeParam)
+        return Response(lineage_json(store(), table_with_type))

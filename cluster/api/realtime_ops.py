@@ -12,6 +12,8 @@ The views are thin: the logic is in ``cluster.logic.realtime``.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -46,6 +48,21 @@ def realtime_table(table: str, action: str, *, enabled: bool = False) -> models.
         if ideal is not None and not ideal.enabled:
             raise BadRequest(f"Table {row.name_with_type} is disabled; enable it first")
     return row
+
+
+@contextmanager
+def ideal_state_required():
+    """A table whose ideal state is not written yet is a 404 (the logic raises LookupError)."""
+    try:
+        yield
+    except LookupError as exc:
+        raise NotFound(str(exc)) from exc
+
+
+def batch_args(p: dict) -> dict:
+    """BatchParams as the keyword arguments of the batched commits (pause, forceCommit)."""
+    return {"batch_size": p["batchSize"], "interval_s": p["batchStatusCheckIntervalSec"],
+            "timeout_s": p["batchStatusCheckTimeoutSec"]}  # fmt: skip
 
 
 # --- parameters ------------------------------------------------------------------------------
@@ -174,14 +191,9 @@ class PauseConsumptionView(APIView):
     def post(self, request, table: str):
         p = query(request, PauseParams)
         row = realtime_table(table, "pauseConsumption", enabled=True)
-        try:
-            details = pause_table(
-                store(), row.name_with_type, p.get("comment") or None,
-                batch_size=p["batchSize"], interval_s=p["batchStatusCheckIntervalSec"],
-                timeout_s=p["batchStatusCheckTimeoutSec"],
-            )  # fmt: skip
-        except LookupError as exc:  # no ideal state yet
-            raise NotFound(str(exc)) from exc
+        with ideal_state_required():
+            details = pause_table(store(), row.name_with_type, p.get("comment") or None,
+                                  **batch_args(p))  # fmt: skip
         return Response(details)
 
 
@@ -197,11 +209,9 @@ class ResumeConsumptionView(APIView):
         p = query(request, ResumeParams)
         row = realtime_table(table, "resumeConsumption", enabled=True)
         config = TableConfig.from_json(row.config)
-        try:
+        with ideal_state_required():
             details = resume_table(store(), config, p.get("comment") or None,
                                    p.get("consumeFrom") or None)  # fmt: skip
-        except LookupError as exc:  # no ideal state yet
-            raise NotFound(str(exc)) from exc
         return Response(details)
 
 
@@ -211,10 +221,8 @@ class PauseStatusView(APIView):
                    operation_id="getPauseStatus")  # fmt: skip
     def get(self, request, table: str):
         row = realtime_table(table, "pauseStatus")
-        try:
+        with ideal_state_required():
             return Response(pause.pause_status(store(), row.name_with_type))
-        except LookupError as exc:
-            raise NotFound(str(exc)) from exc
 
 
 class ForceCommitView(APIView):
@@ -228,12 +236,8 @@ class ForceCommitView(APIView):
     def post(self, request, table: str):
         p = query(request, ForceCommitParams)
         row = realtime_table(table, "forceCommit", enabled=True)
-        return Response(force_commit(
-            store(), row.name_with_type, partitions=p.get("partitions"),
-            segments=p.get("segments"), batch_size=p["batchSize"],
-            interval_s=p["batchStatusCheckIntervalSec"],
-            timeout_s=p["batchStatusCheckTimeoutSec"],
-        ))  # fmt: skip
+        return Response(force_commit(store(), row.name_with_type, partitions=p.get("partitions"),
+                                     segments=p.get("segments"), **batch_args(p)))  # fmt: skip
 
 
 class ForceCommitStatusView(APIView):

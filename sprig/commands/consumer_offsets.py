@@ -38,8 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "read. Stops on Ctrl-C or SIGTERM.",
     )
     sample.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT")
-    sample.add_argument("--topic", default=None, help="topic to produce to "
-                        "(default consumer_offsets_json)")  # fmt: skip
+    _topic_argument(sample, "topic to produce to")
     sample.add_argument("--groups", default="*", metavar="GLOB",
                         help="only groups matching this glob (default: all)")  # fmt: skip
     sample.add_argument("--interval", type=float, default=30.0, metavar="SECONDS",
@@ -58,8 +57,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     stream.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT")
     stream.add_argument("--input-topic", default="__consumer_offsets")
-    stream.add_argument("--topic", default=None, help="topic to produce to "
-                        "(default consumer_offsets_json)")  # fmt: skip
+    _topic_argument(stream, "topic to produce to")
     stream.add_argument("--output-bootstrap-server", default=None, metavar="HOST:PORT",
                         help="cluster to produce to (default: the input's)")  # fmt: skip
     stream.add_argument("--group", default="sprig-consumer-offsets-stream",
@@ -87,11 +85,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     init.add_argument("--controller", default="http://127.0.0.1:9000", metavar="URL")
     init.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT")
-    init.add_argument("--topic", default=None, help="the JSON topic the table consumes "
-                      "(default consumer_offsets_json)")  # fmt: skip
+    _topic_argument(init, "the JSON topic the table consumes")
     init.add_argument("--replicas", type=int, default=None,
                       help="replicasPerPartition (default: the shipped config's)")  # fmt: skip
     init.set_defaults(func=run_init)
+
+
+# spelled out, not imported: monitoring (and its Kafka client) stays out of `sprig --help`
+_DEFAULT_TOPIC = "consumer_offsets_json"
+
+
+def _topic_argument(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--topic", default=None, help=f"{what} (default {_DEFAULT_TOPIC})")
+
+
+def _stop_on_sigterm() -> threading.Event:
+    """An event SIGTERM sets, so a long-running action finishes its round and closes."""
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    return stop
 
 
 def run_decode(args: argparse.Namespace) -> int:
@@ -145,8 +157,7 @@ def run_sample(args: argparse.Namespace) -> int:
             raise CommandError(str(exc)) from exc
         print(f"produced {count} lag sample(s) to {sampler.topic}")
         return 0
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    stop = _stop_on_sigterm()
     sampler.run(args.interval, stop)
     return 0
 
@@ -165,8 +176,7 @@ def run_stream(args: argparse.Namespace) -> int:
         )  # fmt: skip
     except ValueError as exc:
         raise CommandError(f"--batch/--dedupe-scan: {exc}") from None
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    stop = _stop_on_sigterm()
     try:
         # the JSON topic, one partition like the table's own, unless it exists
         ensure_topic(args.output_bootstrap_server or args.bootstrap_server, job.output_topic)

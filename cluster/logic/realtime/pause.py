@@ -14,6 +14,7 @@ import time
 
 import orjson
 
+from cluster.logic.realtime.ideal_fields import json_field
 from engine.clusterstate import ClusterStore, ResourceAssignment
 from engine.stream.config import OffsetCriteria
 
@@ -47,12 +48,7 @@ def consuming_segments(ideal: ResourceAssignment | None) -> list[str]:
 
 
 def pause_state(ideal: ResourceAssignment | None) -> dict | None:
-    raw = (ideal.extra_fields.get(PAUSE_STATE) if ideal is not None else None) or ""
-    try:
-        state = orjson.loads(raw) if raw else None
-    except orjson.JSONDecodeError:
-        return None
-    return state if isinstance(state, dict) else None
+    return json_field(ideal, PAUSE_STATE)
 
 
 def is_paused(ideal: ResourceAssignment | None) -> bool:

@@ -15,6 +15,7 @@ import time
 
 import orjson
 
+from cluster.logic.realtime.ideal_fields import json_field
 from engine.clusterstate import ClusterStore, ResourceAssignment
 from engine.stream.config import StreamConfig
 
@@ -70,9 +71,4 @@ def clear_stream_error(store: ClusterStore, table_with_type: str) -> None:
 
 
 def stream_error(ideal: ResourceAssignment | None) -> dict | None:
-    raw = (ideal.extra_fields.get(STREAM_ERROR) if ideal is not None else None) or ""
-    try:
-        entry = orjson.loads(raw) if raw else None
-    except orjson.JSONDecodeError:
-        return None
-    return entry if isinstance(entry, dict) else None
+    return json_field(ideal, STREAM_ERROR)
