@@ -254,7 +254,8 @@ def consumption(cluster: Cluster, table: str, events: int) -> dict:
     commit_s = time.perf_counter() - threshold_at
     commit_cpu_s = cluster.server_cpu_s() - threshold_cpu
     seen = [s for s in samples if 0 < s[3] < events]
-    first, last = seen[0], seen[-1] if len(seen) > 1 else samples[-1]
+    # a small run may be consumed between two samples: then from the first sample (a bound)
+    first, last = (seen[0], seen[-1]) if len(seen) > 1 else (samples[0], samples[-1])
     rows = last[3] - first[3]
     # RSS per row: the slope of RSS over the rows held (least squares over the samples past
     # a tenth of the rows), so fixed costs (the Kafka client's prefetch queue, the allocator's
