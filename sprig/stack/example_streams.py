@@ -40,12 +40,16 @@ AIRLINE_TABLE = "airlineStats"
 GITHUB_FLUSH = {"realtime.segment.flush.threshold.time": "1m",
                 "realtime.segment.flush.threshold.size": "100000"}  # fmt: skip
 GITHUB_REALTIME_TO_OFFLINE = {"bucketTimePeriod": "2m", "bufferTimePeriod": "1m"}
-# ---- MergeRollupTask: NOT REGISTERED YET (issue 12 item 6 / issue 13 item 5). ----
-# Pinot's githubEvents OFFLINE example schedules a MergeRollupTask (1d buckets). Until the
-# type is registered it is left out of the posted config (a schedule for an unknown type only
-# fails every minute); once it is, drop this filter (keep the example's entry) and give
-# airlineStats OFFLINE one in airline_minion_tasks below.
-UNREGISTERED_TASK_TYPES = ("MergeRollupTask",)
+# airlineStats OFFLINE can merge its day segments into weekly ones (githubEvents OFFLINE keeps
+# Pinot's example MergeRollupTask, 1d buckets each minute, unchanged). No cron: the user runs it
+# from the printed command once the batch data is in (a day that arrives in a bucket already
+# merged past is not merged later), and it does not compete with the push task for the minion.
+AIRLINE_MERGE_ROLLUP = {
+    "7days.mergeType": "concat",
+    "7days.bucketTimePeriod": "7d",
+    "7days.bufferTimePeriod": "1d",
+    "7days.maxNumParallelBuckets": "10",
+}
 
 
 def read_config(path: Path) -> dict:
@@ -76,7 +80,9 @@ def airline_minion_tasks(config: dict, examples: Path, data_dir: Path) -> dict:
         batch_map["outputDirURI"] = output_dir.as_uri()
     config.setdefault("ingestionConfig", {})["batchIngestionConfig"] = batch
     config["task"] = copy.deepcopy(example["task"])
-    # ---- MergeRollupTask for airlineStats goes here once it is registered (see above). ----
+    config["task"].setdefault("taskTypeConfigsMap", {})["MergeRollupTask"] = dict(
+        AIRLINE_MERGE_ROLLUP
+    )
     return config
 
 
@@ -93,9 +99,6 @@ def create_stream_tables(
         _post(controller, "/schemas", read_config(folder / f"{GITHUB_TABLE}_schema.json"))
         offline = read_config(folder / f"{GITHUB_TABLE}_offline_table_config.json")
         offline["segmentsConfig"]["replication"] = str(replicas)
-        tasks = offline.get("task", {}).get("taskTypeConfigsMap", {})
-        for task_type in UNREGISTERED_TASK_TYPES:
-            tasks.pop(task_type, None)
         _post(controller, "/tables", offline)
         created.append(f"{GITHUB_TABLE}_OFFLINE")
     if not _exists(controller, f"{GITHUB_TABLE}_REALTIME"):
@@ -199,6 +202,9 @@ def guide(
         f"ingests new Avro files from {incoming}, one segment a file:",
         f"    cp {one_day} {incoming}/",
         f"    {schedule}SegmentGenerationAndPushTask&tableName={AIRLINE_TABLE}_OFFLINE'",
+        f"  MergeRollupTask on {AIRLINE_TABLE} merges its 31 day segments into weekly ones "
+        "(answers stay the same; numSegmentsQueried drops):",
+        f"    {schedule}MergeRollupTask&tableName={AIRLINE_TABLE}_OFFLINE'",
         f"  Cron schedules: {console}/tasks/scheduler/jobKeys",
         "",
     ]

@@ -61,7 +61,10 @@ def test_airline_task_config_reads_a_local_folder(tmp_path):
     assert batch_map["inputDirURI"] == incoming.as_uri()
     assert batch_map["outputDirURI"] == segments.as_uri()
     assert not [k for k in batch_map if k.startswith("input.fs.")]  # no S3 left
-    assert out["task"] == {"taskTypeConfigsMap": {"SegmentGenerationAndPushTask": {}}}
+    assert out["task"] == {"taskTypeConfigsMap": {
+        "SegmentGenerationAndPushTask": {},
+        "MergeRollupTask": example_streams.AIRLINE_MERGE_ROLLUP,
+    }}  # fmt: skip
     assert out["tableIndexConfig"] == config["tableIndexConfig"]  # the batch config is kept
     assert "batchIngestionConfig" not in config.get("ingestionConfig", {})  # not mutated
 
