@@ -40,6 +40,7 @@ from sprig.stack.cluster import (
     server_process,
 )
 from sprig.stack.process import choose_port
+from sprig.stack.quickstart_summary import print_summary, process_address
 from sprig.stack.supervisor import Supervisor, write_state_file
 
 DEFAULT_CONTROLLER_PORT = 9000
@@ -50,18 +51,6 @@ REPLICATION = len(DEFAULT_SERVER_PORTS)
 INSTANCE_HOST = "127.0.0.1"
 EXAMPLES_DIR = REPO_ROOT / "examples" / "pinot"
 EXAMPLE_TABLES = ("airlineStats", "billing", "clientSalaryNulls")
-EXAMPLE_QUERIES = (
-    "SELECT Carrier, COUNT(*) AS flights, AVG(ArrDelay) AS avgArrDelay FROM airlineStats "
-    "WHERE Cancelled = 0 AND Diverted = 0 GROUP BY Carrier ORDER BY flights DESC LIMIT 10",
-    "SELECT Origin, Dest, COUNT(*) AS flights FROM airlineStats "
-    "WHERE DaysSinceEpoch BETWEEN 16071 AND 16077 GROUP BY Origin, Dest "
-    "ORDER BY flights DESC LIMIT 5",
-    "SELECT city, COUNT(*) AS bills, SUM(totalToPay) AS toPay FROM billing "
-    "GROUP BY city ORDER BY toPay DESC LIMIT 5",
-    # Pinot's null-handling quickstart: nulls are skipped only with enableNullHandling
-    "SET enableNullHandling=true; SELECT COUNT(*) AS clients, COUNT(*) FILTER (WHERE salary "
-    "IS NULL) AS noSalary, MIN(salary) AS minSalary FROM clientSalaryNulls",
-)
 LOAD_TIMEOUT_S = 300
 STREAM_RATE_PER_S = 10.0  # records a second into each example topic
 # Tansu holds every fetch for the full wait when no data is waiting (see engine.stream.kafka):
@@ -207,7 +196,7 @@ def run(args: argparse.Namespace) -> int:
                       f"the consumer_offsets table: {console}/console/consumers", flush=True)  # fmt: skip
             except MonitoringError as exc:  # the batch cluster is still worth running
                 print(f"Consumer lag history is not sampled: {exc}", flush=True)
-        _print_summary(console, broker_url, stack, children, data_dir, loaded, guide)
+        print_summary(console, broker_url, stack, children, data_dir, loaded, guide, EXAMPLES_DIR)
         why = wait_for_stop_signal()
         print(f"\nStopping ({why}) ...", flush=True)
     except ServiceError as exc:
@@ -264,7 +253,7 @@ def _supervise(
         if service is not None and service.process is not None:
             supervisor.adopt(service.process, str(row["address"]))
     for child in children:
-        supervisor.adopt(child, _address(child, console, broker_url))
+        supervisor.adopt(child, process_address(child, console, broker_url))
     supervisor.watch()
     return supervisor
 
@@ -273,60 +262,6 @@ def _given_up(supervisor: Supervisor) -> str | None:
     for member in supervisor.given_up():
         return f"{member.name} was given up after repeated crashes; see {member.process.log_path}"
     return None
-
-
-def _address(child: ServiceProcess, console: str, broker_url: str) -> str:
-    if child.name == "controller":
-        return console
-    if child.name == "broker":
-        return broker_url
-    if child.name.startswith("server"):
-        argv = child.argv
-        return f"query :{argv[argv.index('--query-port') + 1]}, admin :{argv[argv.index('--admin-port') + 1]}"
-    return "queue:minion_untagged"
-
-
-def _print_summary(
-    console: str,
-    broker_url: str,
-    stack: LocalStack,
-    children: list[ServiceProcess],
-    data_dir: Path,
-    loaded: dict[str, str],
-    guide: list[str],
-) -> None:
-    print()
-    print(f"Sprig is running. Console: {console}   REST API: {console}/help")
-    print(f"Broker: {broker_url}/query/sql")
-    print()
-    print(f"  {'process':<11} {'address':<32} {'pid':<8} log")
-    for row in stack.describe():
-        print(
-            f"  {row['service']:<11} {row['address']!s:<32} {row['pid'] or '-'!s:<8} {row['log'] or '-'}"
-        )
-    for child in children:
-        address = _address(child, console, broker_url)
-        print(f"  {child.name:<11} {address:<32} {child.pid!s:<8} {child.log_path}")
-    print()
-    if loaded:
-        print(f"Tables (from Apache Pinot's examples in {EXAMPLES_DIR}):")
-        for table, summary in loaded.items():
-            print(f"  {table}: {summary}")
-        print()
-        print("Example queries (paste into the Query Console, or send to the broker):")
-        for sql in EXAMPLE_QUERIES:
-            print(f"  {sql}")
-        print()
-        print(
-            f"  curl -s -X POST {broker_url}/query/sql -H 'Content-Type: application/json' "
-            f'-d \'{{"sql": "{EXAMPLE_QUERIES[0]}"}}\''
-        )
-        print()
-    for line in guide:
-        print(line)
-    print(f"Data: {data_dir}")
-    print("A process that exits is restarted; `sprig stack status` lists them all.")
-    print("Press Ctrl-C to stop everything.", flush=True)
 
 
 # --- example data ------------------------------------------------------------------------------

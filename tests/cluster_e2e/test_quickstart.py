@@ -21,8 +21,8 @@ import pytest
 import requests
 from kazoo.client import KazooClient
 
-from sprig.commands.quickstart import EXAMPLE_QUERIES
 from sprig.stack.process import free_port
+from sprig.stack.quickstart_summary import EXAMPLE_QUERIES
 
 REPO = Path(__file__).resolve().parents[2]
 
