@@ -6,7 +6,8 @@ and CONSUMING replicas in the external view), what it knows of each segment for 
 partitioning (from its table config and schema). Server addresses come from the instance
 configs; liveness from ``LIVEINSTANCES``. Only a lineage-consistent set of segments is
 routed (``PROPERTYSTORE/SEGMENT_LINEAGE``, ``engine.clusterstate.lineage``): while segments
-are being replaced, a query sees either the old ones or the new ones, never both.
+are being replaced, a query sees either the old ones or the new ones, never both. The view
+and the lineage of a route are read as they were at one instant (``_consistent_read``).
 
 One thread (an ``engine.runtime.Membership`` loop, which also keeps the broker registered)
 rebuilds the snapshot whenever a watch fires (and every ``resync_interval_s``); readers take
@@ -48,6 +49,8 @@ from engine.spi.datetime_format import UNIT_MILLIS, DateTimeFormat
 log = logging.getLogger(__name__)
 
 HOUR_MS = 3_600_000
+# reads of the lineage around the external view before settling for the last route
+CONSISTENT_READ_ATTEMPTS = 3
 DAY_MS = 86_400_000
 
 
@@ -156,7 +159,23 @@ class RoutingManager(Membership):
     def _build_route(self, table: str) -> TableRoute | None:
         paths = self.participant.store.paths
         config_record = self._record(paths.table_config(table))
-        view_record = self._record(paths.external_view(table))
+        try:
+            read = self._consistent_read(table)
+        except ClusterStateError as exc:
+            log.error("keeping the last route of %s: its segment lineage is unreadable: %s",
+                      table, exc)  # fmt: skip
+            if table in self.snapshot.routes:
+                return self.snapshot.routes[table]
+            read = (self._record(paths.external_view(table)), None)
+        if read is None:
+            # the lineage changed during every try: the last route was built from one
+            # consistent pair; the writes that changed it poked the next pass
+            log.warning("keeping the last route of %s: its segment lineage is changing", table)
+            if table in self.snapshot.routes:
+                return self.snapshot.routes[table]
+            self.poke()
+            return None
+        view_record, lineage = read
         if config_record is None and view_record is None:
             return None
         config = None
@@ -171,17 +190,6 @@ class RoutingManager(Membership):
         for segment, replicas in (view.segments if view else {}).items():
             serving = tuple(sorted(i for i, s in replicas.items() if s in SERVING_STATES))
             segment_servers[segment] = serving
-        # Read after the external view: a segment there was uploaded after the lineage entry
-        # that hides it was written, and one gone from it was deleted after the entry that
-        # replaced it, so this lineage is at least as new as the view it filters.
-        try:
-            lineage = self._lineage(table)
-        except ClusterStateError as exc:
-            log.error("keeping the last route of %s: its segment lineage is unreadable: %s",
-                      table, exc)  # fmt: skip
-            if table in self.snapshot.routes:
-                return self.snapshot.routes[table]
-            lineage = None
         if lineage is not None:
             served = [s for s, replicas in segment_servers.items() if replicas]
             kept = lineage_consistent_segments(segment_servers, lineage, served)
@@ -206,6 +214,29 @@ class RoutingManager(Membership):
                 or "balanced"
             ),
         )
+
+    def _consistent_read(self, table: str):
+        """(external view record, lineage) as both were at one instant, or None if the lineage
+        changed during each of ``CONSISTENT_READ_ATTEMPTS`` tries.
+
+        Neither read order alone is safe. Reading the view first, a lineage entry dropped by
+        retention once its hidden segments left the view (just after this view was read)
+        would un-hide them here: inputs and outputs routed together, rows counted twice.
+        Reading the lineage first, an entry written after it (endReplaceSegments) would be
+        missed. So the lineage is read before and after the view, and the pair kept only
+        if the lineage znode was not modified in between (same ``mzxid``, which also tells a
+        deleted and re-created znode apart); ZooKeeper orders one session's reads, so that
+        lineage held while the view was read."""
+        for _ in range(CONSISTENT_READ_ATTEMPTS):
+            stat = self.participant.client.exists(
+                self.participant.store.paths.segment_lineage(table)
+            )
+            version = stat.mzxid if stat is not None else None
+            view_record = self._record(self.participant.store.paths.external_view(table))
+            after, version_after = self._lineage(table)
+            if version == version_after:
+                return view_record, after
+        return None
 
     def _time_column(
         self, table: str, config: TableConfig | None
@@ -234,21 +265,22 @@ class RoutingManager(Membership):
         self._segment_cache[key] = info
         return info
 
-    def _lineage(self, table: str) -> SegmentLineage | None:
-        """The table's segment lineage, watched (also while it does not exist yet)."""
+    def _lineage(self, table: str) -> tuple[SegmentLineage | None, int | None]:
+        """The table's segment lineage and the zxid of its last change (None while the znode
+        does not exist), watched (also while it does not exist yet)."""
         path = self.participant.store.paths.segment_lineage(table)
         client = self.participant.client
         while True:
             try:
-                data, _ = client.get(path, watch=self.poke)
+                data, stat = client.get(path, watch=self.poke)
             except NoNodeError:
                 # get() leaves no watch on a missing znode; exists() does, for its creation
                 if client.exists(path, watch=self.poke) is None:
-                    return None
+                    return None, None
                 continue  # created in between
             if not data:
-                return None
-            return SegmentLineage.from_record(ZNRecord.from_bytes(data, where=path))
+                return None, stat.mzxid
+            return SegmentLineage.from_record(ZNRecord.from_bytes(data, where=path)), stat.mzxid
 
     def _stale_segment(self, key: tuple[str, str]) -> None:
         self._segment_cache.pop(key, None)
