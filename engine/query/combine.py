@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 
 from engine.query.evaluate import evaluate
 from engine.query.grouping import group_values
-from engine.query.intermediate import STAT_KEYS, IntermediateResult, empty_stats
+from engine.query.intermediate import IntermediateResult, merge_stats
 from engine.query.plan import QueryPlan
 from engine.query.trace import merge_traces
 
@@ -23,12 +23,10 @@ MIN_TRIM_SIZE = 5000
 
 def combine(plan: QueryPlan, results: list[IntermediateResult]) -> IntermediateResult:
     """One IntermediateResult equivalent to all of ``results``."""
-    stats = empty_stats()
+    stats = merge_stats([r.stats for r in results])
     exceptions: list[dict] = []
     limit_reached = False
     for r in results:
-        for key in STAT_KEYS:
-            stats[key] += int(r.stats.get(key, 0))
         exceptions.extend(r.exceptions)
         limit_reached |= r.num_groups_limit_reached
     out = IntermediateResult(plan.kind, stats, limit_reached, exceptions)

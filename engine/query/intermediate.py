@@ -26,8 +26,25 @@ STAT_KEYS = (
 )  # fmt: skip
 
 
+# merged by minimum, not sum: the oldest of the consuming segments queried (epoch ms), 0 when
+# none was queried (Pinot's minConsumingFreshnessTimeMs)
+FRESHNESS_KEY = "minConsumingFreshnessTimeMs"
+
+
 def empty_stats() -> dict[str, int]:
-    return dict.fromkeys(STAT_KEYS, 0)
+    return dict.fromkeys((*STAT_KEYS, FRESHNESS_KEY), 0)
+
+
+def merge_stats(parts: list[dict]) -> dict[str, int]:
+    """The stats of several results as one: counts added, the freshness the least of those
+    reported (a 0 means "no consuming segment" and is left out)."""
+    stats = empty_stats()
+    for part in parts:
+        for key in STAT_KEYS:
+            stats[key] += int(part.get(key, 0))
+    fresh = [int(p[FRESHNESS_KEY]) for p in parts if int(p.get(FRESHNESS_KEY) or 0) > 0]
+    stats[FRESHNESS_KEY] = min(fresh, default=0)
+    return stats
 
 
 @dataclass

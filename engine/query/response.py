@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from engine.query.errors import QueryError
-from engine.query.intermediate import STAT_KEYS, empty_stats
+from engine.query.intermediate import FRESHNESS_KEY, STAT_KEYS, empty_stats
 
 _INTEGER_TYPES = {"INT", "LONG"}
 _FLOAT_TYPES = {"FLOAT", "DOUBLE", "BIG_DECIMAL"}
@@ -93,7 +93,7 @@ def broker_response(
         response[key] = int(stats.get(key, 0))
     response["numGroupsLimitReached"] = bool(num_groups_limit_reached)
     response["partialResult"] = bool(exceptions)
-    response["minConsumingFreshnessTimeMs"] = 0
+    response[FRESHNESS_KEY] = int(stats.get(FRESHNESS_KEY) or 0)
     response["timeUsedMs"] = int(time_used_ms)
     return response
 

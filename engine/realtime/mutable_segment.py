@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -73,6 +74,10 @@ class MutableSegment:
         self.num_rows_filtered = 0
         self.num_rows_errored = 0
         self.last_indexed_ms: int | None = None
+        # the stream timestamp of the newest message indexed, and whether the consumer's last
+        # fetch found nothing new (then the rows are as fresh as now): the query freshness
+        self.latest_ingestion_ms: int | None = None
+        self.caught_up = False
         self._lock = threading.Lock()
         self._snapshot = None
 
@@ -81,11 +86,19 @@ class MutableSegment:
         """Held while rows are appended; readers of live index structures take it too."""
         return self._lock
 
-    def index(self, batch: pa.RecordBatch | pa.Table, *, source: str = "stream") -> IndexResult:
+    def index(self, batch: pa.RecordBatch | pa.Table, *, source: str = "stream",
+              ingestion_ms: int | None = None,
+              before_publish: Callable[[IndexResult], None] | None = None) -> IndexResult:  # fmt: skip
         """Transform, filter and coerce ``batch`` (decoded messages) and append the rows that
-        pass. Never raises for a bad row: it is skipped and returned in ``errors``."""
+        pass. Never raises for a bad row: it is skipped and returned in ``errors``.
+        ``ingestion_ms`` is the stream timestamp of the batch's last message.
+        ``before_publish`` is called with the result before the rows become queryable, so a
+        caller's counters (bad rows, offsets) are never behind what a query sees."""
         if batch.num_rows == 0:
-            return IndexResult(0, 0, [])
+            result = IndexResult(0, 0, [])
+            if before_publish is not None:
+                before_publish(result)
+            return result
         try:
             prepared = prepare_rows(
                 batch, self.schema, self.table_config, continue_on_error=True, source=source,
@@ -97,8 +110,14 @@ class MutableSegment:
             with self._lock:
                 self.num_rows_errored += batch.num_rows
             errors = [IngestError(err.message, row=i, source=source) for i in range(batch.num_rows)]
-            return IndexResult(0, 0, errors)
+            result = IndexResult(0, 0, errors)
+            if before_publish is not None:
+                before_publish(result)
+            return result
         table = prepared.table.combine_chunks()
+        result = IndexResult(table.num_rows, prepared.num_filtered, prepared.errors)
+        if before_publish is not None:
+            before_publish(result)
         with self._lock:
             first = self.num_docs
             for name, column in self.columns.items():
@@ -119,7 +138,9 @@ class MutableSegment:
             self.num_rows_errored += len(prepared.errors)
             if table.num_rows:
                 self.last_indexed_ms = int(time.time() * 1000)
-        return IndexResult(table.num_rows, prepared.num_filtered, prepared.errors)
+                if ingestion_ms is not None and ingestion_ms >= 0:
+                    self.latest_ingestion_ms = ingestion_ms
+        return result
 
     @property
     def fields_to_read(self) -> list[str]:

@@ -241,6 +241,9 @@ class PartitionConsumer:
             except PermanentStreamError as err:
                 self._fail(err)
                 return False
+            # nothing new: the rows are as fresh as now (Pinot reports an idle partition as
+            # caught up rather than as old as its last message)
+            self.segment.caught_up = not len(batch)
             if len(batch):
                 self._index(batch, catching_up)
             elif batch.next_offset > self.current_offset:
@@ -262,21 +265,28 @@ class PartitionConsumer:
             rows = with_message_metadata(
                 rows, batch, decoded.positions, self.partition, self._metadata_columns
             )
-        result = self.segment.index(rows, source=self.segment.name)
-        stats = self.stats
-        stats.messages += take
-        stats.rows_indexed += result.indexed
-        stats.rows_filtered += result.filtered
-        for position, why in decoded.errors.items():
-            self._record_bad(batch.offsets[position], why)
-        for error in result.errors:
-            self._record_bad(batch.offsets[decoded.positions[error.row]], error.message)
         stamp = batch.timestamps_ms[take - 1]
-        if stamp >= 0:
-            stats.last_message_time_ms = stamp
-        stats.last_consumed_at_ms = int(time.time() * 1000)
-        self.current_offset = (
-            batch.offsets[take - 1] + 1 if take < len(batch) else batch.next_offset
+        stats = self.stats
+
+        def account(result) -> None:
+            # runs before the rows become queryable: a query that sees them also sees their
+            # bad-row count, offset and timestamp in consumingSegmentsInfo
+            stats.messages += take
+            stats.rows_indexed += result.indexed
+            stats.rows_filtered += result.filtered
+            for position, why in decoded.errors.items():
+                self._record_bad(batch.offsets[position], why)
+            for error in result.errors:
+                self._record_bad(batch.offsets[decoded.positions[error.row]], error.message)
+            if stamp >= 0:
+                stats.last_message_time_ms = stamp
+            stats.last_consumed_at_ms = int(time.time() * 1000)
+            self.current_offset = (
+                batch.offsets[take - 1] + 1 if take < len(batch) else batch.next_offset
+            )
+
+        self.segment.index(
+            rows, source=self.segment.name, ingestion_ms=stamp, before_publish=account
         )
 
     def _record_bad(self, offset: int, why: str) -> None:

@@ -243,6 +243,9 @@ class SegmentSnapshot:
         self.table_name = segment.table_name
         self.total_docs = total_docs
         self.lock = segment.lock
+        # read with the lock held (``capture``): the times of exactly these rows
+        self.latest_ingestion_ms = segment.latest_ingestion_ms
+        self.last_indexed_ms = segment.last_indexed_ms
         self._columns = {
             name: SnapshotColumn(self, segment.columns[name], captured[name])
             for name in segment.columns
@@ -271,6 +274,16 @@ class SegmentSnapshot:
                 entry["nulls"] = segment.nulls[name].data
             captured[name] = entry
         return cls(segment, segment.num_docs, captured)
+
+    def freshness_ms(self, now_ms: int) -> int | None:
+        """Pinot's consuming freshness of these rows: ``now_ms`` while the consumer has
+        nothing new to read, else the stream timestamp of the newest message indexed, else
+        the time it was indexed; None before any row."""
+        if self._segment.caught_up:
+            return now_ms
+        if self.latest_ingestion_ms is not None:
+            return self.latest_ingestion_ms
+        return self.last_indexed_ms
 
     @property
     def column_names(self) -> list[str]:

@@ -27,6 +27,7 @@ from engine.clusterstate import split_table_name
 from engine.query import QueryError
 from engine.query.errors import QueryExecutionError
 from engine.query.explain import segment_plans
+from engine.query.intermediate import FRESHNESS_KEY
 from engine.query.plan import QueryPlan
 from engine.query.runner import QueryEngine, columns_from_segments
 from engine.query.time_boundary import BOUNDARY_OPS, with_time_boundary
@@ -158,6 +159,7 @@ class QueryExecutor:
             raise QueryExecutionError(
                 f"QueryExecutionError on {self.instance_id}: {type(exc).__name__}: {exc}"
             ) from exc
+        _consuming_stats(result.stats, found)
         if missing:
             shown = ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else "")
             result.exceptions.append({
@@ -189,3 +191,14 @@ class QueryExecutor:
         ]
         trace["serverTimeMs"] = round((now - started) * 1000.0, 3)
         trace["numSegmentsMissing"] = num_missing
+
+
+def _consuming_stats(stats: dict, segments: list) -> None:
+    """Pinot's numConsumingSegmentsQueried and minConsumingFreshnessTimeMs over the CONSUMING
+    segments asked for (before pruning: an idle partition still says how fresh the table is).
+    Only consuming segments' snapshots have ``freshness_ms``."""
+    now_ms = int(time.time() * 1000)
+    consuming = [s for s in segments if hasattr(s, "freshness_ms")]
+    fresh = [f for f in (s.freshness_ms(now_ms) for s in consuming) if f is not None and f > 0]
+    stats["numConsumingSegmentsQueried"] = len(consuming)
+    stats[FRESHNESS_KEY] = min(fresh, default=0)
