@@ -14,105 +14,30 @@ excluded.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from pyroaring import BitMap
 
 from engine.query.docset import DocSet, complement, intersect, union
-from engine.query.errors import QueryExecutionError, QueryValidationError
+from engine.query.errors import QueryValidationError
 from engine.query.evaluate import evaluate
-from engine.query.expressions import (
-    COMPARISONS,
-    Expression,
-    Function,
-    Identifier,
-    Literal,
-    columns_of,
+from engine.query.expressions import Expression, Function, Identifier, Literal, columns_of
+from engine.query.predicate import (
+    EXCLUSIVE,
+    NULL_OPS,
+    RANGE_OPS,
+    Leaf,
+    match_ids,
+    match_list,
+    match_lut,
+    memo_key,
+    to_leaf,
+    typed_literals,
 )
 from engine.query.segment_view import SegmentView
 from engine.query.zone_map import RangeBounds, zone_scan
 
-_FLIP = {"less_than": "greater_than", "greater_than": "less_than",
-         "less_than_or_equal": "greater_than_or_equal", "greater_than_or_equal": "less_than_or_equal",
-         "equals": "equals", "not_equals": "not_equals"}  # fmt: skip
-_RANGE_OPS = {"less_than", "less_than_or_equal", "greater_than", "greater_than_or_equal", "between"}
-_EXCLUSIVE = {"not_equals": "equals", "not_in": "in"}
-_NULL_OPS = frozenset({"is_null", "is_not_null"})
-_OP_LABEL = {"equals": "EQ", "not_equals": "NOT_EQ", "in": "IN", "not_in": "NOT_IN", "like": "LIKE",
-             "regexp_like": "REGEXP_LIKE", "is_null": "IS_NULL", "is_not_null": "IS_NOT_NULL"}  # fmt: skip
 MAX_BITMAPS_TO_UNION = 20_000
-
-
-@dataclass
-class Leaf:
-    """One predicate, normalized so the column side is on the left."""
-
-    expr: Function
-    op: str
-    lhs: Expression
-    operands: tuple  # literal values
-    column: str | None  # the only column read by lhs, if exactly one
-
-    @property
-    def exclusive(self) -> bool:
-        return self.op in _EXCLUSIVE
-
-    @property
-    def label(self) -> str:
-        return "RANGE" if self.op in _RANGE_OPS else _OP_LABEL.get(self.op, self.op.upper())
-
-
-def fold_constant(expr: Expression) -> Expression:
-    """A column-free call such as ``AGO('P1D')`` or ``NOW() - 3600000`` evaluated to a
-    literal, so the predicate around it can use an index. Done per execution, never cached,
-    because NOW() moves."""
-    if not isinstance(expr, Function) or columns_of(expr):
-        return expr
-    value = evaluate(expr, lambda e: None, 1)[0]
-    return Literal(value.item() if hasattr(value, "item") else value)
-
-
-def to_leaf(expr: Function) -> Leaf:
-    op, args = expr.name, [fold_constant(a) for a in expr.args]
-    if op in COMPARISONS and isinstance(args[0], Literal) and not isinstance(args[1], Literal):
-        op, args = _FLIP[op], [args[1], args[0]]
-    lhs, rest = args[0], args[1:]
-    operands = tuple(a.value for a in rest if isinstance(a, Literal))
-    if len(operands) != len(rest):
-        return Leaf(expr, op, expr, (), None)  # column on both sides: generic scan
-    cols = columns_of(lhs)
-    return Leaf(
-        Function(op, tuple(args)), op, lhs, operands, next(iter(cols)) if len(cols) == 1 else None
-    )
-
-
-def _typed_literals(leaf: Leaf, meta) -> Leaf:
-    """String literals compared with a numeric column converted to its stored form, e.g.
-    ``ts > '2014-01-01 00:00:00'`` on a TIMESTAMP column becomes epoch millis."""
-    if not any(isinstance(v, str) for v in leaf.operands):
-        return leaf
-    try:
-        values = [meta.data_type.to_stored(v) if isinstance(v, str) else v for v in leaf.operands]
-    except (ValueError, TypeError, ArithmeticError) as err:
-        raise QueryExecutionError(
-            f"Cannot compare column '{leaf.column}' with {leaf.operands}: {err}"
-        ) from err
-    args = (leaf.lhs, *(Literal(v) for v in values))
-    return Leaf(Function(leaf.op, args), leaf.op, leaf.lhs, tuple(values), leaf.column)
-
-
 _INDEX_PATHS = frozenset({"FILTER_SORTED_INDEX", "FILTER_INVERTED_INDEX"})
-
-
-def _memo_key(kind: str, leaf: Leaf) -> tuple | None:
-    """The per-segment cache key of what ``leaf`` resolves to; None if it cannot be hashed."""
-    key = (kind, leaf.op, leaf.lhs, leaf.operands)
-    try:
-        hash(key)
-    except TypeError:
-        return None
-    return key
 
 
 class FilterEvaluator:
@@ -133,10 +58,10 @@ class FilterEvaluator:
             return "FILTER_EXPRESSION_SCAN" if columns_of(leaf.lhs) else "FILTER_CONSTANT"
         meta = view.meta(leaf.column)
         plain = isinstance(leaf.lhs, Identifier)
-        if leaf.op in _NULL_OPS and plain:
+        if leaf.op in NULL_OPS and plain:
             return "FILTER_NULL_VALUE_INDEX"
         if not meta.has_dictionary:
-            if plain and meta.single_value and "range" in meta.indexes and leaf.op in _RANGE_OPS:
+            if plain and meta.single_value and "range" in meta.indexes and leaf.op in RANGE_OPS:
                 return "FILTER_RANGE_INDEX"
             return "FILTER_FULL_SCAN" if plain else "FILTER_EXPRESSION_SCAN"
         if meta.single_value and meta.is_sorted:
@@ -146,7 +71,7 @@ class FilterEvaluator:
         if (
             meta.single_value
             and "range" in meta.indexes
-            and leaf.op in _RANGE_OPS
+            and leaf.op in RANGE_OPS
             and isinstance(leaf.lhs, Identifier)
         ):
             return "FILTER_RANGE_INDEX"
@@ -185,7 +110,7 @@ class FilterEvaluator:
         if expr.name == "not":
             inner = self._without_nulls(complement(self.evaluate(expr.args[0], candidates)), expr)
             return intersect(inner, candidates) if candidates is not None else inner
-        if expr.name in _NULL_OPS:
+        if expr.name in NULL_OPS:
             return self.leaf(to_leaf(expr), candidates)
         return self._without_nulls(self.leaf(to_leaf(expr), candidates), expr)
 
@@ -208,7 +133,7 @@ class FilterEvaluator:
             return self._null_docs(leaf)
         meta = self.view.meta(leaf.column) if leaf.column else None
         if (
-            leaf.op in _RANGE_OPS
+            leaf.op in RANGE_OPS
             and isinstance(leaf.lhs, Identifier)
             and meta.single_value
             and meta.data_type.is_numeric
@@ -222,7 +147,7 @@ class FilterEvaluator:
             return self._scan_values(leaf, candidates, meta)
         # An index answer depends only on the predicate and the immutable segment: a repeated
         # query reuses it instead of reading and copying the index again.
-        key = _memo_key("docs", leaf) if path in _INDEX_PATHS else None
+        key = memo_key("docs", leaf) if path in _INDEX_PATHS else None
         cached = self.view.memo(key) if key is not None else None
         if cached is not None:
             return cached
@@ -251,7 +176,7 @@ class FilterEvaluator:
     def _range_by_min_max(self, leaf: Leaf, meta, path: str, candidates) -> DocSet | None:
         """All or no docs when the segment's min/max lie inside or outside the range; else,
         for a raw column without a range index, the zone-map scan (None: scan as usual)."""
-        leaf = _typed_literals(leaf, meta)
+        leaf = typed_literals(leaf, meta)
         bounds = RangeBounds.of(leaf.op, leaf.operands)
         whole = bounds.on_min_max(meta.min_value, meta.max_value)
         if whole is not None:
@@ -274,67 +199,12 @@ class FilterEvaluator:
         docs = DocSet.of_bitmap(self.n, nulls) if nulls else DocSet.empty(self.n)
         return complement(docs) if leaf.op == "is_not_null" else docs
 
-    # ---- dictionary matching -------------------------------------------------------------------
+    # ---- dictionary matching (engine.query.predicate) ----------------------------------------
     def match_ids(self, leaf: Leaf):
-        """Dictionary ids the (inclusive form of the) predicate accepts: ("range", s, e),
-        ("ids", sorted array) or None when no id matches. Kept per segment and predicate in
-        the decoded cache: a repeated query's predicate resolves to the same ids in the same
-        immutable dictionary, and resolving costs dictionary searches (or, for an expression
-        or a LIKE, an evaluation over the whole dictionary) on every query otherwise."""
-        key = _memo_key("match", leaf)
-        cached = self.view.memo(key) if key is not None else None
-        if cached is None:
-            cached = (self._resolve_ids(leaf),)
-            if key is not None:
-                self.view.remember(key, cached)
-        return cached[0]
+        """Dictionary ids ``leaf`` accepts in this segment; see ``predicate.match_ids``."""
+        return match_ids(self.view, leaf)
 
-    def _resolve_ids(self, leaf: Leaf):
-        reader = self.view.reader(leaf.column)
-        dictionary = reader.dictionary
-        op = _EXCLUSIVE.get(leaf.op, leaf.op)
-        try:
-            if isinstance(leaf.lhs, Identifier) and op in _RANGE_OPS | {"equals", "in"}:
-                values = leaf.operands
-                if op == "equals" or op == "in":
-                    ids = sorted({i for i in (dictionary.index_of(v) for v in values) if i >= 0})
-                    return ("ids", np.asarray(ids, dtype=np.int64)) if ids else None
-                if op == "between":
-                    start, end = dictionary.id_range(values[0], values[1], True, True)
-                elif op in ("less_than", "less_than_or_equal"):
-                    start, end = dictionary.id_range(
-                        None, values[0], True, op == "less_than_or_equal"
-                    )
-                else:
-                    start, end = dictionary.id_range(
-                        values[0], None, op == "greater_than_or_equal", True
-                    )
-                return ("range", start, end) if end > start else None
-        except (ValueError, TypeError, ArithmeticError) as err:
-            raise QueryExecutionError(
-                f"Cannot compare column '{leaf.column}' with {leaf.operands}: {err}"
-            ) from err
-        inclusive = Function(op, leaf.expr.args) if leaf.exclusive else leaf.expr
-        lut = evaluate(
-            inclusive,
-            {Identifier(leaf.column): self.view.dictionary(leaf.column)}.get,
-            len(dictionary),
-        )
-        ids = np.flatnonzero(np.asarray(lut, dtype=bool))
-        return ("ids", ids) if len(ids) else None
-
-    @staticmethod
-    def _match_lut(match, card: int) -> np.ndarray:
-        lut = np.zeros(card, dtype=bool)
-        if match[0] == "range":
-            lut[match[1] : match[2]] = True
-        else:
-            lut[match[1]] = True
-        return lut
-
-    @staticmethod
-    def match_list(match) -> np.ndarray:
-        return np.arange(match[1], match[2]) if match[0] == "range" else match[1]
+    match_list = staticmethod(match_list)
 
     # ---- index access --------------------------------------------------------------------------
     def _sorted_docs(self, column: str, match) -> DocSet | None:
@@ -364,7 +234,7 @@ class FilterEvaluator:
                 if len(ids) > 1
                 else BitMap(index.bitmap(int(ids[0]))),
             )
-        others = np.flatnonzero(~self._match_lut(match, card))
+        others = np.flatnonzero(~match_lut(match, card))
         if len(others) > MAX_BITMAPS_TO_UNION:
             return None
         excluded = (
@@ -404,10 +274,10 @@ class FilterEvaluator:
             elif len(match[1]) == 1:
                 hit = ids == match[1][0]  # one value: a compare beats a table lookup
             else:
-                hit = self._match_lut(match, meta.cardinality)[ids]
+                hit = match_lut(match, meta.cardinality)[ids]
         else:
             offsets, flat, _ = self.view.mv(column)
-            lut = self._match_lut(match, meta.cardinality)
+            lut = match_lut(match, meta.cardinality)
             hit = self._any_per_doc(lut[flat], offsets, docs)
         if leaf.exclusive:
             hit = ~hit
@@ -428,10 +298,10 @@ class FilterEvaluator:
         docs = self._restrict(candidates)
         columns = columns_of(leaf.expr)
         if meta is not None and isinstance(leaf.lhs, Identifier) and meta.data_type.is_numeric:
-            leaf = _typed_literals(leaf, meta)
+            leaf = typed_literals(leaf, meta)
         if meta is not None and not meta.single_value:
             offsets, _, flat = self.view.mv(leaf.column)
-            op = _EXCLUSIVE.get(leaf.op, leaf.op)
+            op = EXCLUSIVE.get(leaf.op, leaf.op)
             inclusive = Function(op, leaf.expr.args)
             value_hits = np.asarray(
                 evaluate(inclusive, {Identifier(leaf.column): flat}.get, len(flat)), dtype=bool

@@ -5,7 +5,7 @@ Only inclusive predicates on a plain column can prune; OR prunes when every bran
 from __future__ import annotations
 
 from engine.query.expressions import Expression, Function, Identifier, Literal
-from engine.query.filter import to_leaf
+from engine.query.predicate import to_leaf
 from engine.query.segment_view import SegmentView
 from engine.spi.partition import recorded_function
 
