@@ -179,3 +179,14 @@ def cluster(zookeeper, pinot_examples, airline_tars, tmp_path_factory) -> Iterat
 
 def response_json(response: requests.Response) -> dict:
     return orjson.loads(response.content)
+
+
+@pytest.fixture
+def realtime_cluster(zookeeper, kafka, tmp_path) -> Iterator[Cluster]:
+    """Controller, two servers and a broker of its own, for a test that consumes from the
+    session's Kafka-protocol broker; no table."""
+    running = start_cluster(zookeeper.address, tmp_path, servers=2)
+    try:
+        yield running
+    finally:
+        stop_cluster(running)

@@ -24,9 +24,8 @@ import pyarrow as pa
 import pytest
 import requests
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.cluster_e2e.conftest import start_cluster, stop_cluster
+from tests.cluster_e2e.realtime_helpers import create_topic, kafka_stream_configs, wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -54,23 +53,14 @@ OFFLINE_CONFIG = {
 
 
 def realtime_config(bootstrap: str, topic: str) -> dict:
+    streams = kafka_stream_configs(bootstrap, topic, ROWS_PER_SEGMENT)
+    streams["stream.kafka.consumer.factory.class.name"] = (
+        "org.apache.pinot.plugin.stream.kafka30.KafkaConsumerFactory"
+    )
     return {
         "tableName": TABLE, "tableType": "REALTIME",
         "segmentsConfig": {"timeColumnName": "ts", "replicasPerPartition": "1"},
-        "tenants": {}, "metadata": {},
-        "tableIndexConfig": {"streamConfigs": {
-            "streamType": "kafka",
-            "stream.kafka.topic.name": topic,
-            "stream.kafka.broker.list": bootstrap,
-            "stream.kafka.decoder.class.name":
-                "org.apache.pinot.plugin.stream.kafka.KafkaJSONMessageDecoder",
-            "stream.kafka.consumer.factory.class.name":
-                "org.apache.pinot.plugin.stream.kafka30.KafkaConsumerFactory",
-            "stream.kafka.consumer.prop.auto.offset.reset": "smallest",
-            # Tansu holds every fetch for the full wait; 10 ms keeps consumption quick
-            "stream.kafka.consumer.prop.fetch.wait.max.ms": "10",
-            "realtime.segment.flush.threshold.rows": str(ROWS_PER_SEGMENT),
-        }},
+        "tenants": {}, "metadata": {}, "tableIndexConfig": {"streamConfigs": streams},
     }  # fmt: skip
 
 
@@ -165,27 +155,8 @@ def broker_boundary(cluster) -> int | None:
     return int(response.json()["timeValue"]) if response.status_code == 200 else None
 
 
-def wait_for(predicate, what: str, timeout_s: float = 60):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        got = predicate()
-        if got:
-            return got
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-@pytest.fixture
-def hybrid_cluster(zookeeper, kafka, tmp_path):
-    running = start_cluster(zookeeper.address, tmp_path, servers=2)
-    try:
-        yield running
-    finally:
-        stop_cluster(running)
-
-
-def test_hybrid_totals_are_exact_while_rows_stream_in(hybrid_cluster, kafka, tmp_path):
-    cluster = hybrid_cluster
+def test_hybrid_totals_are_exact_while_rows_stream_in(realtime_cluster, kafka, tmp_path):
+    cluster = realtime_cluster
     rng = random.Random(20261123)
     # OFFLINE: hours 0-2 after T0; the boundary is the last row's time minus an hour
     offline = []
@@ -204,9 +175,7 @@ def test_hybrid_totals_are_exact_while_rows_stream_in(hybrid_cluster, kafka, tmp
 
     # REALTIME: the stream runs from hour 1 (overlapping the OFFLINE data) to hour 6
     topic = f"trips_{uuid.uuid4().hex[:8]}"
-    # created up front: a topic Tansu creates on the first produce has other partitions
-    admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
-    admin.create_topics([NewTopic(topic, num_partitions=PARTITIONS)])[topic].result(10)
+    create_topic(kafka.bootstrap_servers, topic, PARTITIONS)
     step = 5 * HOUR_MS // STREAM_ROWS
     stream = [{"city": f"c{rng.randrange(7)}", "x": rng.randrange(1, 1_000_000),
                "ts": T0 + HOUR_MS + i * step} for i in range(STREAM_ROWS)]  # fmt: skip
@@ -215,9 +184,9 @@ def test_hybrid_totals_are_exact_while_rows_stream_in(hybrid_cluster, kafka, tmp
                                   json=realtime_config(kafka.bootstrap_servers, topic))  # fmt: skip
     assert response.ok, response.text
     # a table is hybrid (and has a boundary) once both halves exist
-    wait_for(lambda: broker_boundary(cluster) == boundary, f"the broker's boundary {boundary}")
-    wait_for(lambda: cluster.query(f"SELECT COUNT(*) FROM {TABLE}")["resultTable"]["rows"]
-             == [[totals_for(offline, boundary)[0]]], "the OFFLINE rows")  # fmt: skip
+    wait_until(lambda: broker_boundary(cluster) == boundary, f"the broker's boundary {boundary}")
+    wait_until(lambda: cluster.query(f"SELECT COUNT(*) FROM {TABLE}")["resultTable"]["rows"]
+               == [[totals_for(offline, boundary)[0]]], "the OFFLINE rows")  # fmt: skip
 
     produced = Produced()
     stop = threading.Event()

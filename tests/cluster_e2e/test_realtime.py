@@ -15,127 +15,20 @@ import uuid
 import orjson
 import pytest
 import requests
-from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.cluster_e2e.conftest import start_cluster, stop_cluster
+from tests.cluster_e2e.realtime_helpers import (
+    ROWS_PER_SEGMENT,
+    TABLE,
+    Stream,
+    create_table,
+    create_topic,
+    ideal_state,
+    new_topic,
+    wait_consuming_segments,
+    wait_totals,
+)
 
 pytestmark = pytest.mark.integration
-TABLE = "clicks"
-ROWS_PER_SEGMENT = 100
-SCHEMA = {
-    "schemaName": TABLE,
-    "dimensionFieldSpecs": [{"name": "user", "dataType": "STRING"}],
-    "metricFieldSpecs": [{"name": "n", "dataType": "LONG"}],
-    "dateTimeFieldSpecs": [{"name": "ts", "dataType": "LONG", "format": "1:MILLISECONDS:EPOCH",
-                            "granularity": "1:MILLISECONDS"}],
-}  # fmt: skip
-
-
-def table_config(bootstrap: str, topic: str, replicas: int = 1) -> dict:
-    return {
-        "tableName": TABLE,
-        "tableType": "REALTIME",
-        "segmentsConfig": {
-            "timeColumnName": "ts",
-            "replicasPerPartition": str(replicas),
-            "schemaName": TABLE,
-        },
-        "tenants": {},
-        "tableIndexConfig": {
-            "invertedIndexColumns": ["user"],
-            "streamConfigs": {
-                "streamType": "kafka",
-                "stream.kafka.topic.name": topic,
-                "stream.kafka.broker.list": bootstrap,
-                "stream.kafka.consumer.type": "lowlevel",
-                "stream.kafka.decoder.class.name": "org.apache.pinot.plugin.stream.kafka."
-                "KafkaJSONMessageDecoder",
-                "stream.kafka.consumer.factory.class.name": "org.apache.pinot.plugin.stream."
-                "kafka20.KafkaConsumerFactory",
-                "stream.kafka.consumer.prop.auto.offset.reset": "smallest",
-                # Tansu holds every fetch for the full wait; 10 ms keeps consumption quick
-                "stream.kafka.consumer.prop.fetch.wait.max.ms": "10",
-                # per server (Pinot's meaning), shared by the partitions a server consumes:
-                # 100 rows a segment whether a server has one partition or both
-                "realtime.segment.flush.threshold.rows": str(ROWS_PER_SEGMENT * replicas),
-            },
-        },
-        "metadata": {},
-    }
-
-
-class Stream:
-    """What was produced, to compare with what the broker answers."""
-
-    def __init__(self, bootstrap: str, topic: str):
-        self.topic = topic
-        self.producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
-        self.count = 0
-        self.total = 0
-
-    def produce(self, rows: int) -> None:
-        for _ in range(rows):
-            i = self.count
-            value = i * 7 + 3
-            record = {"user": f"u{i % 9}", "n": value, "ts": 1_700_000_000_000 + i}
-            self.producer.produce(self.topic, orjson.dumps(record), partition=i % 2)
-            self.count += 1
-            self.total += value
-        assert self.producer.flush(15) == 0
-
-
-def wait_totals(cluster, count: int, total: int, timeout_s: float = 90) -> None:
-    deadline = time.monotonic() + timeout_s
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            last = cluster.query(f"SELECT COUNT(*), SUM(n) FROM {TABLE}")
-            rows = last.get("resultTable", {}).get("rows")
-            if rows and rows[0][0] == count and rows[0][1] == total and not last["exceptions"]:
-                return
-        except (requests.RequestException, AssertionError) as exc:
-            last = exc
-        time.sleep(0.3)
-    raise AssertionError(f"expected COUNT {count} and SUM {total}, last answer: {last}")
-
-
-def ideal_state(cluster) -> dict:
-    return cluster.controller("GET", f"/tables/{TABLE}/idealstate").json()["REALTIME"] or {}
-
-
-def wait_consuming_segments(cluster, partitions: int, timeout_s: float = 60) -> dict:
-    deadline = time.monotonic() + timeout_s
-    ideal = {}
-    while time.monotonic() < deadline:
-        ideal = ideal_state(cluster)
-        if len(ideal) == partitions:
-            return ideal
-        time.sleep(0.2)
-    raise AssertionError(f"no CONSUMING segment per partition: {ideal}")
-
-
-@pytest.fixture
-def realtime_cluster(zookeeper, kafka, tmp_path):
-    running = start_cluster(zookeeper.address, tmp_path, servers=2)
-    try:
-        yield running
-    finally:
-        stop_cluster(running)
-
-
-def new_topic(kafka) -> str:
-    topic = f"clicks_{uuid.uuid4().hex[:8]}"
-    admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
-    admin.create_topics([NewTopic(topic, num_partitions=2)])[topic].result(10)
-    return topic
-
-
-def create_table(cluster, kafka, topic: str, replicas: int = 1) -> None:
-    assert cluster.controller("POST", "/schemas", json=SCHEMA).ok
-    config = table_config(kafka.bootstrap_servers, topic, replicas)
-    response = cluster.controller("POST", "/tables", json=config)
-    assert response.ok, response.text
 
 
 def wait_segments(cluster, online: int, replicas: int, timeout_s: float = 60) -> dict:
@@ -262,8 +155,7 @@ def test_topic_created_after_the_table(realtime_cluster, kafka):
     log = (cluster.workdir / "controller" / "controller.log").read_text()
     assert f"topic '{topic}' does not exist" in log
 
-    admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
-    admin.create_topics([NewTopic(topic, num_partitions=2)])[topic].result(10)
+    create_topic(kafka.bootstrap_servers, topic)
     stream = Stream(kafka.bootstrap_servers, topic)
     stream.produce(30)
     run = cluster.controller(

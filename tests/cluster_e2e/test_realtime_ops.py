@@ -15,47 +15,27 @@ import uuid
 
 import orjson
 import pytest
-from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.cluster_e2e.conftest import start_cluster, stop_cluster
-from tests.cluster_e2e.test_realtime import (
+from tests.cluster_e2e.realtime_helpers import (
     SCHEMA,
     TABLE,
     Stream,
     create_table,
+    create_topic,
     ideal_state,
     new_topic,
     wait_consuming_segments,
     wait_totals,
+    wait_until,
 )
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def ops_cluster(zookeeper, kafka, tmp_path):
-    running = start_cluster(zookeeper.address, tmp_path, servers=2)
-    try:
-        yield running
-    finally:
-        stop_cluster(running)
 
 
 def call(cluster, method: str, path: str, status: int = 200, **kwargs) -> dict:
     response = cluster.controller(method, path, **kwargs)
     assert response.status_code == status, (path, response.status_code, response.text)
     return response.json()
-
-
-def wait_until(check, what: str, timeout_s: float = 60):
-    deadline = time.monotonic() + timeout_s
-    last = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(0.3)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def consuming(cluster) -> list[str]:
@@ -69,8 +49,8 @@ def produce_one_batch_each(stream: Stream, rows: int) -> None:
         stream.produce(1)
 
 
-def test_pause_resume_and_force_commit(ops_cluster, kafka):
-    cluster = ops_cluster
+def test_pause_resume_and_force_commit(realtime_cluster, kafka):
+    cluster = realtime_cluster
     topic = new_topic(kafka)
     stream = Stream(kafka.bootstrap_servers, topic)
     stream.produce(60)  # 30 per partition, below the 100-row target
@@ -164,8 +144,8 @@ def test_pause_resume_and_force_commit(ops_cluster, kafka):
         i * 7 + 3 for i in range(before, stream.count)))  # fmt: skip
 
 
-def test_bad_input(ops_cluster, kafka):
-    cluster = ops_cluster
+def test_bad_input(realtime_cluster, kafka):
+    cluster = realtime_cluster
     topic = new_topic(kafka)
     create_table(cluster, kafka, topic)
     wait_consuming_segments(cluster, 2)
@@ -202,8 +182,8 @@ def test_bad_input(ops_cluster, kafka):
     call(cluster, "POST", f"/tables/{TABLE}/pauseConsumption", 400)
 
 
-def test_missing_topic_and_a_server_that_does_not_answer(ops_cluster, kafka):
-    cluster = ops_cluster
+def test_missing_topic_and_a_server_that_does_not_answer(realtime_cluster, kafka):
+    cluster = realtime_cluster
     topic = f"clicks_{uuid.uuid4().hex[:8]}"
     create_table(cluster, kafka, topic)
 
@@ -227,8 +207,7 @@ def test_missing_topic_and_a_server_that_does_not_answer(ops_cluster, kafka):
     assert stream_error()["lastCheckedMs"] >= error["lastCheckedMs"]
     assert call(cluster, "GET", f"/tables/{TABLE}/pauseStatus")["pauseFlag"] is False
 
-    admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
-    admin.create_topics([NewTopic(topic, num_partitions=2)])[topic].result(10)
+    create_topic(kafka.bootstrap_servers, topic)
     stream = Stream(kafka.bootstrap_servers, topic)
     stream.produce(20)
     call(cluster, "GET", "/periodictask/run",

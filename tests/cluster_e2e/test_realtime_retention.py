@@ -12,21 +12,18 @@ import orjson
 import pytest
 from confluent_kafka import Producer
 
-from tests.cluster_e2e.conftest import start_cluster, stop_cluster
-from tests.cluster_e2e.test_realtime import SCHEMA, TABLE, new_topic, table_config, wait_totals
+from tests.cluster_e2e.realtime_helpers import (
+    SCHEMA,
+    TABLE,
+    new_topic,
+    run_periodic_task,
+    table_config,
+    wait_totals,
+)
 
 pytestmark = pytest.mark.integration
 OLD_MS = 1_600_000_000_000  # September 2020: past a 365-day retention
 DAY_MS = 86_400_000
-
-
-@pytest.fixture
-def realtime_cluster(zookeeper, tmp_path):
-    running = start_cluster(zookeeper.address, tmp_path, servers=2)
-    try:
-        yield running
-    finally:
-        stop_cluster(running)
 
 
 class Rows:
@@ -74,10 +71,8 @@ def sequence(segment: str) -> int:
 
 
 def run_retention(cluster) -> dict:
-    body = cluster.controller("GET", "/periodictask/run", params={
-        "taskname": "RetentionManager", "tableName": TABLE, "type": "REALTIME"}).json()  # fmt: skip
-    assert body["isSuccessful"], body
-    return body["taskReport"]["deletedSegments"].get(f"{TABLE}_REALTIME", [])
+    report = run_periodic_task(cluster, "RetentionManager")
+    return report["deletedSegments"].get(f"{TABLE}_REALTIME", [])
 
 
 def test_retention_deletes_old_completed_segments_only(realtime_cluster, kafka):

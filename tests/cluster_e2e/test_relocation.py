@@ -17,11 +17,13 @@ import pytest
 import requests
 
 from tests.cluster_e2e.conftest import start_cluster, stop_cluster
-from tests.cluster_e2e.test_realtime import (
+from tests.cluster_e2e.realtime_helpers import (
     SCHEMA,
     TABLE,
     Stream,
+    ideal_state,
     new_topic,
+    run_periodic_task,
     table_config,
     wait_totals,
 )
@@ -67,10 +69,6 @@ class QueryLoop(threading.Thread):
             time.sleep(0.05)
 
 
-def ideal(cluster) -> dict:
-    return cluster.controller("GET", f"/tables/{TABLE}/idealstate").json()["REALTIME"] or {}
-
-
 def split(assignment: dict) -> tuple[dict, dict]:
     """(completed segments, consuming segments) of an ideal state or external view."""
     consuming = {s: m for s, m in assignment.items() if "CONSUMING" in m.values()}
@@ -80,7 +78,7 @@ def split(assignment: dict) -> tuple[dict, dict]:
 def wait_completed(cluster, count: int, timeout_s: float = 60) -> dict:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        current = ideal(cluster)
+        current = ideal_state(cluster)
         completed, consuming = split(current)
         if len(completed) == count and len(consuming) == 2:
             return current
@@ -89,10 +87,7 @@ def wait_completed(cluster, count: int, timeout_s: float = 60) -> dict:
 
 
 def relocate(cluster) -> dict:
-    body = cluster.controller("GET", "/periodictask/run", params={
-        "taskname": "SegmentRelocator", "tableName": TABLE, "type": "REALTIME"}).json()  # fmt: skip
-    assert body["isSuccessful"], body
-    return body["taskReport"][f"{TABLE}_REALTIME"]
+    return run_periodic_task(cluster, "SegmentRelocator")[f"{TABLE}_REALTIME"]
 
 
 def wait_job(cluster, job_id: str, timeout_s: float = 90) -> dict:
@@ -144,7 +139,7 @@ def test_completed_segments_move_while_queries_stay_exact(relocation_cluster, ka
     wrong = [a for a in loop.answers if a != [stream.count, stream.total]]
     assert not wrong, (len(wrong), len(loop.answers), wrong[:5])
 
-    after_completed, after_consuming = split(ideal(cluster))
+    after_completed, after_consuming = split(ideal_state(cluster))
     assert sorted(after_completed) == sorted(completed)
     assert all(m == {completed_server: "ONLINE"} for m in after_completed.values())
     assert after_consuming == consuming  # untouched
@@ -165,7 +160,7 @@ def test_completed_segments_move_while_queries_stay_exact(relocation_cluster, ka
     report = relocate(cluster)
     assert report["segmentsToMove"] == 4, report
     assert wait_job(cluster, report["jobId"])["status"] == "DONE"
-    completed, consuming = split(ideal(cluster))
+    completed, consuming = split(ideal_state(cluster))
     assert all(m == {completed_server: "ONLINE"} for m in completed.values()), completed
     assert {i for m in consuming.values() for i in m} == set(consuming_servers)
     wait_totals(cluster, stream.count, stream.total)
@@ -185,5 +180,5 @@ def test_too_few_completed_servers_is_reported(relocation_cluster, kafka):
     before = wait_completed(cluster, 2)
     report = relocate(cluster)
     assert report["status"] == "FAILED" and "'nobody_OFFLINE'" in report["reason"], report
-    assert ideal(cluster) == before  # nothing moved
+    assert ideal_state(cluster) == before  # nothing moved
     wait_totals(cluster, stream.count, stream.total)

@@ -8,15 +8,13 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
 
 from monitoring import history
 from monitoring.kafka_admin import KafkaGroupReader
 from monitoring.lag_table import ensure_lag_table
 from monitoring.sampler import LagSampler
-from tests.cluster_e2e.conftest import start_cluster, stop_cluster
-from tests.monitoring.test_lag_table_e2e import commit, wait_rows
+from tests.cluster_e2e.realtime_helpers import create_topic
+from tests.monitoring.conftest import commit, produce_one_by_one, wait_rows
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -31,25 +29,12 @@ LIMIT 1440
 """
 
 
-@pytest.fixture
-def lag_cluster(zookeeper, kafka, tmp_path):
-    running = start_cluster(zookeeper.address, tmp_path, servers=1)
-    try:
-        yield running
-    finally:
-        stop_cluster(running)
-
-
 def test_burrow_status_lag_and_prometheus_series(lag_cluster, kafka):
     bootstrap = kafka.bootstrap_servers
     suffix = uuid.uuid4().hex[:8]
     topic, samples, group = f"orders-{suffix}", f"samples-{suffix}", f"billing-{suffix}"
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(topic, num_partitions=1)])[topic].result(10)
-    producer = Producer({"bootstrap.servers": bootstrap})
-    for n in range(10):
-        producer.produce(topic, value=b"%d" % n)
-        assert producer.flush(10) == 0  # one batch each: Tansu's end offset is exact then
+    create_topic(bootstrap, topic, 1)
+    produce_one_by_one(bootstrap, topic, 10)
     commit(bootstrap, group, topic, {0: 4})
     assert ensure_lag_table(lag_cluster.controller_url, bootstrap, samples)
     sampler = LagSampler(KafkaGroupReader(bootstrap), samples, groups=group)

@@ -12,24 +12,14 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import orjson
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
 
 from monitoring import history, tables
 from monitoring.kafka_admin import KafkaGroupReader
 from monitoring.sampler import LagSampler
-from tests.cluster_e2e.conftest import start_cluster, stop_cluster
+from tests.cluster_e2e.realtime_helpers import create_topic
+from tests.monitoring.conftest import commit, produce_one_by_one, wait_rows
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-
-
-def commit(bootstrap: str, group: str, topic: str, offsets: dict[int, int]) -> None:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
-                         "enable.auto.commit": False})  # fmt: skip
-    consumer.commit(
-        offsets=[TopicPartition(topic, p, o) for p, o in offsets.items()], asynchronous=False
-    )
-    consumer.close()
 
 
 def lag_table_config(bootstrap: str, topic: str) -> dict:
@@ -39,36 +29,12 @@ def lag_table_config(bootstrap: str, topic: str) -> dict:
     return config
 
 
-def wait_rows(cluster, sql: str, expected: int, timeout_s: float = 90) -> list[dict]:
-    deadline = time.monotonic() + timeout_s
-    rows: list[dict] = []
-    while time.monotonic() < deadline:
-        try:
-            rows = history.rows_of(cluster.query(sql))
-        except (ValueError, AssertionError):
-            rows = []
-        if len(rows) >= expected:
-            return rows
-        time.sleep(0.5)
-    raise AssertionError(f"expected {expected} rows from {sql}, last: {rows}")
-
-
-@pytest.fixture
-def lag_cluster(zookeeper, kafka, tmp_path):
-    running = start_cluster(zookeeper.address, tmp_path, servers=1)
-    try:
-        yield running
-    finally:
-        stop_cluster(running)
-
-
 def test_sampled_lag_is_queryable_by_the_minute(lag_cluster, kafka):
     bootstrap = kafka.bootstrap_servers
-    admin = AdminClient({"bootstrap.servers": bootstrap})
     suffix = uuid.uuid4().hex[:8]
     source, samples_topic = f"orders-{suffix}", f"lag-samples-{suffix}"
     for topic, partitions in ((source, 2), (samples_topic, 1)):
-        admin.create_topics([NewTopic(topic, num_partitions=partitions)])[topic].result(10)
+        create_topic(bootstrap, topic, partitions)
 
     assert lag_cluster.controller("POST", "/schemas", json=tables.schema()).ok
     response = lag_cluster.controller(
@@ -76,11 +42,8 @@ def test_sampled_lag_is_queryable_by_the_minute(lag_cluster, kafka):
     )
     assert response.ok, response.text
 
-    producer = Producer({"bootstrap.servers": bootstrap})
     for partition in (0, 1):
-        for n in range(6):
-            producer.produce(source, value=b"%d" % n, partition=partition)
-            assert producer.flush(10) == 0  # one by one: Tansu's high watermark stays exact
+        produce_one_by_one(bootstrap, source, 6, partition)
     group = f"billing-{suffix}"
 
     # Three polls one minute apart; the group commits between them. Partition 1 is never
@@ -155,19 +118,15 @@ def test_controller_serves_groups_status_history_and_alerts_that_fire_and_resolv
     lag_cluster, kafka
 ):
     bootstrap = kafka.bootstrap_servers
-    admin = AdminClient({"bootstrap.servers": bootstrap})
     suffix = uuid.uuid4().hex[:8]
     source, samples_topic = f"payments-{suffix}", f"lag-samples-{suffix}"
     for topic in (source, samples_topic):
-        admin.create_topics([NewTopic(topic, num_partitions=1)])[topic].result(10)
+        create_topic(bootstrap, topic, 1)
     assert lag_cluster.controller("POST", "/schemas", json=tables.schema()).ok
     assert lag_cluster.controller(
         "POST", "/tables", json=lag_table_config(bootstrap, samples_topic)
     ).ok
-    producer = Producer({"bootstrap.servers": bootstrap})
-    for n in range(8):
-        producer.produce(source, value=b"%d" % n)
-        assert producer.flush(10) == 0
+    produce_one_by_one(bootstrap, source, 8)
     group = f"ledger-{suffix}"
     commit(bootstrap, group, source, {0: 2})
     sampler = LagSampler(KafkaGroupReader(bootstrap), samples_topic, f"ledger-{suffix}")

@@ -15,7 +15,7 @@ from monitoring.errors import MonitoringError
 from monitoring.lag_table import ensure_lag_table, start_sampling
 from sprig.cli import main
 from tests.cluster_e2e.conftest import start_cluster, stop_cluster
-from tests.monitoring.test_lag_table_e2e import wait_rows
+from tests.monitoring.conftest import wait_rows
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

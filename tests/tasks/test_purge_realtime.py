@@ -16,8 +16,8 @@ import uuid
 import orjson
 import pytest
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
 
+from tests.cluster_e2e.realtime_helpers import create_topic, kafka_stream_configs
 from tests.tasks.conftest import start_task_cluster, stop_task_cluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -46,15 +46,9 @@ def configs(name: str, bootstrap: str, topic: str) -> tuple[dict, dict]:
         "tableName": name, "tableType": "REALTIME",
         "segmentsConfig": {"timeColumnName": "ts", "replicasPerPartition": "1", "schemaName": name},
         "tenants": {}, "metadata": {},
-        "tableIndexConfig": {"streamConfigs": {
-            "streamType": "kafka", "stream.kafka.topic.name": topic,
-            "stream.kafka.broker.list": bootstrap, "stream.kafka.consumer.type": "lowlevel",
-            "stream.kafka.decoder.class.name":
-                "org.apache.pinot.plugin.stream.kafka.KafkaJSONMessageDecoder",
-            "stream.kafka.consumer.prop.auto.offset.reset": "smallest",
-            "stream.kafka.consumer.prop.fetch.wait.max.ms": "10",
-            "realtime.segment.flush.threshold.rows": "200",  # per server: 100 per partition
-        }},
+        # 200 rows per server: 100 per partition
+        "tableIndexConfig": {"streamConfigs": {**kafka_stream_configs(bootstrap, topic, 200),
+                                               "stream.kafka.consumer.type": "lowlevel"}},
         "task": {"taskTypeConfigsMap": {TASK: {
             "purgeFilter": "uid IN (" + ", ".join(f"'{u}'" for u in GONE) + ")"}}},
     }  # fmt: skip
@@ -135,8 +129,7 @@ def wait_answers(cluster, name: str, rows: list[dict], timeout_s: float = 90) ->
 def test_purge_of_completed_realtime_segments(task_cluster, kafka, tmp_path):
     name = f"prt{uuid.uuid4().hex[:6]}"
     topic = f"{name}_events"
-    admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
-    admin.create_topics([NewTopic(topic, num_partitions=2)])[topic].result(10)
+    create_topic(kafka.bootstrap_servers, topic)
     schema, table = configs(name, kafka.bootstrap_servers, topic)
     for path, body in (("/schemas", schema), ("/tables", table)):
         response = task_cluster.call("POST", path, json=body)
