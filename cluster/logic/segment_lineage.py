@@ -164,13 +164,26 @@ def start_replace_segments(
         )
         return lineage
 
-    written = update_lineage(store, table, change)
-    stale = (cleanup & table_segments(store, table)) - _claimed_targets(written)
-    if stale:
-        delete_segments(store, table, sorted(stale), lineage_managed=True)
+    update_lineage(store, table, change)
+    _delete_unclaimed(store, table, cleanup)
     audit.record("lineage.start", "table", table, entryId=entry_id,
                  segmentsFrom=segments_from, segmentsTo=segments_to)  # fmt: skip
     return entry_id
+
+
+def _delete_unclaimed(store: ClusterStore, table: str, names: set[str]) -> None:
+    """Delete the reverted targets ``names`` that no live entry has claimed since.
+
+    The lineage is read again here rather than taken from the write that reverted them: a
+    retried subtask's start (forceCleanup) may reclaim a name between that write and this
+    delete, and deleting it then would remove the retry's upload, so that its entry could
+    complete on a view that still showed the old copy ONLINE and lose the rows later."""
+    if not names:
+        return
+    claimed = _claimed_targets(read_lineage(store, table) or SegmentLineage(table))
+    stale = (names & table_segments(store, table)) - claimed
+    if stale:
+        delete_segments(store, table, sorted(stale), lineage_managed=True)
 
 
 def _without_targets(entry: LineageEntry, names: set[str]) -> LineageEntry:
@@ -277,11 +290,9 @@ def revert_replace_segments(
         current.entries[entry_id] = latest.with_state(REVERTED, now_ms())
         return current
 
-    written = update_lineage(store, table, change)
+    update_lineage(store, table, change)
     if was is IN_PROGRESS:
-        stale = (set(entry.segments_to) & table_segments(store, table)) - _claimed_targets(written)
-        if stale:
-            delete_segments(store, table, sorted(stale), lineage_managed=True)
+        _delete_unclaimed(store, table, set(entry.segments_to))
     audit.record("lineage.revert", "table", table, entryId=entry_id, previousState=str(was))
     return REVERTED
 
