@@ -18,60 +18,15 @@ import uuid
 from django.conf import settings
 
 from cluster.errors import BadRequest
-from cluster.logic.assign_segments import rebalance_target
-from cluster.logic.cluster_view import (
-    instances_with_tag,
-    parsed,
-    replication_of,
-    table_server_tag,
-)
+from cluster.logic.cluster_view import parsed
+from cluster.logic.completed_placement import completed_server_tag, completed_target
 from cluster.logic.controller_jobs import REBALANCE, load_job, save_job, table_jobs
-from engine.clusterstate import ClusterStore, InstanceType, ResourceAssignment, SegmentState
+from cluster.logic.rebalance_table import run_rebalance
+from engine.clusterstate import ClusterStore, InstanceType
 from engine.clusterstate.records import now_ms
 from engine.clusterstate.tags import instance_id
 
 log = logging.getLogger(__name__)
-
-COMPLETED_KEY = "realtimeCompleted"
-
-
-def completed_server_tag(config) -> str | None:
-    """The tag of a REALTIME table's completed-segment servers when it differs from its
-    consuming servers' tag (relocation is on); None otherwise (and for OFFLINE tables)."""
-    if config.table_type != "REALTIME":
-        return None
-    tag = str(config.tenants.tag_override_config.get(COMPLETED_KEY) or "").strip()
-    return tag if tag and tag != table_server_tag(config) else None
-
-
-def completed_servers(store: ClusterStore, tag: str) -> list[str]:
-    return [c.instance_id for c in instances_with_tag(store, tag) if c.type is InstanceType.SERVER]
-
-
-def _is_consuming(replicas: dict[str, str]) -> bool:
-    return SegmentState.CONSUMING.value in replicas.values()
-
-
-def completed_target(store: ClusterStore, config, ideal: ResourceAssignment | None) -> dict:
-    """segment -> {server: ONLINE} for every completed segment of ``ideal`` on the completed
-    servers (replicas already there stay; the rest are balanced over them). Empty when
-    relocation is off. BadRequest naming the tag when it has too few servers."""
-    tag = completed_server_tag(config)
-    if tag is None or ideal is None:
-        return {}
-    completed = {s: r for s, r in ideal.segments.items() if r and not _is_consuming(r)}
-    if not completed:
-        return {}
-    servers = completed_servers(store, tag)
-    replication = replication_of(config, servers)
-    if replication > len(servers):
-        raise BadRequest(
-            f"{config.table_name_with_type}: tenants.tagOverrideConfig.{COMPLETED_KEY} is "
-            f"{tag!r}, which {len(servers)} enabled server(s) carry; {replication} replicas "
-            f"need as many"
-        )
-    subset = ResourceAssignment(ideal.resource, segments=completed)
-    return rebalance_target(subset, servers, replication)
 
 
 def _running(store: ClusterStore, table: str) -> list[str]:
@@ -86,9 +41,6 @@ def _running(store: ClusterStore, table: str) -> list[str]:
 def relocate_table(store: ClusterStore, config, *, run_async: bool = True) -> dict:
     """Start moving ``config``'s completed segments onto its completed servers; a report of
     what moves (``segmentsToMove``) and the rebalance job that moves them (``jobId``)."""
-    # imported here: rebalance_table imports completed_target from this module
-    from cluster.logic.rebalance_table import run_rebalance
-
     table = config.table_name_with_type
     ideal = store.ideal_state(table)
     target = completed_target(store, config, ideal)

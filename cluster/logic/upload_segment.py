@@ -29,9 +29,9 @@ from cluster.logic.cluster_view import (
     table_servers,
     table_types,
 )
+from cluster.logic.completed_placement import completed_server_tag, completed_servers
 from cluster.logic.deep_store import get_deep_store
 from cluster.logic.instance_partitions import segment_placement
-from cluster.logic.relocate_segments import completed_server_tag, completed_servers
 from cluster.periods import data_size_bytes
 from engine.clusterstate import (
     ClusterStore,

@@ -13,7 +13,7 @@ import pytest
 from cluster.errors import BadRequest
 from cluster.logic.apply_retention import expired_segments
 from cluster.logic.cluster_view import table_server_tag
-from cluster.logic.relocate_segments import completed_server_tag, completed_target
+from cluster.logic.completed_placement import completed_server_tag, completed_target
 from engine.clusterstate import InstanceType, ResourceAssignment, SegmentZKMetadata
 from engine.spi import TableConfig
 
