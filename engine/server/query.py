@@ -159,7 +159,7 @@ class QueryExecutor:
             raise QueryExecutionError(
                 f"QueryExecutionError on {self.instance_id}: {type(exc).__name__}: {exc}"
             ) from exc
-        _consuming_stats(result.stats, found)
+        _consuming_stats(result.stats, found, query.table.endswith("_REALTIME"))
         if missing:
             shown = ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else "")
             result.exceptions.append({
@@ -193,12 +193,17 @@ class QueryExecutor:
         trace["numSegmentsMissing"] = num_missing
 
 
-def _consuming_stats(stats: dict, segments: list) -> None:
+def _consuming_stats(stats: dict, segments: list, realtime: bool = True) -> None:
     """Pinot's numConsumingSegmentsQueried and minConsumingFreshnessTimeMs over the CONSUMING
     segments asked for (before pruning: an idle partition still says how fresh the table is).
-    Only consuming segments' snapshots have ``freshness_ms``."""
+    Only consuming segments' snapshots have ``freshness_ms``. A REALTIME table queried on
+    committed segments only reports, as Pinot does, the latest end time of their time column;
+    an OFFLINE table reports nothing (0)."""
     now_ms = int(time.time() * 1000)
     consuming = [s for s in segments if hasattr(s, "freshness_ms")]
     fresh = [f for f in (s.freshness_ms(now_ms) for s in consuming) if f is not None and f > 0]
+    if not fresh and realtime:
+        ends = [getattr(s.metadata, "end_time_ms", None) for s in segments]
+        fresh = [max((e for e in ends if e is not None and e > 0), default=0)]
     stats["numConsumingSegmentsQueried"] = len(consuming)
     stats[FRESHNESS_KEY] = min(fresh, default=0)

@@ -3,6 +3,8 @@ reported, 0 when no consuming segment was queried): per server, then merged at t
 
 from __future__ import annotations
 
+import types
+
 import pyarrow as pa
 
 from engine.query.intermediate import FRESHNESS_KEY, IntermediateResult, merge_stats
@@ -32,8 +34,9 @@ def consuming(name: str, stamp: int | None, caught_up: bool = False):
     return segment.snapshot()
 
 
-class Immutable:  # an ONLINE segment: no freshness
-    pass
+class Immutable:  # an ONLINE segment: no freshness, the end time of its time column
+    def __init__(self, end_time_ms: int | None = None):
+        self.metadata = types.SimpleNamespace(end_time_ms=end_time_ms)
 
 
 def test_server_reports_the_oldest_consuming_segment_and_their_number():
@@ -49,9 +52,13 @@ def test_an_idle_caught_up_partition_is_as_fresh_as_now():
     assert stats[FRESHNESS_KEY] > 1_700_000_000_000
 
 
-def test_no_consuming_segment_reports_zero():
+def test_committed_segments_only_report_their_latest_end_time_on_a_realtime_table():
     stats = {}
-    _consuming_stats(stats, [Immutable()])
+    _consuming_stats(stats, [Immutable(4_000), Immutable(6_000), Immutable()])
+    assert stats == {"numConsumingSegmentsQueried": 0, FRESHNESS_KEY: 6_000}
+    _consuming_stats(stats, [Immutable()])  # no time column: nothing known
+    assert stats[FRESHNESS_KEY] == 0
+    _consuming_stats(stats, [Immutable(4_000)], realtime=False)  # OFFLINE: not reported
     assert stats == {"numConsumingSegmentsQueried": 0, FRESHNESS_KEY: 0}
 
 
