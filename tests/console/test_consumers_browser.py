@@ -24,8 +24,7 @@ from monitoring.kafka_admin import KafkaGroupReader
 from monitoring.sampler import LagSampler
 from tests.cluster_e2e.conftest import start_cluster, stop_cluster
 from tests.console.conftest import screenshot
-from tests.monitoring.conftest import commit, wait_rows
-from tests.monitoring.test_lag_table_e2e import lag_table_config, run_evaluator
+from tests.monitoring.conftest import commit, lag_table_config, run_evaluator, wait_rows
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.slow]
 

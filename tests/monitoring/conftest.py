@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from monitoring import history
+from monitoring import history, tables
 from tests.cluster_e2e.conftest import Cluster, start_cluster, stop_cluster
 
 
@@ -55,3 +55,19 @@ def wait_rows(cluster, sql: str, expected: int, timeout_s: float = 90) -> list[d
             return rows
         time.sleep(0.5)
     raise AssertionError(f"expected {expected} rows from {sql}, last: {rows}")
+
+
+def lag_table_config(bootstrap: str, topic: str) -> dict:
+    config = tables.table_config(bootstrap, topic)
+    stream = config["ingestionConfig"]["streamIngestionConfig"]["streamConfigMaps"][0]
+    stream["stream.kafka.consumer.prop.fetch.wait.max.ms"] = "10"  # Tansu holds fetches
+    return config
+
+
+def run_evaluator(cluster) -> dict:
+    response = cluster.controller(
+        "GET", "/periodictask/run", params={"taskname": "ConsumerLagAlertEvaluator"}
+    )
+    body = response.json()
+    assert response.ok and body["isSuccessful"], body
+    return body["taskReport"]

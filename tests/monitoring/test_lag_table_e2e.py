@@ -17,16 +17,15 @@ from monitoring import history, tables
 from monitoring.kafka_admin import KafkaGroupReader
 from monitoring.sampler import LagSampler
 from tests.cluster_e2e.realtime_helpers import create_topic
-from tests.monitoring.conftest import commit, produce_one_by_one, wait_rows
+from tests.monitoring.conftest import (
+    commit,
+    lag_table_config,
+    produce_one_by_one,
+    run_evaluator,
+    wait_rows,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-
-
-def lag_table_config(bootstrap: str, topic: str) -> dict:
-    config = tables.table_config(bootstrap, topic)
-    stream = config["ingestionConfig"]["streamIngestionConfig"]["streamConfigMaps"][0]
-    stream["stream.kafka.consumer.prop.fetch.wait.max.ms"] = "10"  # Tansu holds fetches
-    return config
 
 
 def test_sampled_lag_is_queryable_by_the_minute(lag_cluster, kafka):
@@ -103,15 +102,6 @@ class Webhook:
         self.server = HTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_port}/hook"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-
-def run_evaluator(cluster) -> dict:
-    response = cluster.controller(
-        "GET", "/periodictask/run", params={"taskname": "ConsumerLagAlertEvaluator"}
-    )
-    body = response.json()
-    assert response.ok and body["isSuccessful"], body
-    return body["taskReport"]
 
 
 def test_controller_serves_groups_status_history_and_alerts_that_fire_and_resolve(
