@@ -26,7 +26,6 @@ from typing import Any
 
 MERGE_TYPES = ("concat", "rollup", "dedup")
 AGGREGATION_TYPES = ("sum", "max", "min")
-SEGMENT_COLUMN = "__sprig_output_segment"
 
 
 class MergeSpecError(ValueError):
@@ -115,71 +114,39 @@ def merge(df, spec: MergeSpec):
     return df
 
 
-def assign_segments(df, max_records: int, order_by: str | None = None,
-                    group_by: tuple[str, ...] = ()):  # fmt: skip
-    """Add SEGMENT_COLUMN: 0, 1, … within each ``group_by`` group, with at most
-    ``max_records`` rows each (rows in ``order_by`` order when given, so each output segment
-    covers a narrow time range)."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    order = F.col(order_by) if order_by else F.monotonically_increasing_id()
-    window = Window.partitionBy(*group_by).orderBy(order) if group_by else Window.orderBy(order)
-    numbered = df.withColumn("__sprig_row", F.row_number().over(window) - 1)
-    return numbered.withColumn(
-        SEGMENT_COLUMN, F.floor(F.col("__sprig_row") / F.lit(max_records)).cast("int")
-    ).drop("__sprig_row")
-
-
 # --- entry ---------------------------------------------------------------------------------
-
-
-def _part_key(path: Path, root: Path) -> tuple[int, ...]:
-    """The ints of a Spark partition directory path (``a=1/b=0``), for ordering."""
-    return tuple(int(p.split("=", 1)[1]) for p in path.relative_to(root).parts)
-
-
-def _split_group(spark, part: Path, spec: MergeSpec, columns: list[str], schema) -> list:
-    """One group's output tables: the whole group when it fits one segment (read straight
-    from Spark's output), else numbered in time order on Spark and cut every
-    ``max_records_per_segment`` rows, so memory holds one output segment at a time."""
-    import pyarrow.dataset as ds
-
-    dataset = ds.dataset(str(part), format="parquet")
-    if dataset.count_rows() <= spec.max_records_per_segment:
-        return [dataset.to_table(columns=columns).cast(schema)]
-    numbered = part.parent / f"{part.name}.numbered"
-    assign_segments(spark.read.parquet(str(part)), spec.max_records_per_segment,
-                    spec.time_column).write.partitionBy(SEGMENT_COLUMN).parquet(str(numbered))  # fmt: skip
-    pieces = [p for p in numbered.glob("*") if p.is_dir()]
-    return [ds.dataset(str(piece), format="parquet").to_table(columns=columns).cast(schema)
-            for piece in sorted(pieces, key=lambda p: _part_key(p, numbered))]  # fmt: skip
 
 
 def merge_tables(spark, tables: list, spec: MergeSpec, work_dir: Path) -> list:
     """The Arrow tables of the output segments, ordered by group then sequence, from the
-    input segments' rows. The ``spec.group_columns`` are dropped from the output."""
+    input segments' rows. The ``spec.group_columns`` are dropped from the output.
+
+    One Spark pass: the merged rows are sorted within Spark's partitions (by the groups, and
+    by time only when a group may exceed ``max_records_per_segment``) and written once; the
+    driver cuts the files into segments (spark_jobs.minion.segment_cut). The work files are
+    uncompressed: they live for one call, and (de)compressing cost more CPU than the disk."""
     import pyarrow as pa
     import pyarrow.parquet as pq
+
+    from spark_jobs.minion.segment_cut import cut_output, group_counts
 
     run = work_dir / f"merge-{uuid.uuid4().hex[:8]}"
     inputs = run / "in"
     inputs.mkdir(parents=True)
     for index, table in enumerate(tables):
-        pq.write_table(table, inputs / f"{index}.parquet")
-    df = spark.read.parquet(str(inputs))
+        pq.write_table(table, inputs / f"{index}.parquet", compression="none")
     groups = spec.group_columns
+    # a merge never adds rows, so groups whose inputs fit one segment need no time order
+    cut = max(group_counts(tables, groups)) > spec.max_records_per_segment
+    keys = [*groups, spec.time_column] if cut and spec.time_column else list(groups)
+    merged = merge(spark.read.parquet(str(inputs)), spec)
     output = run / "out"
-    writer = merge(df, spec).write
-    (writer.partitionBy(*groups) if groups else writer).parquet(str(output))
+    (merged.sortWithinPartitions(*keys) if keys else merged).write.option(
+        "compression", "none").parquet(str(output))  # fmt: skip
     columns = [c for c in tables[0].schema.names if c not in groups]
     schema = pa.schema([tables[0].schema.field(c) for c in columns])
-    parts = [output] if not groups else [
-        p for p in output.glob("/".join(["*"] * len(groups))) if p.is_dir()]  # fmt: skip
-    out = []
-    for part in sorted(parts, key=lambda p: _part_key(p, output)):
-        out.extend(_split_group(spark, part, spec, columns, schema))
-    return [table for table in out if table.num_rows]
+    return cut_output(sorted(output.glob("part-*.parquet")), groups, spec.time_column,
+                      spec.max_records_per_segment, columns, schema)  # fmt: skip
 
 
 # --- segments in, segments out ---------------------------------------------------------------
