@@ -74,7 +74,7 @@ def rebalance_table(
     if dry_run:
         result.update(status="DONE", description="Dry-run mode")
         return result
-    running = _running_jobs(store, resource)
+    running = running_rebalance_jobs(store, resource)
     if running:
         raise Conflict(
             f"a rebalance of {resource} is already in progress (job {running[0]}); wait for it "
@@ -105,7 +105,7 @@ def rebalance_table(
     return result
 
 
-def _running_jobs(store: ClusterStore, resource: str) -> list[str]:
+def running_rebalance_jobs(store: ClusterStore, resource: str) -> list[str]:
     return [
         job_id
         for job_id in table_jobs(store, resource, [REBALANCE])

@@ -20,22 +20,13 @@ from django.conf import settings
 from cluster.errors import BadRequest
 from cluster.logic.cluster_view import parsed
 from cluster.logic.completed_placement import completed_server_tag, completed_target
-from cluster.logic.controller_jobs import REBALANCE, load_job, save_job, table_jobs
-from cluster.logic.rebalance_table import run_rebalance
+from cluster.logic.controller_jobs import REBALANCE, save_job
+from cluster.logic.rebalance_table import run_rebalance, running_rebalance_jobs
 from engine.clusterstate import ClusterStore, InstanceType
 from engine.clusterstate.records import now_ms
 from engine.clusterstate.tags import instance_id
 
 log = logging.getLogger(__name__)
-
-
-def _running(store: ClusterStore, table: str) -> list[str]:
-    return [
-        job_id
-        for job_id in table_jobs(store, table, [REBALANCE])
-        if load_job(store, REBALANCE, job_id)["tableRebalanceProgressStats"]["status"]
-        == "IN_PROGRESS"
-    ]
 
 
 def relocate_table(store: ClusterStore, config, *, run_async: bool = True) -> dict:
@@ -47,7 +38,7 @@ def relocate_table(store: ClusterStore, config, *, run_async: bool = True) -> di
     moves = {s: r for s, r in target.items() if r != ideal.segments.get(s)}
     if not moves:
         return {"status": "NO_OP", "segmentsToMove": 0}
-    running = _running(store, table)
+    running = running_rebalance_jobs(store, table)
     if running:  # the next run relocates what this one could not
         return {"status": "SKIPPED", "reason": f"rebalance job {running[0]} is in progress"}
     job_id = str(uuid.uuid4())

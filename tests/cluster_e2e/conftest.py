@@ -146,6 +146,16 @@ def stop_cluster(cluster: Cluster) -> None:
         process.stop()
 
 
+def upload_tar(cluster: Cluster, table: str, tar: Path) -> None:
+    """One segment tar.gz into ``table``'s OFFLINE half through ``POST /segments``."""
+    with tar.open("rb") as handle:
+        response = cluster.controller(
+            "POST", "/segments", params={"tableName": table, "tableType": "OFFLINE"},
+            files={"file": (tar.name, handle, "application/gzip")},
+        )  # fmt: skip
+    assert response.ok, f"upload {tar.name}: {response.status_code} {response.text}"
+
+
 def load_airline(cluster: Cluster, pinot_examples: Path, tars, *, replication: int) -> None:
     schema = conformance.airline_schema(pinot_examples)
     config = conformance.airline_table_config(pinot_examples)
@@ -154,12 +164,7 @@ def load_airline(cluster: Cluster, pinot_examples: Path, tars, *, replication: i
         response = cluster.controller("POST", path, json=body)
         assert response.ok, f"POST {path}: {response.status_code} {response.text}"
     for name, tar, rows in tars:
-        with tar.open("rb") as handle:
-            response = cluster.controller(
-                "POST", "/segments", params={"tableName": TABLE, "tableType": "OFFLINE"},
-                files={"file": (tar.name, handle, "application/gzip")},
-            )  # fmt: skip
-        assert response.ok, f"upload {name}: {response.status_code} {response.text}"
+        upload_tar(cluster, TABLE, tar)
         cluster.segments.append(name)
         cluster.total_rows += rows
 

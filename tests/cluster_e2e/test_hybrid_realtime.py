@@ -25,6 +25,7 @@ import pytest
 import requests
 from confluent_kafka import Producer
 
+from tests.cluster_e2e.conftest import upload_tar
 from tests.cluster_e2e.realtime_helpers import create_topic, kafka_stream_configs, wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -135,13 +136,7 @@ def upload(cluster, rows: list[dict], name: str, out) -> None:
     built = build_segment(pa.Table.from_pylist(rows), Schema.from_json(SCHEMA),
                           TableConfig.from_json(OFFLINE_CONFIG), out / "built",
                           segment_name=name)  # fmt: skip
-    tar = pack_segment(built.path, out / f"{name}.tar.gz")
-    with tar.open("rb") as handle:
-        response = cluster.controller(
-            "POST", "/segments", params={"tableName": TABLE, "tableType": "OFFLINE"},
-            files={"file": (tar.name, handle, "application/gzip")},
-        )  # fmt: skip
-    assert response.ok, f"upload {name}: {response.status_code} {response.text}"
+    upload_tar(cluster, TABLE, pack_segment(built.path, out / f"{name}.tar.gz"))
 
 
 def query(cluster, sql: str) -> dict:
