@@ -146,6 +146,7 @@ class QueryRunner:
         tables = [table] if table_type else snapshot.tables_of(raw)
         if not tables or any(t not in snapshot.routes for t in tables):
             raise TableNotFoundError(f"TableDoesNotExistError: table '{table}' does not exist")
+        snapshot.check_routable(tables)  # e.g. an unreadable segment lineage: never a wrong answer
         plan = self.plans.compile(query.sql, self.schemas.get(raw), query.options)
         trace = query.trace or plan.trace  # the request's flag or the trace query option
         server_options = {**query.options, "trace": "true"} if trace else query.options

@@ -8,6 +8,9 @@ configs; liveness from ``LIVEINSTANCES``. Only a lineage-consistent set of segme
 routed (``PROPERTYSTORE/SEGMENT_LINEAGE``, ``engine.clusterstate.lineage``): while segments
 are being replaced, a query sees either the old ones or the new ones, never both. The view
 and the lineage of a route are read as they were at one instant (``_consistent_read``).
+A table whose lineage cannot be read keeps its last route; without one it is not routed at all
+(``TableRoute.unroutable``; queries get a 410 error naming it) until the lineage is readable,
+because without the lineage inputs and outputs of a replacement would be counted together.
 
 One thread (an ``engine.runtime.Membership`` loop, which also keeps the broker registered)
 rebuilds the snapshot whenever a watch fires (and every ``resync_interval_s``); readers take
@@ -22,6 +25,7 @@ import logging
 
 from kazoo.exceptions import NoNodeError
 
+from engine.broker.errors import BROKER_RESOURCE_MISSING_ERROR_CODE
 from engine.broker.pruning import (
     ColumnPartitioning,
     SegmentInfo,
@@ -42,6 +46,7 @@ from engine.clusterstate import (
     table_config_from_record,
 )
 from engine.common.errors import ConfigError
+from engine.query.errors import QueryError
 from engine.runtime import Membership, Participant, SchemaCache
 from engine.spi import TableConfig
 from engine.spi.datetime_format import UNIT_MILLIS, DateTimeFormat
@@ -81,6 +86,7 @@ class TableRoute:
     partitioning: dict[str, ColumnPartitioning] = dataclasses.field(default_factory=dict)
     push_frequency_ms: int = DAY_MS
     instance_selector: str = "balanced"  # routing.instanceSelectorType (engine.broker.selection)
+    unroutable: str | None = None  # why the table cannot be queried (then no segments)
 
     @property
     def time_unit_ms(self) -> float | None:
@@ -99,6 +105,19 @@ class RoutingSnapshot:
 
     def tables_of(self, raw_table: str) -> list[str]:
         return [t for t in (f"{raw_table}_OFFLINE", f"{raw_table}_REALTIME") if t in self.routes]
+
+    def check_routable(self, tables: list[str]) -> None:
+        """Raise ``TableUnroutableError`` if a routed table of ``tables`` cannot be queried."""
+        reasons = [self.routes[t].unroutable for t in tables if t in self.routes]
+        reasons = [r for r in reasons if r]
+        if reasons:
+            raise TableUnroutableError("; ".join(reasons))
+
+
+class TableUnroutableError(QueryError):
+    """A table the broker refuses to route (Pinot's BrokerResourceMissingError, 410)."""
+
+    error_code = BROKER_RESOURCE_MISSING_ERROR_CODE
 
 
 class RoutingManager(Membership):
@@ -162,11 +181,16 @@ class RoutingManager(Membership):
         try:
             read = self._consistent_read(table)
         except ClusterStateError as exc:
-            log.error("keeping the last route of %s: its segment lineage is unreadable: %s",
-                      table, exc)  # fmt: skip
             if table in self.snapshot.routes:
+                log.error("keeping the last route of %s: its segment lineage is unreadable: %s",
+                          table, exc)  # fmt: skip
                 return self.snapshot.routes[table]
-            read = (self._record(paths.external_view(table)), None)
+            log.error("not routing %s: its segment lineage is unreadable: %s", table, exc)
+            # routing every segment would serve a replacement's inputs and outputs together
+            return TableRoute(table, {}, {}, unroutable=(
+                f"BrokerResourceMissingError: table {table} is not routed: its segment lineage "
+                f"cannot be read ({exc}); retry once it is readable again"
+            ))  # fmt: skip
         if read is None:
             # the lineage changed during every try: the last route was built from one
             # consistent pair; the writes that changed it poked the next pass

@@ -7,9 +7,14 @@ from __future__ import annotations
 import uuid
 
 import pytest
+import urllib3
 from kazoo.client import KazooClient
 
-from engine.broker.routing import RoutingManager
+from engine.broker.errors import BROKER_RESOURCE_MISSING_ERROR_CODE
+from engine.broker.handler import BrokerQuery, QueryRunner
+from engine.broker.metrics import BrokerMetrics
+from engine.broker.routing import RoutingManager, TableUnroutableError
+from engine.broker.selection import BalancedSelector, ServerHealth
 from engine.clusterstate import ClusterStore, InstanceConfig, ResourceAssignment
 from engine.clusterstate.lineage import (
     LineageEntry,
@@ -114,3 +119,57 @@ def test_an_unreadable_lineage_keeps_the_last_route(routing):
                   b'"listFields": {"e1": ["a", "c", "DONE", "1"]}}')  # fmt: skip
     wait_for(lambda: manager.snapshot.version > version, what="a rebuild")
     assert routed(manager) == {"b", "c", "x"}  # not a, which would count its rows twice
+
+
+BAD_LINEAGE = b'{"id": "clicks_OFFLINE", "listFields": {"e1": ["a", "c", "DONE", "1"]}}'
+
+
+def test_an_unreadable_lineage_without_a_last_route_refuses_the_table(zookeeper):
+    """A broker that never read the lineage cannot tell inputs from outputs: it answers every
+    query on the table with an error naming it (never the rows of both) until it is fixed."""
+    client = KazooClient(hosts=zookeeper.address)
+    client.start(timeout=10)
+    store = ClusterStore(client, f"lineage_bad_{uuid.uuid4().hex[:8]}")
+    store.ensure_cluster()
+    store.put_schema(SCHEMA)
+    store.put_table_config(offline_config())
+    view = {s: {SERVER: "ONLINE"} for s in ("a", "b", "c", "x")}
+    store.put_external_view(ResourceAssignment(TABLE, view))
+    store.put_raw(store.paths.segment_lineage(TABLE), BAD_LINEAGE)
+    participant = Participant(
+        zookeeper.address, store.paths.cluster_name, InstanceConfig("Broker_test_1", "test", 1)
+    )
+    participant.start(10)
+    schemas = SchemaCache(participant.store)
+    manager = RoutingManager(participant, schemas, resync_interval_s=600)
+    manager.start()
+    try:
+        wait_for(manager.ready.is_set, what="the first routing table")
+        route = manager.snapshot.routes[TABLE]
+        assert route.segment_servers == {} and route.segments == {}
+        assert "segment lineage cannot be read" in route.unroutable
+        selector = BalancedSelector(ServerHealth(urllib3.PoolManager()))
+        # the refusal comes before any server is asked, so there is no scatter
+        runner = QueryRunner(manager, schemas, selector, None, BrokerMetrics())
+        for sql in ("SELECT COUNT(*) FROM clicks", "SELECT COUNT(*) FROM clicks_OFFLINE"):
+            response = runner.run(BrokerQuery.from_fields(sql, None, None))
+            assert response["partialResult"] is True
+            assert "resultTable" not in response or response["resultTable"] is None
+            [error] = response["exceptions"]
+            assert error["errorCode"] == BROKER_RESOURCE_MISSING_ERROR_CODE
+            assert TABLE in error["message"] and "segment lineage" in error["message"]
+        with pytest.raises(TableUnroutableError):
+            manager.snapshot.check_routable([TABLE])
+
+        # readable again (its watch fires): the lineage-consistent set is routed
+        fixed = SegmentLineage(TABLE)
+        fixed.entries["e1"] = LineageEntry(("a",), ("c",), LineageEntryState.COMPLETED, 1)
+        store.put_raw(store.paths.segment_lineage(TABLE), fixed.to_record().to_bytes())
+        wait_for(lambda: manager.snapshot.routes[TABLE].unroutable is None, what="a new route")
+        assert routed(manager) == {"b", "c", "x"}
+        manager.snapshot.check_routable([TABLE])
+    finally:
+        manager.stop()
+        participant.stop()
+        client.stop()
+        client.close()
