@@ -4,10 +4,17 @@ Per entry of a table's segment lineage:
 
 - COMPLETED: its segmentsFrom are deleted once the entry is older than
   ``segmentsConfig.replacedSegmentsRetentionPeriod`` (default 1d; kept that long so the swap can
-  be reverted); the entry goes once none of them is left.
-- REVERTED, or IN_PROGRESS and older than ``segmentsConfig.lineageEntryCleanupRetentionPeriod``
-  (default 1d; a replacement its uploader abandoned): its segmentsTo are deleted, except names
-  a live entry has taken over; the entry goes once none of them is left.
+  be reverted), and only while every segmentsTo is in the table and ONLINE in the external view
+  (or itself replaced by a later COMPLETED entry whose outputs are): otherwise deleting them
+  would lose rows, so they are kept, a warning logged, and the next run tries again. The entry
+  goes once none of them is left.
+- IN_PROGRESS and older than ``segmentsConfig.lineageEntryCleanupRetentionPeriod`` (default 1d;
+  a replacement its uploader abandoned): reverted (REVERTED, timestamped now), and handled as
+  one from then on.
+- REVERTED: its segmentsTo are deleted, except names a live entry has taken over. The entry is
+  kept while any of them is in the table or the external view: it goes on hiding those names
+  from the brokers, so a late upload by the abandoned uploader is never served next to the
+  segmentsFrom (rows counted twice) but deleted by the next run.
 
 The lineage is written first and the segments deleted after, so a crash in between leaves
 segments that the next run deletes, never an entry that points at deleted segments. An entry
@@ -20,7 +27,7 @@ from __future__ import annotations
 import logging
 
 from cluster.logic.delete_segments import delete_segments
-from cluster.logic.segment_lineage import table_segments
+from cluster.logic.segment_lineage import online_segments, table_segments
 from cluster.periods import period_ms
 from engine.clusterstate import ClusterStore
 from engine.clusterstate.lineage import (
@@ -60,35 +67,73 @@ def clean_up_lineage(store: ClusterStore, table: str, segments_config: dict, now
     present = table_segments(store, table)
     view = store.external_view(table)
     served = set(view.segments) if view else set()
+    landed = present & online_segments(store, table)
     doomed: set[str] = set()
+    waiting: dict[str, list[str]] = {}
 
     def change(lineage: SegmentLineage) -> SegmentLineage | None:
         doomed.clear()
+        waiting.clear()
         changed = False
         for entry_id, entry in list(lineage.entries.items()):
+            if entry.state is LineageEntryState.IN_PROGRESS:
+                if entry.timestamp >= now - abandoned_ms:
+                    continue  # a replacement still within its time
+                # reverted, not dropped: the entry must go on hiding its segmentsTo
+                entry = entry.with_state(LineageEntryState.REVERTED, now)
+                lineage.entries[entry_id] = entry
+                changed = True
             if entry.state is LineageEntryState.COMPLETED:
                 hidden = set(entry.segments_from)
-                expired = entry.timestamp < now - replaced_ms
-            elif entry.state is LineageEntryState.REVERTED or entry.timestamp < now - abandoned_ms:
-                hidden = set(entry.segments_to) - _taken(lineage, entry_id)
-                expired = True
-            else:
-                continue  # an IN_PROGRESS replacement still within its time
+                if not hidden & (present | served):
+                    del lineage.entries[entry_id]
+                    changed = True
+                elif entry.timestamp < now - replaced_ms:
+                    missing = _not_landed(lineage, entry_id, landed, set())
+                    if missing:
+                        waiting[entry_id] = sorted(missing)
+                    else:
+                        doomed.update(hidden & present)
+                continue
+            hidden = set(entry.segments_to) - _taken(lineage, entry_id)
             if hidden & (present | served):
-                if expired:
-                    doomed.update(hidden & present)
+                doomed.update(hidden & present)
             else:
                 del lineage.entries[entry_id]
                 changed = True
         return lineage if changed else None
 
     update_lineage(store, table, change)
+    for entry_id, missing in waiting.items():
+        log.warning("lineage clean-up of %s keeps the segmentsFrom of entry %s: its segmentsTo "
+                    "%s are not all in the table and ONLINE; retrying on the next run",
+                    table, entry_id, missing)  # fmt: skip
     if not doomed:
         return []
     still = doomed & table_segments(store, table)  # another delete may have run meanwhile
     deleted = delete_segments(store, table, sorted(still), lineage_managed=True)
     log.info("lineage clean-up of %s deleted %s", table, deleted)
     return deleted
+
+
+def _not_landed(
+    lineage: SegmentLineage, entry_id: str, landed: set[str], seen: set[str]
+) -> set[str]:
+    """segmentsTo of a COMPLETED entry not holding its rows: neither in the table and ONLINE
+    nor replaced in turn by a COMPLETED entry whose own segmentsTo hold them."""
+    seen.add(entry_id)
+    missing = set()
+    for segment in lineage.entries[entry_id].segments_to:
+        if segment in landed:
+            continue
+        onward = [
+            other_id
+            for other_id, other in lineage.entries.items()
+            if other.state is LineageEntryState.COMPLETED and segment in other.segments_from
+        ]
+        if not onward or any(o in seen or _not_landed(lineage, o, landed, seen) for o in onward):
+            missing.add(segment)
+    return missing
 
 
 def _taken(lineage: SegmentLineage, entry_id: str) -> set[str]:

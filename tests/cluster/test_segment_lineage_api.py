@@ -13,7 +13,13 @@ from django.db import connection
 from cluster.errors import Conflict
 from cluster.logic import segment_lineage
 from cluster.logic.lineage_retention import clean_up_lineage
-from engine.clusterstate.lineage import read_lineage
+from cluster.logic.segment_lineage import online_segments
+from engine.clusterstate import ResourceAssignment
+from engine.clusterstate.lineage import (
+    LineageEntryState,
+    lineage_consistent_segments,
+    read_lineage,
+)
 from engine.clusterstate.records import now_ms
 from tests.cluster.conftest import register_servers, upload
 
@@ -227,9 +233,46 @@ def test_abandoned_replacement_is_cleaned_after_its_period(api, store, table):
     config = {"lineageEntryCleanupRetentionPeriod": "1s"}
     later = now_ms() + 2000
     assert clean_up_lineage(store, TABLE, config, later) == [c]
+    # reverted, not dropped: the entry goes on hiding c
+    entry = read_lineage(store, TABLE).entries[entry_id]
+    assert entry.state is LineageEntryState.REVERTED and entry.timestamp == later
+
+    # the abandoned uploader comes back late: c is hidden next to a, and deleted again
+    assert upload(api, tar_c).status_code == 200
     settle()
+    lineage = read_lineage(store, TABLE)
+    assert c not in lineage_consistent_segments(online_segments(store, TABLE), lineage)
+    assert clean_up_lineage(store, TABLE, config, later) == [c]
+    assert entry_id in read_lineage(store, TABLE).entries
+    settle()
+    # c gone from the table and the view: the entry is dropped
     assert clean_up_lineage(store, TABLE, config, later) == []
     assert entry_id not in read_lineage(store, TABLE).entries
+    assert sorted(store.ideal_state(TABLE).segments) == sorted([a, table[1]])
+
+
+def test_replaced_segments_wait_for_their_replacements_to_be_online(api, store, table):
+    a, b, others, settle = table
+    (c, tar_c), _ = others
+    entry_id = start(api, {"segmentsFrom": [a], "segmentsTo": [c]}).json()["segmentLineageEntryId"]
+    assert upload(api, tar_c).status_code == 200
+    settle()
+    assert call(api, "end", entry_id).status_code == 200
+    # c's only replica goes OFFLINE: deleting a now would lose its rows
+    view = store.external_view(TABLE)
+    replicas = dict(view.segments)
+    replicas[c] = {server: "OFFLINE" for server in replicas[c]}
+    store.put_external_view(ResourceAssignment(TABLE, replicas))
+    config = {"replacedSegmentsRetentionPeriod": "0d"}
+    assert clean_up_lineage(store, TABLE, config, now_ms() + 1) == []
+    assert sorted(store.ideal_state(TABLE).segments) == sorted([a, b, c])
+    assert read_lineage(store, TABLE).entries[entry_id].state is LineageEntryState.COMPLETED
+    # ONLINE again: the next run deletes a, and the one after drops the entry
+    settle()
+    assert clean_up_lineage(store, TABLE, config, now_ms() + 1) == [a]
+    settle()
+    assert clean_up_lineage(store, TABLE, config, now_ms() + 1) == []
+    assert read_lineage(store, TABLE).entries == {}
 
 
 def test_deleting_all_segments_drops_the_lineage(api, store, table):
