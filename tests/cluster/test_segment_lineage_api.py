@@ -322,3 +322,32 @@ def test_racing_starts_on_the_same_segments_admit_exactly_one(store, table):
     winners = [r for r in results if isinstance(r, str)]
     assert len(winners) == 1 and len(results) == 4, results
     assert list(read_lineage(store, TABLE).entries) == winners
+
+
+def test_replaced_segments_whose_replacement_was_replaced_in_turn(api, store, table):
+    """a -> c, then c -> d: once c is deleted, a's rows live on in d, so a may go."""
+    a, b, others, settle = table
+    (c, tar_c), (d, tar_d) = others
+    first = start(api, {"segmentsFrom": [a], "segmentsTo": [c]}).json()["segmentLineageEntryId"]
+    assert upload(api, tar_c).status_code == 200
+    settle()
+    assert call(api, "end", first).status_code == 200
+    second = start(api, {"segmentsFrom": [c], "segmentsTo": [d]}).json()["segmentLineageEntryId"]
+    assert upload(api, tar_d).status_code == 200
+    settle()
+    assert call(api, "end", second).status_code == 200
+    # c and d OFFLINE: neither a nor c may go (their rows would be served nowhere)
+    online = dict(store.external_view(TABLE).segments)
+    off = {server: "OFFLINE" for server in online[c]}
+    replicas = {**online, c: off, d: off}
+    store.put_external_view(ResourceAssignment(TABLE, replicas))
+    config = {"replacedSegmentsRetentionPeriod": "0d"}
+    assert clean_up_lineage(store, TABLE, config, now_ms() + 1) == []
+    # c OFFLINE but d ONLINE: c's rows, and so a's, are in d: both go
+    replicas = {**online, c: off}
+    store.put_external_view(ResourceAssignment(TABLE, replicas))
+    assert clean_up_lineage(store, TABLE, config, now_ms() + 1) == sorted([a, c])
+    settle()
+    assert clean_up_lineage(store, TABLE, config, now_ms() + 1) == []
+    assert read_lineage(store, TABLE).entries == {}
+    assert sorted(store.ideal_state(TABLE).segments) == sorted([b, d])
