@@ -127,6 +127,10 @@ class QueryRunner:
         self.metrics.docs_scanned.labels(table_label).inc(response.get("numDocsScanned", 0))
         if response.get("partialResult"):
             self.metrics.partial.labels(table_label).inc()
+        freshness_ms = response.get("minConsumingFreshnessTimeMs") or 0
+        if freshness_ms > 0 and response.get("numConsumingSegmentsQueried"):
+            lag_ms = max(0, int(time.time() * 1000) - freshness_ms)
+            self.metrics.freshness_lag.labels(table_label).set(lag_ms)
         return response
 
     def _table_of(self, sql: str) -> str:

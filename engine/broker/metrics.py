@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 from engine.runtime.metrics import LATENCY_BUCKETS_S, ProcessMetrics
 
@@ -24,6 +24,13 @@ class BrokerMetrics(ProcessMetrics):
         self.server_failures = Counter(
             "sprig_broker_server_failures", "Server requests that failed or timed out",
             ["server"], registry=self.registry,
+        )  # fmt: skip
+        # Pinot's FRESHNESS_LAG_MS: how far the last answer that read consuming segments
+        # trailed the stream (now - minConsumingFreshnessTimeMs).
+        self.freshness_lag = Gauge(
+            "sprig_broker_freshness_lag_ms",
+            "now - minConsumingFreshnessTimeMs of the table's last query that read consuming "
+            "segments", ["table"], registry=self.registry,
         )  # fmt: skip
         self.docs_scanned = Counter(
             "sprig_broker_docs_scanned", "Documents scanned by queries", ["table"],

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 import pytest
+import requests
 
 from tests.cluster_e2e.realtime_helpers import (
     TABLE,
@@ -58,3 +59,10 @@ def test_freshness_of_consuming_segments(realtime_cluster, kafka):
     assert response["resultTable"]["rows"] == [[0]]
     assert response["numConsumingSegmentsQueried"] == 2
     assert later <= filtered <= now_ms()
+
+    # the broker's Prometheus gauge: how far that last answer trailed the stream
+    metrics = requests.get(f"{cluster.broker_url}/metrics", timeout=10).text
+    (line,) = [m for m in metrics.splitlines()
+               if m.startswith(f'sprig_broker_freshness_lag_ms{{table="{TABLE}"}}')]  # fmt: skip
+    lag_ms = float(line.split()[-1])
+    assert 0 <= lag_ms <= now_ms() - filtered
