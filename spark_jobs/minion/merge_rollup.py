@@ -121,14 +121,13 @@ def merge_tables(spark, tables: list, spec: MergeSpec, work_dir: Path) -> list:
     """The Arrow tables of the output segments, ordered by group then sequence, from the
     input segments' rows. The ``spec.group_columns`` are dropped from the output.
 
-    One Spark pass: the merged rows are sorted within Spark's partitions (by the groups, and
-    by time only when a group may exceed ``max_records_per_segment``) and written once; the
-    driver cuts the files into segments (spark_jobs.minion.segment_cut). The work files are
-    uncompressed: they live for one call, and (de)compressing cost more CPU than the disk."""
+    One Spark pass with no sort: the merged rows are written once and the driver cuts the
+    files into segments (spark_jobs.minion.segment_cut). The work files are uncompressed:
+    they live for one call, and (de)compressing them cost more CPU than the disk."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from spark_jobs.minion.segment_cut import cut_output, group_counts
+    from spark_jobs.minion.segment_cut import cut_output
 
     run = work_dir / f"merge-{uuid.uuid4().hex[:8]}"
     inputs = run / "in"
@@ -136,13 +135,9 @@ def merge_tables(spark, tables: list, spec: MergeSpec, work_dir: Path) -> list:
     for index, table in enumerate(tables):
         pq.write_table(table, inputs / f"{index}.parquet", compression="none")
     groups = spec.group_columns
-    # a merge never adds rows, so groups whose inputs fit one segment need no time order
-    cut = max(group_counts(tables, groups)) > spec.max_records_per_segment
-    keys = [*groups, spec.time_column] if cut and spec.time_column else list(groups)
-    merged = merge(spark.read.parquet(str(inputs)), spec)
     output = run / "out"
-    (merged.sortWithinPartitions(*keys) if keys else merged).write.option(
-        "compression", "none").parquet(str(output))  # fmt: skip
+    merge(spark.read.parquet(str(inputs)), spec).write.option("compression", "none").parquet(
+        str(output))  # fmt: skip
     columns = [c for c in tables[0].schema.names if c not in groups]
     schema = pa.schema([tables[0].schema.field(c) for c in columns])
     return cut_output(sorted(output.glob("part-*.parquet")), groups, spec.time_column,

@@ -2,8 +2,8 @@
 ``SPRIG_MINION_SPARK_PREWARM`` is true, else on the first subtask that needs it) and reused by
 every subtask, so no subtask pays Spark's ~10 s start-up.
 
-A new session also runs one tiny merge through the minion's own Spark path (Parquet read, sort
-within partitions, Parquet write): a JVM's first jobs run interpreted and load classes, and
+A new session also runs one tiny merge through the minion's own Spark path (Parquet read and
+write, the driver's cut): a JVM's first jobs run interpreted and load classes, and
 measured 13 s against 4 s warm for the same 2M-row merge. Without this, the first subtask in
 each pool process pays that, which made one RealtimeToOffline subtask per partition (each
 pool process running its first job) slower than one subtask."""
