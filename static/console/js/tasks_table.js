@@ -15,7 +15,9 @@ const TABLE_TYPE = /_(OFFLINE|REALTIME)$/.exec(TABLE)?.[1];
 let taskConfig = null;
 
 function taskLink(name) {
-  return el("a", { href: links.task(TYPE, TABLE, name), class: "mono task-link" }, name);
+  // break long names only after an underscore (<wbr>), never inside the uuid or the timestamp
+  const parts = name.split("_").map((part, i, all) => (i < all.length - 1 ? [`${part}_`, el("wbr")] : part));
+  return el("a", { href: links.task(TYPE, TABLE, name), class: "mono task-link" }, parts);
 }
 
 function showOutcome(kind, ...children) {
@@ -96,7 +98,7 @@ async function loadCron() {
     ], "cron-table"));
   } catch (err) {
     clear($("#cron"), el("p", { class: err.status === 404 ? "muted" : "error-text" },
-      err.status === 404 ? `No cron schedule: ${errorText(err)}. Tasks run when scheduled by hand or ad hoc.` : errorText(err)));
+      err.status === 404 ? "No cron schedule for this task type on this table. Tasks run when scheduled by hand or ad hoc." : errorText(err)));
   }
 }
 
