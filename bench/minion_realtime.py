@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import time
 
-from bench.minion import Stack, most_at_once
+from bench.minion_stack import Stack, most_at_once
 
 R2O_TASK = "RealtimeToOfflineSegmentsTask"
 R2O_BASE_MS = 1_699_999_200_000  # a multiple of the 1h bucket
