@@ -53,7 +53,11 @@ def env_float(name: str, default: float) -> float:
 
 
 def prepare_process() -> None:
-    """Logging, and a GIL switch interval for many socket-waiting threads."""
+    """Logging, the allocator, and a GIL switch interval for many socket-waiting threads."""
+    from engine.runtime.memory import tune_allocator
+
+    # first, before any thread starts: a thread that has its own malloc arena keeps it
+    tune_allocator()
     logging.basicConfig(
         level=os.environ.get("SPRIG_LOG_LEVEL", "INFO").upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

@@ -208,14 +208,13 @@ def date_trunc(unit, value, input_unit="MILLISECONDS", timezone="UTC", output_un
     if in_ms != 1:
         millis = millis * in_ms
     key = str(unit).upper()
+    linear = trunc_buckets(key, timezone)
     if not is_utc(timezone):
         truncated = _trunc_in_zone(millis, key, str(timezone))
-    elif key in _FIXED:  # fixed-length units: integer arithmetic, no calendar
-        step = _FIXED[key]
-        truncated = (millis // step) * step  # floor division: right for negatives too
-    elif key == "WEEK":
-        days = np.floor_divide(millis, 86_400_000)
-        truncated = (np.floor_divide(days + 3, 7) * 7 - 3) * 86_400_000  # 1970-01-01 is a Thursday
+    elif linear is not None:  # fixed-length units: integer arithmetic, no calendar
+        step, phase = linear
+        # floor division: right for negatives too
+        truncated = ((millis - phase) // step) * step + phase
     elif key == "QUARTER":
         months = millis.astype("datetime64[ms]").astype("datetime64[M]").astype(np.int64)
         truncated = (
@@ -232,6 +231,20 @@ def date_trunc(unit, value, input_unit="MILLISECONDS", timezone="UTC", output_un
     else:
         raise FunctionArgumentError(f"DATETRUNC: unknown unit '{unit}'")
     return truncated if out_ms == 1 else np.floor_divide(truncated, out_ms)
+
+
+def trunc_buckets(unit: str, timezone: str = "UTC") -> tuple[int, int] | None:
+    """(step, phase) in ms when DATETRUNC to ``unit`` is the bucket start
+    ``floor((ms - phase) / step) * step + phase`` (seconds ... weeks in UTC); None for units
+    that follow the calendar (month, quarter, year) or a time zone's wall clock."""
+    key = str(unit).upper()
+    if not is_utc(timezone):
+        return None
+    if key in _FIXED:
+        return _FIXED[key], 0
+    if key == "WEEK":  # weeks start on Monday; 1970-01-01 is a Thursday, so 1969-12-29
+        return 7 * 86_400_000, -3 * 86_400_000
+    return None
 
 
 def _trunc_in_zone(millis: np.ndarray, unit: str, timezone: str) -> np.ndarray:

@@ -11,6 +11,7 @@ from engine.query.docset import DocSet
 from engine.query.errors import QueryValidationError
 from engine.query.expressions import Identifier
 from engine.query.filter import FilterEvaluator
+from engine.query.group_runs import counts_state, dictionary_counts, run_states, sorted_key_runs
 from engine.query.grouping import encode_values
 from engine.query.intermediate import IntermediateResult, empty_stats
 from engine.query.plan import QueryPlan
@@ -108,38 +109,83 @@ def _execute(
         if timer is not None:
             timer.mark("AggregationOperator")
     else:
-        mv_keys = [
-            g
-            for g in plan.group_by
-            if isinstance(g, Identifier) and not view.meta(g.name).single_value
-        ]
-        if mv_keys:
-            # GROUP BY a multi-value column: each doc counts once per value it holds
-            doc_ids, projection = _expand_for_mv_group(view, doc_ids, mv_keys)
-        groups, keys = projection.group_by(plan.group_by)
-        n_groups = len(keys[0]) if keys else 0
-        if n_groups > plan.num_groups_limit:
-            # Pinot keeps the first numGroupsLimit groups and drops rows of any other group.
-            result.num_groups_limit_reached = True
-            keep_rows = groups < plan.num_groups_limit
-            doc_ids = doc_array(doc_ids, view.n)[keep_rows]
-            groups = groups[keep_rows]
-            keys = [k[: plan.num_groups_limit] for k in keys]
-            n_groups = plan.num_groups_limit
-            projection = Projection(view, doc_ids)
-            projection.columns_read.update(c for e in plan.group_by for c in _columns(e))
-        result.keys = keys
-        result.states = []
-        for fn in plan.aggregations:
-            fn_projection, fn_groups = _filtered(
-                fn, view, projection, doc_ids, groups, null_handling
-            )
-            block, expanded = fn_projection.block(fn, fn_groups)
-            result.states.append(fn.aggregate(block, expanded, n_groups))
+        _group_by(plan, view, doc_ids, projection, result, null_handling)
         if timer is not None:
             timer.mark("GroupByOperator")
     stats["numEntriesScannedPostFilter"] = matched * len(projection.columns_read)
     return result
+
+
+def _group_by(
+    plan: QueryPlan, view: SegmentView, doc_ids, projection: Projection, result, null_handling
+) -> None:
+    """Group the selected rows and aggregate each group into ``result.keys``/``states``."""
+    mv_keys = [
+        g for g in plan.group_by if isinstance(g, Identifier) and not view.meta(g.name).single_value
+    ]
+    if not (mv_keys or null_handling) and _group_sorted_runs(
+        plan, view, doc_ids, projection, result
+    ):
+        return
+    if mv_keys:
+        # GROUP BY a multi-value column: each doc counts once per value it holds
+        doc_ids, projection = _expand_for_mv_group(view, doc_ids, mv_keys)
+    groups, keys = projection.group_by(plan.group_by)
+    n_groups = len(keys[0]) if keys else 0
+    if n_groups > plan.num_groups_limit:
+        # Pinot keeps the first numGroupsLimit groups and drops rows of any other group.
+        result.num_groups_limit_reached = True
+        keep_rows = groups < plan.num_groups_limit
+        doc_ids = doc_array(doc_ids, view.n)[keep_rows]
+        groups = groups[keep_rows]
+        keys = [k[: plan.num_groups_limit] for k in keys]
+        n_groups = plan.num_groups_limit
+        projection = Projection(view, doc_ids)
+        projection.columns_read.update(c for e in plan.group_by for c in _columns(e))
+    result.keys = keys
+    # every dictionary id is a group here: COUNT is the column's cached value counts
+    counts = dictionary_counts(plan, view, doc_ids) if not mv_keys else None
+    runs = projection.runs if not null_handling else None
+    result.states = []
+    for fn in plan.aggregations:
+        state = counts_state(fn, counts, null_handling)
+        if state is None and runs is not None:
+            # each run of rows is one group: reduce the runs, then merge runs into groups
+            run_sizes = np.diff(np.append(runs, projection.n))
+            per_run = run_states(fn, projection, runs, run_sizes)
+            if per_run is not None:
+                state = fn.merge(per_run, groups[runs], n_groups)
+        if state is None:
+            fn_projection, fn_groups = _filtered(
+                fn, view, projection, doc_ids, groups, null_handling
+            )
+            block, expanded = fn_projection.block(fn, fn_groups)
+            state = fn.aggregate(block, expanded, n_groups)
+        result.states.append(state)
+
+
+def _group_sorted_runs(plan: QueryPlan, view: SegmentView, doc_ids, projection, result) -> bool:
+    """Group on a sorted column's runs (``engine.query.group_runs``); False when that does
+    not apply and the general path must run."""
+    runs = sorted_key_runs(plan, view, doc_ids)
+    if runs is None or len(runs[0]) > plan.num_groups_limit:
+        return False
+    starts, sizes, keys = runs
+    projection.columns_read.add(plan.group_by[0].name)
+    groups = None
+    states = []
+    for fn in plan.aggregations:
+        state = run_states(fn, projection, starts, sizes) if len(sizes) else None
+        if state is None:  # no run kernel: group ids per row, as the general path has them
+            if groups is None:
+                groups = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
+            fn_projection, fn_groups = _filtered(fn, view, projection, doc_ids, groups)
+            block, expanded = fn_projection.block(fn, fn_groups)
+            state = fn.aggregate(block, expanded, len(sizes))
+        states.append(state)
+    result.keys = [keys]
+    result.states = states
+    return True
 
 
 def _prune_reason(view: SegmentView, where) -> str | None:

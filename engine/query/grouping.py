@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from engine.functions import FunctionArgumentError
+from engine.functions.datetime import trunc_buckets, unit_ms
+from engine.query.expressions import Expression, Function, Identifier, Literal
 
 # Key spaces up to this size are compacted with bincount instead of a sort.
 DENSE_KEY_SPACE = 1 << 24
@@ -66,7 +72,10 @@ def _decode_exactly(codes: np.ndarray, step: int, low: int, values: np.ndarray) 
 
 
 def combine_codes(
-    codes: list[np.ndarray], cards: list[int], all_present: bool = False
+    codes: list[np.ndarray],
+    cards: list[int],
+    all_present: bool = False,
+    starts: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Dense group id per row from per-column codes (``0 <= codes[i] < cards[i]``).
 
@@ -94,7 +103,10 @@ def combine_codes(
             key *= max(card, 1)
             key += c
     if space <= DENSE_KEY_SPACE and space <= 8 * n + 65_536:
-        present = np.flatnonzero(np.bincount(key, minlength=space))
+        # clustered keys: bincount's increments to one bin in a row wait on each other
+        present = np.flatnonzero(
+            np.bincount(key if starts is None else key[starts], minlength=space)
+        )
         if len(present) == space:  # every key occurs: the key is already dense
             return key, present
         lookup = np.empty(space, dtype=np.int64)
@@ -102,6 +114,36 @@ def combine_codes(
         return lookup[key], present
     uniq, inverse = np.unique(key, return_inverse=True)
     return inverse.reshape(-1), uniq
+
+
+# Below this many key changes per row, rows are aggregated run by run (see run_starts).
+CLUSTERED_RUNS_PER_ROW = 1 / 64
+_SAMPLE_WINDOWS, _SAMPLE_ROWS = 16, 256
+
+
+def run_starts(key: np.ndarray) -> np.ndarray | None:
+    """The first row of each run of equal keys, when the keys come clustered (time buckets
+    of rows stored in time order, a column correlated with the sort column); None when they
+    do not, which a sample of windows across the rows decides before any full pass.
+
+    Per-row scatter kernels (``np.bincount``, ``ufunc.at``) are slow on clustered keys: each
+    row adds into the bin the previous row just wrote, so the additions wait on each other
+    (18 ms for 5M rows in 8 runs of days, against 6 ms shuffled). Reducing each run with a
+    contiguous ``reduceat`` and then scattering one value per run avoids that."""
+    n = len(key)
+    if n < _SAMPLE_WINDOWS * _SAMPLE_ROWS * 4:
+        return None
+    changes = 0
+    for start in np.linspace(0, n - _SAMPLE_ROWS, _SAMPLE_WINDOWS).astype(np.int64):
+        window = key[start : start + _SAMPLE_ROWS]
+        changes += int(np.count_nonzero(window[1:] != window[:-1]))
+    if changes > _SAMPLE_WINDOWS * _SAMPLE_ROWS * CLUSTERED_RUNS_PER_ROW:
+        return None
+    change = np.empty(n, dtype=bool)
+    change[0] = True
+    np.not_equal(key[1:], key[:-1], out=change[1:])
+    starts = np.flatnonzero(change)
+    return starts if len(starts) <= n * CLUSTERED_RUNS_PER_ROW else None
 
 
 def decode_key(group_keys: np.ndarray, cards: list[int]) -> list[np.ndarray]:
@@ -129,3 +171,57 @@ def group_values(key_columns: list[np.ndarray]) -> tuple[np.ndarray, int, list[n
     per_column = decode_key(group_keys, cards)
     keys = [e[1][c] for e, c in zip(encoded, per_column, strict=True)]
     return inverse, len(group_keys), keys
+
+
+@dataclass(frozen=True)
+class TimeBuckets:
+    """``DATETRUNC(unit, column[, inputUnit[, 'UTC'[, outputUnit]]])`` with a fixed-length
+    unit: bucket starts are ``phase + k * step`` (ms), so a value's bucket number is one
+    subtraction and one division, and the buckets' values need no pass over the rows."""
+
+    column: str
+    in_ms: int
+    step: int
+    phase: int
+    out_ms: int
+
+    def codes(self, values: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """(bucket number per value, each bucket's DATETRUNC value), or (None, None) when the
+        buckets spanned are too many for a dense code (the caller encodes the values)."""
+        low = int(values.min()) * self.in_ms
+        high = int(values.max()) * self.in_ms
+        first = (low - self.phase) // self.step * self.step + self.phase
+        count = (high - first) // self.step + 1
+        if count > SMALL_INT_RANGE or max(abs(low), abs(high), abs(first)) >= 1 << 62:
+            return None, None
+        codes = np.empty(len(values), dtype=np.int64)
+        if self.in_ms == 1:
+            np.subtract(values, first, out=codes, casting="unsafe")
+        else:
+            np.multiply(values, self.in_ms, out=codes, casting="unsafe")
+            codes -= first
+        np.floor_divide(codes, self.step, out=codes)
+        starts = first + np.arange(count, dtype=np.int64) * self.step
+        return codes, starts if self.out_ms == 1 else np.floor_divide(starts, self.out_ms)
+
+
+def time_buckets(expr: Expression) -> TimeBuckets | None:
+    """The fixed-length buckets of a DATETRUNC over a column; None for any other expression
+    (other functions, calendar units, time zones, arguments that are not literals)."""
+    if not isinstance(expr, Function) or expr.name != "datetrunc" or len(expr.args) < 2:
+        return None
+    unit, column, *rest = expr.args
+    if not isinstance(column, Identifier) or not isinstance(unit, Literal):
+        return None
+    if not all(isinstance(a, Literal) and isinstance(a.value, str) for a in rest):
+        return None
+    input_unit, timezone, output_unit = ([a.value for a in rest] + [None, None, None])[:3]
+    try:
+        linear = trunc_buckets(str(unit.value), timezone or "UTC")
+        in_ms = unit_ms(input_unit or "MILLISECONDS")
+        out_ms = unit_ms(output_unit or input_unit or "MILLISECONDS")
+    except FunctionArgumentError:
+        return None  # the general path reports the bad argument
+    if linear is None:
+        return None
+    return TimeBuckets(column.name, in_ms, linear[0], linear[1], out_ms)

@@ -57,6 +57,11 @@ class ColumnReader:
         key = self._key("sorted")
         return self._store.array(key) if self._store.has(key) else None
 
+    def sorted_starts(self) -> np.ndarray | None:
+        """A sorted column's first doc of each dictionary id, plus the doc count at the end
+        (``starts[i]:starts[i + 1]`` hold id ``i``); None when the column is not sorted."""
+        return self._sorted_starts
+
     def sorted_doc_range(self, dict_id: int) -> tuple[int, int]:
         """Docs holding ``dict_id`` in a sorted column, as a half-open ``(start, end)``."""
         starts = self._sorted_starts
