@@ -125,9 +125,8 @@ def closed_loop(port: int, sql: str, clients: int, duration_s: float) -> tuple[l
     errors = [0]
     stop_at = time.monotonic() + duration_s
 
-    connections = ServerConnections()
-
     def client(i: int) -> None:
+        connections = ServerConnections()  # its own: one connection per client
         while time.monotonic() < stop_at:
             started = time.perf_counter()
             status, data = connections.post("127.0.0.1", port, "/query/sql", body, 30.0)
@@ -157,9 +156,8 @@ def open_loop(
     lock = threading.Lock()
     start = time.perf_counter() + 0.1
 
-    connections = ServerConnections()
-
     def client(i: int) -> None:
+        connections = ServerConnections()  # its own: one connection per client
         while True:
             with lock:
                 index = next_index[0]

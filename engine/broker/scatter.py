@@ -5,7 +5,7 @@ All requests are written first, then the answers are read in turn on the same th
 Every server request carries the remaining time budget; one that fails (refused, reset,
 timed out) yields an exception naming the server and marks the server unhealthy, and the
 others are still reduced: a partial result, never a hang. Connections are pooled and kept
-alive per thread and server (``transport``).
+alive per server (``transport``).
 """
 
 from __future__ import annotations

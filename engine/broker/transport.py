@@ -1,4 +1,4 @@
-"""Keep-alive HTTP/1.1 connections from the broker to its servers, one per (thread, server).
+"""Keep-alive HTTP/1.1 connections from the broker to its servers, pooled per server.
 
 A query's requests are all written first and the answers read afterwards, so the servers
 work in parallel while the broker's request thread needs no helper threads. The peers are
@@ -10,9 +10,12 @@ restarted, say) is retried once on a fresh connection; a timeout never is.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import socket
 import threading
+
+from engine.runtime.http import blocking_with_timeouts, set_socket_timeouts
 
 
 class TransportError(OSError):
@@ -23,41 +26,55 @@ class StaleConnection(TransportError):
     """The server closed a kept-alive connection (worth one retry on a fresh one)."""
 
 
-_MAX_LINE = 65536
+_MAX_HEAD = 65536
+_RECV_BYTES = 65536
 
 
 class _Connection:
+    """One kept-alive connection. The socket stays blocking with kernel timeouts set per
+    write and read (``engine.runtime.http.set_socket_timeouts``): a Python socket timeout
+    would poll before every send and recv, and a buffered reader read the head by lines."""
+
     def __init__(self, host: str, port: int, timeout_s: float) -> None:
         self.sock = socket.create_connection((host, port), timeout=min(timeout_s, 2.0))
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.rfile = self.sock.makefile("rb")
+        blocking_with_timeouts(self.sock, timeout_s)
         self.host = host
+        self._buffer = b""  # bytes received past the last answer (none from a Sprig server)
 
     def write(self, path: str, body: bytes, timeout_s: float) -> None:
-        self.sock.settimeout(timeout_s)
+        set_socket_timeouts(self.sock, send_s=timeout_s)
         head = (
             f"POST {path} HTTP/1.1\r\nHost: {self.host}\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
         ).encode("latin-1")
-        self.sock.sendall(head + body)
+        try:
+            self.sock.sendall(head + body)
+        except BlockingIOError as exc:  # SO_SNDTIMEO ran out
+            raise TimeoutError("timed out sending the request") from exc
 
     def read(self, timeout_s: float) -> tuple[int, bytes, bool]:
         """(status, body, keep alive)."""
-        self.sock.settimeout(max(timeout_s, 0.001))
-        line = self.rfile.readline(_MAX_LINE)
-        if not line:
-            raise StaleConnection("the server closed the connection")
-        parts = line.split(None, 2)
+        set_socket_timeouts(self.sock, recv_s=timeout_s)
+        data, self._buffer = self._buffer, b""
+        end = data.find(b"\r\n\r\n")
+        while end < 0:
+            if len(data) > _MAX_HEAD:
+                raise TransportError(f"the answer's head is over {_MAX_HEAD} bytes")
+            chunk = self._recv(_RECV_BYTES)
+            if not chunk:
+                if not data:
+                    raise StaleConnection("the server closed the connection")
+                raise TransportError("the answer ended inside its headers")
+            data += chunk
+            end = data.find(b"\r\n\r\n")
+        lines = data[:end].split(b"\r\n")
+        parts = lines[0].split(None, 2)
         if len(parts) < 2 or not parts[0].startswith(b"HTTP/"):
-            raise TransportError(f"not an HTTP answer: {line[:80]!r}")
+            raise TransportError(f"not an HTTP answer: {lines[0][:80]!r}")
         status = int(parts[1])
         length, keep_alive = None, True
-        while True:
-            header = self.rfile.readline(_MAX_LINE)
-            if header in (b"\r\n", b"\n"):
-                break
-            if not header:
-                raise TransportError("the answer ended inside its headers")
+        for header in lines[1:]:
             name, _, value = header.partition(b":")
             name = name.strip().lower()
             if name == b"content-length":
@@ -66,17 +83,36 @@ class _Connection:
                 keep_alive = False
         if length is None:
             raise TransportError("the answer has no Content-Length")
-        body = self.rfile.read(length)
-        if len(body) < length:
-            raise TransportError("the answer was cut short")
-        return status, body, keep_alive
+        start = end + 4
+        if len(data) - start >= length:
+            self._buffer = data[start + length :]
+            return status, data[start : start + length], keep_alive
+        body = bytearray(length)  # the rest straight into place, no joining of chunks
+        view = memoryview(body)
+        got = len(data) - start
+        view[:got] = data[start:]
+        while got < length:
+            n = self._recv_into(view[got:])
+            if not n:
+                raise TransportError("the answer was cut short")
+            got += n
+        return status, bytes(body), keep_alive
+
+    def _recv(self, size: int) -> bytes:
+        try:
+            return self.sock.recv(size)
+        except BlockingIOError as exc:  # SO_RCVTIMEO ran out
+            raise TimeoutError("timed out waiting for the answer") from exc
+
+    def _recv_into(self, view: memoryview) -> int:
+        try:
+            return self.sock.recv_into(view)
+        except BlockingIOError as exc:
+            raise TimeoutError("timed out waiting for the answer") from exc
 
     def close(self) -> None:
-        try:
-            self.rfile.close()
+        with contextlib.suppress(OSError):
             self.sock.close()
-        except OSError:
-            pass
 
 
 @dataclasses.dataclass
@@ -92,23 +128,21 @@ class Exchange:
 
 
 class ServerConnections:
-    """Idle connections per (thread, server); a query that sends two requests to the same
-    server (a hybrid table's two halves) uses two connections."""
+    """Idle connections per server, shared by the threads: a request takes the one used last
+    (LIFO), so a server sees a few warm connections (and threads) instead of one per broker
+    thread, and an exchange owns its connection until it is answered. A query that sends two
+    requests to the same server (a hybrid table's two halves) uses two connections."""
 
     def __init__(self) -> None:
-        self._local = threading.local()
-
-    def _idle(self) -> dict[tuple[str, int], list[_Connection]]:
-        idle = getattr(self._local, "idle", None)
-        if idle is None:
-            idle = self._local.idle = {}
-        return idle
+        self._idle: dict[tuple[str, int], list[_Connection]] = {}
+        self._lock = threading.Lock()
 
     def send(self, host: str, port: int, path: str, body: bytes, timeout_s: float) -> Exchange:
         """Write ``POST path``; a failure is kept in the exchange and raised by ``receive``."""
         key = (host, port)
-        idle = self._idle().get(key)
-        conn = idle.pop() if idle else None
+        with self._lock:
+            idle = self._idle.get(key)
+            conn = idle.pop() if idle else None
         exchange = Exchange(key, conn, conn is not None, path, body)
         try:
             if exchange.conn is None:
@@ -158,8 +192,9 @@ class ServerConnections:
 
     def _finish(self, exchange: Exchange, answer: tuple[int, bytes, bool]) -> tuple[int, bytes]:
         status, body, keep_alive = answer
-        if keep_alive:  # idle again for this thread's next query
-            self._idle().setdefault(exchange.key, []).append(exchange.conn)
+        if keep_alive:  # idle again for the next request
+            with self._lock:
+                self._idle.setdefault(exchange.key, []).append(exchange.conn)
         else:
             exchange.conn.close()
         return status, body
