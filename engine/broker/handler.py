@@ -101,6 +101,10 @@ class QueryRunner:
         self.metrics = metrics
         self._tables: OrderedDict[str, str] = OrderedDict()
         self._prune_cache: OrderedDict[tuple, tuple] = OrderedDict()
+        # the same cache by identity: a cached plan hands over the same filter object each
+        # time, and hashing its tree for the equality key cost more than the rest of routing
+        self._pruned_by_id: dict[tuple[int, int], tuple] = {}
+        self._table_metrics: dict[str, tuple] = {}
         self.plans = PlanCache()
         self._lock = threading.Lock()
 
@@ -122,16 +126,29 @@ class QueryRunner:
             err = QueryExecutionError(f"QueryExecutionError: {type(exc).__name__}: {exc}")
             response = error_response(err, time_used_ms=_ms_since(started))
         response["requestId"] = str(request_id)
-        self.metrics.queries.labels(table_label).inc()
-        self.metrics.latency.labels(table_label).observe(time.monotonic() - started)
-        self.metrics.docs_scanned.labels(table_label).inc(response.get("numDocsScanned", 0))
+        queries, latency, docs_scanned, partial, freshness_lag = self._metrics_of(table_label)
+        queries.inc()
+        latency.observe(time.monotonic() - started)
+        docs_scanned.inc(response.get("numDocsScanned", 0))
         if response.get("partialResult"):
-            self.metrics.partial.labels(table_label).inc()
+            partial.inc()
         freshness_ms = response.get("minConsumingFreshnessTimeMs") or 0
         if freshness_ms > 0 and response.get("numConsumingSegmentsQueried"):
             lag_ms = max(0, int(time.time() * 1000) - freshness_ms)
-            self.metrics.freshness_lag.labels(table_label).set(lag_ms)
+            freshness_lag.set(lag_ms)
         return response
+
+    def _metrics_of(self, table: str) -> tuple:
+        """The table's metric children, looked up once (``labels`` hashes and locks)."""
+        children = self._table_metrics.get(table)
+        if children is None:
+            m = self.metrics
+            children = (
+                m.queries.labels(table), m.latency.labels(table), m.docs_scanned.labels(table),
+                m.partial.labels(table), m.freshness_lag.labels(table),
+            )  # fmt: skip
+            self._table_metrics[table] = children
+        return children
 
     def _table_of(self, sql: str) -> str:
         with self._lock:
@@ -223,6 +240,19 @@ class QueryRunner:
         """(names of the route's segments ``where`` may match, number of segments). Kept per
         route and filter: a route is immutable (a routing change builds a new one), so a
         repeated query prunes once per routing change, not once per query."""
+        id_key = (id(route), id(where))
+        hit = self._pruned_by_id.get(id_key)
+        # both objects are held by the entry, so their ids cannot be reused meanwhile
+        if hit is not None and hit[0] is route and hit[1] is where:
+            return hit[2], hit[3]
+        kept, num_candidates = self._pruned_by_value(route, where)
+        with self._lock:
+            if len(self._pruned_by_id) >= _TABLE_CACHE_SIZE:
+                self._pruned_by_id.clear()
+            self._pruned_by_id[id_key] = (route, where, kept, num_candidates)
+        return kept, num_candidates
+
+    def _pruned_by_value(self, route, where) -> tuple[list[str], int]:
         try:
             key = (id(route), where)
             hash(key)

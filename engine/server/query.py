@@ -102,6 +102,20 @@ class QueryExecutor:
         self.gc = gc_clock()
         self._in_flight = 0
         self._lock = threading.Lock()
+        self._table_metrics: dict[str, tuple] = {}
+
+    def _metrics_of(self, table: str) -> tuple:
+        """(queries, errors, latency, docs scanned, segments queried) children of ``table``,
+        looked up once: ``labels`` hashes and locks on every call."""
+        children = self._table_metrics.get(table)
+        if children is None:
+            m = self.metrics
+            children = (
+                m.queries.labels(table), m.query_errors.labels(table), m.latency.labels(table),
+                m.docs_scanned.labels(table), m.segments_queried.labels(table),
+            )  # fmt: skip
+            self._table_metrics[table] = children
+        return children
 
     def handle(self, request: Request) -> Response:
         started = time.monotonic()
@@ -115,13 +129,14 @@ class QueryExecutor:
         try:
             body = self.execute(query, started)
         except QueryError as exc:
-            self.metrics.query_errors.labels(table).inc()
+            self._metrics_of(table)[1].inc()
             return Response.json(exc.to_exception(), 400)
         finally:
             with self._lock:
                 self._in_flight -= 1
-            self.metrics.queries.labels(table).inc()
-            self.metrics.latency.labels(table).observe(time.monotonic() - started)
+            queries, _, latency, _, _ = self._metrics_of(table)
+            queries.inc()
+            latency.observe(time.monotonic() - started)
         content_type = "application/json" if body[:1] == b"{" else ARROW_STREAM
         return Response(200, body, content_type)
 
@@ -170,8 +185,9 @@ class QueryExecutor:
         if plan.trace:
             self._add_trace(result, started, planned, len(missing))
             result.trace["gcPauseMs"] = round(self.gc.total_ms() - gc_before, 3)
-        self.metrics.docs_scanned.labels(query.table).inc(result.stats.get("numDocsScanned", 0))
-        self.metrics.segments_queried.labels(query.table).inc(len(found))
+        _, _, _, docs_scanned, segments_queried = self._metrics_of(query.table)
+        docs_scanned.inc(result.stats.get("numDocsScanned", 0))
+        segments_queried.inc(len(found))
         try:
             return result.to_bytes(plan)
         except Exception as exc:  # an engine bug fails this query, not the server

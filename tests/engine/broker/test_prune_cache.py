@@ -44,3 +44,15 @@ def test_a_new_route_is_pruned_afresh():
     assert runner._pruned(_route({"s1": (10, 19), "s2": (20, 29)}), where) == (["s2"], 2)
     moved = _route({"s1": (10, 19), "s2": (30, 39), "s4": (25, 26)})
     assert runner._pruned(moved, where) == (["s4"], 3)
+
+
+def test_the_same_filter_object_hits_by_identity_and_a_new_route_still_prunes_afresh():
+    runner = _runner()
+    where = _where("d = 25")
+    route = _route({"s1": (10, 19), "s2": (20, 29)})
+    first = runner._pruned(route, where)
+    assert runner._pruned(route, where)[0] is first[0]
+    assert (id(route), id(where)) in runner._pruned_by_id
+    moved = _route({"s1": (10, 19), "s2": (30, 39), "s4": (25, 26)})
+    assert runner._pruned(moved, where) == (["s4"], 3)
+    assert runner._pruned(route, None) == (["s1", "s2"], 2)
