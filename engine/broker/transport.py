@@ -28,22 +28,31 @@ class StaleConnection(TransportError):
 
 _MAX_HEAD = 65536
 _RECV_BYTES = 65536
+# A kernel timeout already set is kept while it ends no earlier than the time asked for and
+# at most this much later: consecutive queries ask for nearly the same budget, and setting
+# it costs a system call per read and write.
+TIMEOUT_SLACK_S = 0.002
 
 
 class _Connection:
-    """One kept-alive connection. The socket stays blocking with kernel timeouts set per
-    write and read (``engine.runtime.http.set_socket_timeouts``): a Python socket timeout
-    would poll before every send and recv, and a buffered reader read the head by lines."""
+    """One kept-alive connection. The socket stays blocking with kernel timeouts for each
+    write and read (``engine.runtime.http.set_socket_timeouts``, within
+    ``TIMEOUT_SLACK_S``): a Python socket timeout would poll before every send and recv, and
+    a buffered reader read the head by lines."""
 
     def __init__(self, host: str, port: int, timeout_s: float) -> None:
         self.sock = socket.create_connection((host, port), timeout=min(timeout_s, 2.0))
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        timeout_s += TIMEOUT_SLACK_S / 2
         blocking_with_timeouts(self.sock, timeout_s)
+        self._recv_timeout_s = self._send_timeout_s = timeout_s
         self.host = host
         self._buffer = b""  # bytes received past the last answer (none from a Sprig server)
 
     def write(self, path: str, body: bytes, timeout_s: float) -> None:
-        set_socket_timeouts(self.sock, send_s=timeout_s)
+        if not timeout_s <= self._send_timeout_s <= timeout_s + TIMEOUT_SLACK_S:
+            self._send_timeout_s = timeout_s + TIMEOUT_SLACK_S / 2
+            set_socket_timeouts(self.sock, send_s=self._send_timeout_s)
         head = (
             f"POST {path} HTTP/1.1\r\nHost: {self.host}\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
@@ -55,7 +64,9 @@ class _Connection:
 
     def read(self, timeout_s: float) -> tuple[int, bytes, bool]:
         """(status, body, keep alive)."""
-        set_socket_timeouts(self.sock, recv_s=timeout_s)
+        if not timeout_s <= self._recv_timeout_s <= timeout_s + TIMEOUT_SLACK_S:
+            self._recv_timeout_s = timeout_s + TIMEOUT_SLACK_S / 2
+            set_socket_timeouts(self.sock, recv_s=self._recv_timeout_s)
         data, self._buffer = self._buffer, b""
         end = data.find(b"\r\n\r\n")
         while end < 0:

@@ -106,21 +106,21 @@ class IntermediateResult:
     # ---- transport ---------------------------------------------------------------------
     def to_bytes(self, plan) -> bytes:
         """Serialize (Arrow IPC stream). ``plan`` supplies each aggregation's state codec."""
-        columns: dict[str, pa.Array] = {}
+        names: list[str] = []
+        arrays: list[pa.Array] = []
         layout: list[int] = []
-        if self.kind == "selection" and self.rows is not None:
-            table = self.rows
-        else:
+        if not (self.kind == "selection" and self.rows is not None):
             for i, key in enumerate(self.keys or []):
-                columns[f"k{i}"] = pa.array(key)
+                names.append(f"k{i}")
+                arrays.append(pa.array(key))
             for i, (fn, state) in enumerate(
                 zip(plan.aggregations, self.decoded_states(plan) or [], strict=True)
             ):
                 parts = fn.to_arrow(state)
                 layout.append(len(parts))
                 for j, part in enumerate(parts):
-                    columns[f"a{i}_{j}"] = part
-            table = pa.table(columns) if columns else pa.table({"_": pa.array([], pa.int8())})
+                    names.append(f"a{i}_{j}")
+                    arrays.append(part)
         meta = {
             "kind": self.kind,
             "stats": self.stats,
@@ -133,17 +133,27 @@ class IntermediateResult:
         }
         if self.trace is not None:
             meta["trace"] = self.trace
-        table = table.replace_schema_metadata({b"sprig": orjson.dumps(meta)})
-        batches = table.to_batches()
-        if len(batches) != 1:
-            sink = pa.BufferOutputStream()
-            with pa.ipc.new_stream(sink, table.schema) as writer:
-                writer.write_table(table)
-            return sink.getvalue().to_pybytes()
-        # one batch (what results mostly are): the same stream as a writer's, its messages
-        # serialized directly, at half the cost for the small results of selective queries
+        metadata = {b"sprig": orjson.dumps(meta)}
+        if self.kind == "selection" and self.rows is not None:
+            table = self.rows.replace_schema_metadata(metadata)
+            batches = table.to_batches()
+            if len(batches) != 1:  # none (no rows) or several: a stream writer's
+                sink = pa.BufferOutputStream()
+                with pa.ipc.new_stream(sink, table.schema) as writer:
+                    writer.write_table(table)
+                return sink.getvalue().to_pybytes()
+            batch = batches[0]
+        elif arrays:
+            arrays = [a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in arrays]
+            batch = pa.RecordBatch.from_arrays(arrays, names=names, metadata=metadata)
+        else:
+            batch = pa.RecordBatch.from_arrays(
+                [pa.array([], pa.int8())], names=["_"], metadata=metadata
+            )
+        # one batch: the same stream a writer makes, its messages serialized directly, at
+        # half the cost for the small results of selective queries
         return b"".join((
-            table.schema.serialize().to_pybytes(), batches[0].serialize().to_pybytes(),
+            batch.schema.serialize().to_pybytes(), batch.serialize().to_pybytes(),
             _END_OF_STREAM,
         ))  # fmt: skip
 
@@ -167,21 +177,24 @@ class IntermediateResult:
                 table = pa.Table.from_batches(batches, schema)
                 result.rows = table.replace_schema_metadata(None)
             return result
-        if len(batches) == 1:  # what to_bytes writes: columns without a concatenation
-            column = batches[0].column
+        # the columns by position, in the order to_bytes writes them: the keys, then each
+        # aggregation's state columns (looking each up by name cost more than reading them)
+        if len(batches) == 1:
+            columns = batches[0].columns
         else:
-            table = pa.Table.from_batches(batches, schema)
-
-            def column(name: str) -> pa.Array:
-                return table.column(name).combine_chunks()
-
+            columns = [c.combine_chunks() for c in pa.Table.from_batches(batches, schema).columns]
+        num_keys, layout = meta["numKeys"], meta["stateLayout"]
+        if meta["hasStates"] and len(columns) < num_keys + sum(layout):
+            raise QueryExecutionError(
+                f"Malformed intermediate result: {len(columns)} columns for {num_keys} keys "
+                f"and state columns {layout}"
+            )
         if meta["kind"] == "group_by":
-            result.keys = [
-                column(f"k{i}").to_numpy(zero_copy_only=False) for i in range(meta["numKeys"])
-            ]
+            result.keys = [columns[i].to_numpy(zero_copy_only=False) for i in range(num_keys)]
         if meta["hasStates"]:
-            result.encoded_states = [
-                [column(f"a{i}_{j}") for j in range(width)]
-                for i, width in enumerate(meta["stateLayout"])
-            ]
+            position = num_keys
+            result.encoded_states = []
+            for width in layout:
+                result.encoded_states.append(columns[position : position + width])
+                position += width
         return result

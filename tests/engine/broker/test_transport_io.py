@@ -129,3 +129,26 @@ def test_cached_route_resolutions_keep_params_apart_and_see_new_routes():
     assert dispatch(router, "GET", "/q?a=1&a=2&b=", {}, b"").body == b'{"a":"2","b":""}'
     assert dispatch(router, "GET", "http://h:1/q?c=3", {}, b"").body == b'{"c":"3"}'
     assert dispatch(router, "GET", "/q", {}, b"").body == b"{}"
+
+
+def test_a_kept_connection_times_out_by_each_request_s_own_budget():
+    def answer(request):
+        if request.body == b"slow":
+            time.sleep(1.5)
+        return Response(200, b"ok", "text/plain")
+
+    router = Router()
+    router.add("POST", "/query", answer)
+    service = HttpService("budget", "127.0.0.1", 0, router)
+    service.start()
+    connections = ServerConnections()
+    try:
+        assert connections.post("127.0.0.1", service.port, "/query", b"fast", 30) == (200, b"ok")
+        exchange = connections.send("127.0.0.1", service.port, "/query", b"slow", 0.3)
+        assert exchange.reused  # the same connection, its long timeout from the first request
+        started = time.monotonic()
+        with pytest.raises(TimeoutError):
+            connections.receive(exchange, 0.3)
+        assert 0.25 < time.monotonic() - started < 1.0
+    finally:
+        service.stop()
