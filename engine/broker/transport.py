@@ -29,15 +29,16 @@ class StaleConnection(TransportError):
 _MAX_HEAD = 65536
 _RECV_BYTES = 65536
 # A kernel timeout already set is kept while it ends no earlier than the time asked for and
-# at most this much later: consecutive queries ask for nearly the same budget, and setting
-# it costs a system call per read and write.
-TIMEOUT_SLACK_S = 0.002
+# at most this much later: consecutive queries ask for nearly the same budget (give or take
+# the few ms a loaded broker takes to reach the send), and setting it is a system call per
+# read and write that holds the GIL (py-spy put 8% of the broker's samples there).
+TIMEOUT_SLACK_S = 0.01
 
 
 class _Connection:
     """One kept-alive connection. The socket stays blocking with kernel timeouts for each
-    write and read (``engine.runtime.http.set_socket_timeouts``, within
-    ``TIMEOUT_SLACK_S``): a Python socket timeout would poll before every send and recv, and
+    write and read (``engine.runtime.http.set_socket_timeouts``, up to ``TIMEOUT_SLACK_S``
+    late): a Python socket timeout would poll before every send and recv, and
     a buffered reader read the head by lines."""
 
     def __init__(self, host: str, port: int, timeout_s: float) -> None:
