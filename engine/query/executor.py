@@ -15,6 +15,7 @@ from engine.query.group_runs import counts_state, dictionary_counts, run_states,
 from engine.query.grouping import encode_values
 from engine.query.intermediate import IntermediateResult, empty_stats
 from engine.query.plan import QueryPlan
+from engine.query.predicate import folds_constants
 from engine.query.projection import Projection, doc_array, value_positions
 from engine.query.pruning import prune_reason
 from engine.query.segment_view import SegmentView
@@ -193,6 +194,8 @@ def _prune_reason(view: SegmentView, where) -> str | None:
     metadata, so a repeated query's answer is the same."""
     if where is None:
         return None
+    if folds_constants(where):  # NOW() moves: a segment pruned a minute ago may match now
+        return prune_reason(view, where)
     key = ("prune", where)
     try:
         cached = view.memo(key)

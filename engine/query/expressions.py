@@ -12,7 +12,8 @@ e.g. ``sum(ArrDelay)``, ``count(*)``, ``datetrunc('DAY',ts)``.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +42,17 @@ class Literal:
 class Function:
     name: str  # canonical lower-case name
     args: tuple[Expression, ...]
+    # The hash, kept after the first call: plans are looked up and memoised by their
+    # expressions on every query and segment, and a dataclass re-hashes the whole subtree
+    # each time otherwise.
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        cached = self._hash
+        if cached is None:
+            cached = hash((self.name, self.args))  # TypeError for an unhashable literal
+            object.__setattr__(self, "_hash", cached)
+        return cached
 
     def __str__(self) -> str:
         if self.name == "filter" and len(self.args) == 2:
@@ -68,9 +80,22 @@ def walk(expr: Expression) -> Iterator[Expression]:
             yield from walk(arg)
 
 
-def columns_of(expr: Expression) -> set[str]:
+def columns_of(expr: Expression) -> frozenset[str]:
     """Names of the columns ``expr`` reads (``*`` excluded)."""
-    return {n.name for n in walk(expr) if isinstance(n, Identifier) and n.name != "*"}
+    try:
+        return _columns_of(expr)
+    except TypeError:  # an unhashable literal somewhere in the tree
+        return _walk_columns(expr)
+
+
+@lru_cache(maxsize=8192)
+def _columns_of(expr: Expression) -> frozenset[str]:
+    # asked for the same plan expressions on every query and segment
+    return _walk_columns(expr)
+
+
+def _walk_columns(expr: Expression) -> frozenset[str]:
+    return frozenset(n.name for n in walk(expr) if isinstance(n, Identifier) and n.name != "*")
 
 
 def replace(expr: Expression, mapping: dict[Expression, Expression]) -> Expression:

@@ -6,6 +6,7 @@ cache. ``engine.query.filter`` picks the access path and turns the ids into docs
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from engine.query.expressions import (
     Identifier,
     Literal,
     columns_of,
+    walk,
 )
 from engine.query.segment_view import SegmentView
 
@@ -31,7 +33,7 @@ _OP_LABEL = {"equals": "EQ", "not_equals": "NOT_EQ", "in": "IN", "not_in": "NOT_
              "regexp_like": "REGEXP_LIKE", "is_null": "IS_NULL", "is_not_null": "IS_NOT_NULL"}  # fmt: skip
 
 
-@dataclass
+@dataclass(frozen=True)
 class Leaf:
     """One predicate, normalized so the column side is on the left."""
 
@@ -60,7 +62,40 @@ def fold_constant(expr: Expression) -> Expression:
     return Literal(value.item() if hasattr(value, "item") else value)
 
 
+def folds_constants(expr: Expression | None) -> bool:
+    """True when ``expr`` holds a call on no column (``NOW()``, ``ago('P1D')``): such a
+    filter resolves differently from one execution to the next, so it is never memoised."""
+    if expr is None:
+        return False
+    try:
+        return _folds_constants(expr)
+    except TypeError:  # an unhashable literal: treat as changing
+        return True
+
+
+@lru_cache(maxsize=8192)
+def _folds_constants(expr: Expression) -> bool:
+    return any(isinstance(n, Function) and not columns_of(n) for n in walk(expr))
+
+
 def to_leaf(expr: Function) -> Leaf:
+    """The predicate as (op, lhs, literal operands, column). A predicate whose arguments
+    are plain columns and literals is the same leaf on every query and segment: kept;
+    one with a constant call (``NOW()``) is folded afresh each time."""
+    if all(isinstance(a, Identifier | Literal) for a in expr.args):
+        try:
+            return _plain_leaf(expr)
+        except TypeError:  # an unhashable literal
+            pass
+    return _make_leaf(expr)
+
+
+@lru_cache(maxsize=8192)
+def _plain_leaf(expr: Function) -> Leaf:
+    return _make_leaf(expr)
+
+
+def _make_leaf(expr: Function) -> Leaf:
     op, args = expr.name, [fold_constant(a) for a in expr.args]
     if op in COMPARISONS and isinstance(args[0], Literal) and not isinstance(args[1], Literal):
         op, args = _FLIP[op], [args[1], args[0]]

@@ -52,10 +52,10 @@ class SegmentView:
         return self.segment.name
 
     def has(self, column: str) -> bool:
-        return column in self.segment.column_names
+        return self.segment.has_column(column)
 
     def reader(self, column: str):
-        if not self.has(column):
+        if not self.segment.has_column(column):
             raise UnknownColumnError(column, f"segment {self.segment.name}")
         return self.segment.column(column)
 

@@ -18,6 +18,7 @@ from engine.query.filter import FilterEvaluator, to_leaf
 from engine.query.grouping import combine_codes, decode_key
 from engine.query.intermediate import IntermediateResult
 from engine.query.plan import QueryPlan
+from engine.query.predicate import folds_constants
 from engine.query.segment_view import SegmentView
 
 _STATE_COMPONENTS = {"count": ("count",), "sum": ("sum",), "min": ("min",), "max": ("max",),
@@ -48,12 +49,33 @@ def _single_column(expr: Expression) -> str | None:
 
 
 def star_tree_for(plan: QueryPlan, view: SegmentView):
-    """(tree, allowed dict ids per dimension) when a star-tree can answer ``plan``."""
+    """(tree, allowed dict ids per dimension, pairs) when a star-tree can answer ``plan``.
+    Kept per segment and query shape: the answer reads only the immutable segment and the
+    plan (not for a filter with ``NOW()``-like calls, whose allowed ids move)."""
     if plan.kind == "selection" or not plan.use_star_tree:
         return None
     trees = getattr(view.segment, "star_trees", None)  # consuming segments have none
     if not trees:
         return None
+    if folds_constants(plan.filter):
+        return _star_tree_for(plan, view, trees)
+    key = (
+        "star_tree",
+        plan.filter,
+        tuple(plan.group_by),
+        tuple((fn.call, fn.filter, fn.multi_value) for fn in plan.aggregations),
+    )
+    try:
+        found = view.memo(key)
+    except TypeError:  # an unhashable literal
+        return _star_tree_for(plan, view, trees)
+    if found is None:
+        found = (_star_tree_for(plan, view, trees),)
+        view.remember(key, found)
+    return found[0]
+
+
+def _star_tree_for(plan: QueryPlan, view: SegmentView, trees):
     if any(not isinstance(g, Identifier) for g in plan.group_by):
         return None
     group_cols = [g.name for g in plan.group_by]

@@ -1,0 +1,71 @@
+"""What the per-query memos keep (plain predicates, columns, star-tree decisions) and what
+they must not keep (a filter with NOW(), whose value moves between executions)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from engine.query import run_query
+from engine.query.expressions import Function, Identifier, Literal, columns_of
+from engine.query.parser import parse_sql
+from engine.query.predicate import folds_constants, to_leaf
+
+
+def _where(sql_filter: str):
+    return parse_sql(f"SELECT * FROM t WHERE {sql_filter}").where
+
+
+def test_plain_predicates_are_one_leaf_and_now_is_folded_each_time():
+    plain = _where("site = 7")
+    assert to_leaf(plain) is to_leaf(_where("site = 7"))  # kept: equal predicates, one leaf
+    moving = _where("ts > now()")
+    assert folds_constants(moving) and not folds_constants(plain)
+    first = to_leaf(moving).operands[0]
+    time.sleep(0.005)
+    assert to_leaf(moving).operands[0] > first
+
+
+def test_equal_expressions_hash_alike_and_unhashable_literals_still_work():
+    a = Function("plus", (Identifier("x"), Literal(1)))
+    b = Function("plus", (Identifier("x"), Literal(1)))
+    assert a == b and hash(a) == hash(b) and len({a, b}) == 1
+    odd = Function("plus", (Identifier("y"), Literal([1, 2])))  # a list: not hashable
+    with pytest.raises(TypeError):
+        hash(odd)
+    assert columns_of(odd) == {"y"}
+    assert folds_constants(odd)  # cannot be memoised: treated as changing
+
+
+def test_star_tree_answers_follow_a_moving_filter(synth):
+    """A star-tree query whose filter has NOW() is decided afresh each time, not memoised."""
+    _, schema, single, _ = synth
+    start_ms = int(time.time() * 1000)
+    # site * 20 < ms since start: a few sites at first, every site (0..49) after a second
+    moving = (
+        f"SELECT country, COUNT(*) FROM synth WHERE site * 20 < now() - {start_ms} "
+        "GROUP BY country LIMIT 10"
+    )
+
+    def total() -> int:
+        rows = run_query(moving, single, table_schema=schema)["resultTable"]["rows"]
+        return sum(row[1] for row in rows)
+
+    early = total()
+    time.sleep(1.1)
+    assert early < total() == single[0].total_docs
+
+
+def test_pruning_follows_a_moving_filter(synth):
+    """A segment pruned by a NOW() filter is pruned afresh on each query, not from a memo."""
+    _, schema, single, _ = synth
+    newest = single[0].column("ts").metadata.max_value
+    start_ms = int(time.time() * 1000)
+    # the bound starts 1 s past the newest row (the segment is pruned by its max) and falls
+    # 2 ms per ms: a second later it is 1.2 s before the newest row, which matches rows
+    sql = f"SELECT COUNT(*) FROM synth WHERE ts > {newest} + 1000 - (now() - {start_ms}) * 2"
+    first = run_query(sql, single, table_schema=schema)["resultTable"]["rows"][0][0]
+    time.sleep(1.1)
+    second = run_query(sql, single, table_schema=schema)["resultTable"]["rows"][0][0]
+    assert first == 0 < second
