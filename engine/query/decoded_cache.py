@@ -41,15 +41,19 @@ class DecodedCache:
         self.budget = budget_bytes
         self.used = 0
         self._entries: OrderedDict[tuple, tuple[object, int]] = OrderedDict()
-        self._lock = threading.Lock()
+        # Re-entrant: a segment's finalizer (drop_segment) can run inside put or drop, on
+        # the thread holding the lock, when an allocation there starts a garbage collection
+        # that frees a segment; a plain Lock would deadlock that thread.
+        self._lock = threading.RLock()
         self._tracked: set[int] = set()
 
     def get(self, segment, key):
+        full_key = (id(segment), key)
         with self._lock:
-            entry = self._entries.get((id(segment), key))
+            entry = self._entries.get(full_key)
             if entry is None:
                 return None
-            self._entries.move_to_end((id(segment), key))
+            self._entries.move_to_end(full_key)
             return entry[0]
 
     def put(self, segment, key, value) -> None:
@@ -81,5 +85,8 @@ class DecodedCache:
     def drop_segment(self, seg_id: int) -> None:
         with self._lock:
             self._tracked.discard(seg_id)
-            for key in [k for k in self._entries if k[0] == seg_id]:
-                self.used -= self._entries.pop(key)[1]
+            # a snapshot: a nested drop of another segment may change the entries meanwhile
+            for key in [k for k in list(self._entries) if k[0] == seg_id]:
+                entry = self._entries.pop(key, None)
+                if entry is not None:
+                    self.used -= entry[1]

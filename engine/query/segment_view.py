@@ -46,6 +46,7 @@ class SegmentView:
         self.segment = segment
         self.n = int(segment.total_docs)
         self._cache = _SegmentCache(segment, cache)
+        self._readers: dict = {}  # asked for ~10 times per segment by one query
 
     @property
     def name(self) -> str:
@@ -55,9 +56,12 @@ class SegmentView:
         return self.segment.has_column(column)
 
     def reader(self, column: str):
-        if not self.segment.has_column(column):
-            raise UnknownColumnError(column, f"segment {self.segment.name}")
-        return self.segment.column(column)
+        found = self._readers.get(column)
+        if found is None:
+            if not self.segment.has_column(column):
+                raise UnknownColumnError(column, f"segment {self.segment.name}")
+            found = self._readers[column] = self.segment.column(column)
+        return found
 
     def meta(self, column: str):
         return self.reader(column).metadata
