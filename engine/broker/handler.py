@@ -31,6 +31,7 @@ from engine.query.plan_cache import PlanCache
 from engine.query.response import error_response
 from engine.query.time_boundary import with_time_boundary
 from engine.runtime import SchemaCache
+from engine.runtime.metrics import PerTableChildren
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +105,13 @@ class QueryRunner:
         # the same cache by identity: a cached plan hands over the same filter object each
         # time, and hashing its tree for the equality key cost more than the rest of routing
         self._pruned_by_id: dict[tuple[int, int], tuple] = {}
-        self._table_metrics: dict[str, tuple] = {}
+        m = metrics
+        # (none in unit tests that only route)
+        self._table_metrics = (
+            PerTableChildren(m.queries, m.latency, m.docs_scanned, m.partial, m.freshness_lag)
+            if m is not None
+            else None
+        )
         self.plans = PlanCache()
         self._lock = threading.Lock()
 
@@ -139,16 +146,8 @@ class QueryRunner:
         return response
 
     def _metrics_of(self, table: str) -> tuple:
-        """The table's metric children, looked up once (``labels`` hashes and locks)."""
-        children = self._table_metrics.get(table)
-        if children is None:
-            m = self.metrics
-            children = (
-                m.queries.labels(table), m.latency.labels(table), m.docs_scanned.labels(table),
-                m.partial.labels(table), m.freshness_lag.labels(table),
-            )  # fmt: skip
-            self._table_metrics[table] = children
-        return children
+        """(queries, latency, docs scanned, partial, freshness lag) children of ``table``."""
+        return self._table_metrics.of(table)
 
     def _table_of(self, sql: str) -> str:
         with self._lock:

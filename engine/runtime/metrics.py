@@ -23,3 +23,19 @@ class ProcessMetrics:
     def response(self) -> Response:
         """The ``GET /metrics`` answer: Prometheus' text format."""
         return Response(200, self.render(), PROMETHEUS_TEXT)
+
+
+class PerTableChildren:
+    """The children of some labelled metrics for each table, looked up once per table:
+    ``labels(table)`` hashes and locks on every call, which a query path pays several
+    times per request otherwise."""
+
+    def __init__(self, *metrics) -> None:
+        self._metrics = metrics
+        self._children: dict[str, tuple] = {}
+
+    def of(self, table: str) -> tuple:
+        children = self._children.get(table)
+        if children is None:
+            children = self._children[table] = tuple(m.labels(table) for m in self._metrics)
+        return children

@@ -33,6 +33,7 @@ from engine.query.runner import QueryEngine, columns_from_segments
 from engine.query.time_boundary import BOUNDARY_OPS, with_time_boundary
 from engine.query.trace import gc_clock, new_trace, operator_entry
 from engine.runtime import Request, Response, SchemaCache
+from engine.runtime.metrics import PerTableChildren
 from engine.server.errors import BadQueryRequest
 from engine.server.metrics import ServerMetrics
 from engine.server.segments import SegmentDataManager
@@ -102,20 +103,19 @@ class QueryExecutor:
         self.gc = gc_clock()
         self._in_flight = 0
         self._lock = threading.Lock()
-        self._table_metrics: dict[str, tuple] = {}
+        m = metrics
+        # (none in unit tests that only route)
+        self._table_metrics = (
+            PerTableChildren(
+                m.queries, m.query_errors, m.latency, m.docs_scanned, m.segments_queried
+            )
+            if m is not None
+            else None
+        )
 
     def _metrics_of(self, table: str) -> tuple:
-        """(queries, errors, latency, docs scanned, segments queried) children of ``table``,
-        looked up once: ``labels`` hashes and locks on every call."""
-        children = self._table_metrics.get(table)
-        if children is None:
-            m = self.metrics
-            children = (
-                m.queries.labels(table), m.query_errors.labels(table), m.latency.labels(table),
-                m.docs_scanned.labels(table), m.segments_queried.labels(table),
-            )  # fmt: skip
-            self._table_metrics[table] = children
-        return children
+        """(queries, errors, latency, docs scanned, segments queried) children of ``table``."""
+        return self._table_metrics.of(table)
 
     def handle(self, request: Request) -> Response:
         started = time.monotonic()
