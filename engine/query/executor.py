@@ -83,9 +83,7 @@ def _execute(
             timer.mark("StarTreeOperator" if star is not None else "StarTreeOperator (not usable)")
         if star is not None:
             return star
-    evaluator = FilterEvaluator(view, null_handling)
-    docs = evaluator.evaluate(plan.filter)
-    stats["numEntriesScannedInFilter"] = evaluator.entries_scanned
+    docs, stats["numEntriesScannedInFilter"] = _filter_docs(view, plan.filter, null_handling)
     matched = docs.count()
     if timer is not None:
         timer.mark(f"FilterOperator ({docs.kind})")
@@ -187,6 +185,32 @@ def _group_sorted_runs(plan: QueryPlan, view: SegmentView, doc_ids, projection, 
     result.keys = [keys]
     result.states = states
     return True
+
+
+def _filter_docs(view: SegmentView, where, null_handling: bool) -> tuple[DocSet, int]:
+    """(matching docs, entries scanned) of the filter, kept per segment and filter in the
+    decoded cache when the filter has a value (no ``NOW()``): a repeated query's filter on
+    an immutable segment (or snapshot) matches the same docs, and its leaves' resolution, ordering and
+    intersection cost more than the rest of a selective query."""
+    if where is None:
+        return DocSet.all(view.n), 0
+    cacheable = not folds_constants(where)  # (a consuming segment's snapshot is immutable too)
+    key = ("filter", where, null_handling)
+    if cacheable:
+        try:
+            found = view.memo(key)
+        except TypeError:  # an unhashable literal
+            cacheable, found = False, None
+        if found is not None:
+            return found
+    evaluator = FilterEvaluator(view, null_handling)
+    found = (evaluator.evaluate(where), evaluator.entries_scanned)
+    if cacheable:
+        for array in (found[0].doc_ids, found[0].mask):
+            if array is not None:  # shared by later queries: a write would be a bug, loudly
+                array.setflags(write=False)
+        view.remember(key, found)
+    return found
 
 
 def _prune_reason(view: SegmentView, where) -> str | None:

@@ -69,3 +69,28 @@ def test_pruning_follows_a_moving_filter(synth):
     time.sleep(1.1)
     second = run_query(sql, single, table_schema=schema)["resultTable"]["rows"][0][0]
     assert first == 0 < second
+
+
+def test_a_filters_matching_docs_are_kept_per_segment_and_reused(synth):
+    """The second run of a query reads the filter's docs from the decoded cache, with the
+    same answer; a filter with NOW() is evaluated afresh each time."""
+    from engine.query.runner import QueryEngine
+
+    rows, schema, single, _ = synth
+    engine = QueryEngine()
+    segment = single[0]
+    sql = "SELECT COUNT(*), SUM(latency) FROM synth WHERE country = 'US' AND site < 20"
+    plan = engine.compile(sql, schema)
+    first = engine.run(sql, single, table_schema=schema)["resultTable"]["rows"]
+    kept = engine.decoded.get(segment, ("filter", plan.filter, False))
+    assert kept is not None
+    docs, _ = kept
+    expected = sum(
+        1 for c, s in zip(rows["country"], rows["site"], strict=True) if c == "US" and s < 20
+    )
+    assert docs.count() == expected == first[0][0]
+    assert engine.run(sql, single, table_schema=schema)["resultTable"]["rows"] == first
+    moving = f"SELECT COUNT(*) FROM synth WHERE ts < now() - {10**12}"
+    engine.run(moving, single, table_schema=schema)
+    moving_plan = engine.compile(moving, schema)
+    assert engine.decoded.get(segment, ("filter", moving_plan.filter, False)) is None
