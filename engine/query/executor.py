@@ -189,7 +189,8 @@ def _group_sorted_runs(plan: QueryPlan, view: SegmentView, doc_ids, projection, 
 
 def _filter_docs(view: SegmentView, where, null_handling: bool) -> tuple[DocSet, int]:
     """(matching docs, entries scanned) of the filter, kept per segment and filter in the
-    decoded cache when the filter has a value (no ``NOW()``): a repeated query's filter on
+    decoded cache when indexes alone answered it and it has a value (no ``NOW()``): a
+    repeated query's filter on
     an immutable segment (or snapshot) matches the same docs, and its leaves' resolution, ordering and
     intersection cost more than the rest of a selective query."""
     if where is None:
@@ -205,7 +206,10 @@ def _filter_docs(view: SegmentView, where, null_handling: bool) -> tuple[DocSet,
             return found
     evaluator = FilterEvaluator(view, null_handling)
     found = (evaluator.evaluate(where), evaluator.entries_scanned)
-    if cacheable:
+    # Only a filter answered from indexes alone (sorted, inverted, range: nothing scanned):
+    # keeping a scan's result would be a result cache, which would hide the scan's cost
+    # rather than make it cheaper.
+    if cacheable and evaluator.entries_scanned == 0:
         for array in (found[0].doc_ids, found[0].mask):
             if array is not None:  # shared by later queries: a write would be a bug, loudly
                 array.setflags(write=False)
