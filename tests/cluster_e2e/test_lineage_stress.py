@@ -24,7 +24,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 import requests
 
@@ -36,9 +35,8 @@ from tasks.lineage_client import (
     segment_lineage,
     start_replace_segments,
 )
+from tests.cluster_e2e.airline_lineage import airline_days, load_days, upload
 from tests.cluster_e2e.conftest import TABLE, Cluster, start_cluster, stop_cluster
-from tests.cluster_e2e.test_segment_lineage import upload
-from tests.engine.query import conformance
 
 pytestmark = pytest.mark.integration
 
@@ -59,39 +57,18 @@ class Stress:
 
 @pytest.fixture(scope="module")
 def stress(zookeeper, pinot_examples, tmp_path_factory) -> Iterator[Stress]:
-    from engine.segment import build_segment, pack_segment
-    from engine.spi.schema import Schema
-    from engine.spi.table_config import TableConfig
-
-    schema_json = conformance.airline_schema(pinot_examples)
-    config_json = conformance.airline_table_config(pinot_examples)
-    config_json["segmentsConfig"]["replication"] = "2"
-    schema, config = Schema.from_json(schema_json), TableConfig.from_json(config_json)
     out = tmp_path_factory.mktemp("lineage-stress")
-    days = [conformance.read_avro(p) for p in conformance.airline_avro_files(pinot_examples)[:3]]
-
-    def build(rows: list[dict], name: str | None, sequence: int) -> tuple[str, Path]:
-        result = build_segment(pa.Table.from_pylist(rows), schema, config, out / "built",
-                               segment_name=name, sequence_id=sequence)  # fmt: skip
-        return result.name, pack_segment(result.path, out / f"{result.name}.tar.gz")
-
-    originals = [build(rows, None, i) for i, rows in enumerate(days)]
-    c, tar_c = build(days[0] + days[1], f"merged_{TABLE}_stress", 0)
+    airline = airline_days(pinot_examples, out)
+    originals = [airline.build(rows, None, i) for i, rows in enumerate(airline.days)]
+    c, tar_c = airline.build(airline.days[0] + airline.days[1], f"merged_{TABLE}_stress", 0)
     cluster = start_cluster(zookeeper.address, out / "cluster")
     port = free_port()
     second = broker_process(cluster.workdir, port, cluster.env, name="broker2")
     try:
         second.start()
         second.wait_ready()
-        for path, body in (("/schemas", schema_json), ("/tables", config_json)):
-            assert cluster.controller("POST", path, json=body).ok
-        for name, tar in originals:
-            upload(cluster, tar)
-            cluster.segments.append(name)
-        cluster.total_rows = sum(len(rows) for rows in days)
-        cluster.wait_all_online(replicas=2)
-        cluster.wait_broker_sees(cluster.total_rows)
-        expected = (cluster.total_rows, float(sum(r["Distance"] for d in days for r in d)))
+        load_days(cluster, airline, originals)
+        expected = (cluster.total_rows, airline.total_distance)
         yield Stress(cluster, [cluster.broker_url, f"http://127.0.0.1:{port}"],
                      originals[0][0], originals[1][0], c, tar_c, expected)  # fmt: skip
     finally:

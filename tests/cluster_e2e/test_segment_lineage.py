@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 
 from tasks.lineage_client import (
@@ -25,8 +24,8 @@ from tasks.lineage_client import (
     segment_lineage,
     start_replace_segments,
 )
+from tests.cluster_e2e.airline_lineage import airline_days, load_days, upload
 from tests.cluster_e2e.conftest import TABLE, Cluster, start_cluster, stop_cluster
-from tests.engine.query import conformance
 
 pytestmark = pytest.mark.integration
 
@@ -45,47 +44,17 @@ class Swap:
 
 @pytest.fixture(scope="module")
 def swap(zookeeper, pinot_examples, tmp_path_factory) -> Iterator[Swap]:
-    from engine.segment import build_segment, pack_segment
-    from engine.spi.schema import Schema
-    from engine.spi.table_config import TableConfig
-
-    schema_json = conformance.airline_schema(pinot_examples)
-    config_json = conformance.airline_table_config(pinot_examples)
-    config_json["segmentsConfig"]["replication"] = "2"
-    schema, config = Schema.from_json(schema_json), TableConfig.from_json(config_json)
-    out = tmp_path_factory.mktemp("lineage-e2e")
-    days = [conformance.read_avro(p) for p in conformance.airline_avro_files(pinot_examples)[:3]]
-
-    def build(rows: list[dict], name: str | None, sequence: int) -> tuple[str, Path]:
-        result = build_segment(pa.Table.from_pylist(rows), schema, config, out / "built",
-                               segment_name=name, sequence_id=sequence)  # fmt: skip
-        return result.name, pack_segment(result.path, out / f"{result.name}.tar.gz")
-
-    originals = [build(rows, None, i) for i, rows in enumerate(days)]
-    merged = dict(build(days[0] + days[1], f"merged_{TABLE}_{i}", 0) for i in range(2))
-    cluster = start_cluster(zookeeper.address, out / "cluster")
+    airline = airline_days(pinot_examples, tmp_path_factory.mktemp("lineage-e2e"))
+    originals = [airline.build(rows, None, i) for i, rows in enumerate(airline.days)]
+    merged = dict(airline.build(airline.days[0] + airline.days[1], f"merged_{TABLE}_{i}", 0)
+                  for i in range(2))  # fmt: skip
+    cluster = start_cluster(zookeeper.address, tmp_path_factory.mktemp("lineage-e2e-cluster"))
     try:
-        for path, body in (("/schemas", schema_json), ("/tables", config_json)):
-            assert cluster.controller("POST", path, json=body).ok
-        for name, tar in originals:
-            upload(cluster, tar)
-            cluster.segments.append(name)
-        cluster.total_rows = sum(len(rows) for rows in days)
-        cluster.wait_all_online(replicas=2)
-        cluster.wait_broker_sees(cluster.total_rows)
+        load_days(cluster, airline, originals)
         yield Swap(cluster, originals[0][0], originals[1][0], merged, cluster.total_rows,
-                   sum(r["Distance"] for rows in days for r in rows))  # fmt: skip
+                   airline.total_distance)  # fmt: skip
     finally:
         stop_cluster(cluster)
-
-
-def upload(cluster: Cluster, tar: Path) -> None:
-    with tar.open("rb") as handle:
-        response = cluster.controller(
-            "POST", "/segments", params={"tableName": TABLE, "tableType": "OFFLINE"},
-            files={"file": (tar.name, handle, "application/gzip")},
-        )  # fmt: skip
-    assert response.ok, f"upload {tar.name}: {response.status_code} {response.text}"
 
 
 def wait_online(cluster: Cluster, segment: str, timeout_s: float = 60) -> None:

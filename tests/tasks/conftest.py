@@ -167,6 +167,26 @@ class TaskCluster:
         assert not answer.get("exceptions"), answer
         return answer["resultTable"]["rows"]
 
+    def create_table(self, prefix: str, schema: dict, config: dict, tars,
+                     task_type: str, task_config: dict) -> str:  # fmt: skip
+        """An OFFLINE table named ``prefix`` plus a random suffix, from ``schema`` and
+        ``config`` with ``task_config`` for ``task_type``, holding the segment ``tars``."""
+        name = f"{prefix}{uuid.uuid4().hex[:6]}"
+        schema = {**schema, "schemaName": name}
+        config = copy.deepcopy(config)
+        config["tableName"] = name
+        config["task"] = {"taskTypeConfigsMap": {task_type: task_config}}
+        for path, body in (("/schemas", schema), ("/tables", config)):
+            response = self.call("POST", path, json=body)
+            assert response.ok, f"POST {path}: {response.status_code} {response.text}"
+        for tar in tars:
+            with tar.open("rb") as handle:
+                response = self.call("POST", "/segments",
+                                     params={"tableName": name, "tableType": "OFFLINE"},
+                                     files={"file": (tar.name, handle, "application/gzip")})  # fmt: skip
+            assert response.ok, response.text
+        return name
+
     def run_task(self, task_type: str, table: str, timeout_s: float = 300) -> dict:
         """Schedule the type on the table and wait until the task is finished; its debug."""
         body = self.call("POST", f"/tasks/schedule?taskType={task_type}&tableName={table}").json()

@@ -13,10 +13,8 @@ ZooKeeper, a minion (Celery worker on Redis) with its own SparkSession.
 from __future__ import annotations
 
 import collections
-import copy
 import threading
 import time
-import uuid
 
 import orjson
 import pyarrow as pa
@@ -71,21 +69,7 @@ def airline_tars(pinot_examples, airline_days, tmp_path_factory):
 
 
 def load_table(cluster: TaskCluster, schema: dict, config: dict, tars, task_config: dict) -> str:
-    name = f"merge{uuid.uuid4().hex[:6]}"
-    schema = {**schema, "schemaName": name}
-    config = copy.deepcopy(config)
-    config["tableName"] = name
-    config["task"] = {"taskTypeConfigsMap": {TASK: task_config}}
-    for path, body in (("/schemas", schema), ("/tables", config)):
-        response = cluster.call("POST", path, json=body)
-        assert response.ok, f"POST {path}: {response.status_code} {response.text}"
-    for tar in tars:
-        with tar.open("rb") as handle:
-            response = cluster.call("POST", "/segments",
-                                    params={"tableName": name, "tableType": "OFFLINE"},
-                                    files={"file": (tar.name, handle, "application/gzip")})  # fmt: skip
-        assert response.ok, response.text
-    return name
+    return cluster.create_table("merge", schema, config, tars, TASK, task_config)
 
 
 def wait_answer(cluster: TaskCluster, sql: str, expected, timeout_s: float = 60) -> dict:

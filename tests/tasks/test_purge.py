@@ -9,9 +9,7 @@ subtask and leaves the segment as it was."""
 from __future__ import annotations
 
 import collections
-import copy
 import time
-import uuid
 
 import orjson
 import pyarrow as pa
@@ -58,21 +56,9 @@ def airline_input(pinot_examples, tmp_path_factory):
 
 
 def load_table(cluster: TaskCluster, pinot_examples, tars, task_config: dict) -> str:
-    name = f"purge{uuid.uuid4().hex[:6]}"
-    schema = {**conformance.airline_schema(pinot_examples), "schemaName": name}
-    config = copy.deepcopy(conformance.airline_table_config(pinot_examples))
-    config["tableName"] = name
-    config["task"] = {"taskTypeConfigsMap": {TASK: task_config}}
-    for path, body in (("/schemas", schema), ("/tables", config)):
-        response = cluster.call("POST", path, json=body)
-        assert response.ok, f"POST {path}: {response.status_code} {response.text}"
-    for tar in tars:
-        with tar.open("rb") as handle:
-            response = cluster.call("POST", "/segments",
-                                    params={"tableName": name, "tableType": "OFFLINE"},
-                                    files={"file": (tar.name, handle, "application/gzip")})  # fmt: skip
-        assert response.ok, response.text
-    return name
+    schema = conformance.airline_schema(pinot_examples)
+    config = conformance.airline_table_config(pinot_examples)
+    return cluster.create_table("purge", schema, config, tars, TASK, task_config)
 
 
 def wait_rows(cluster: TaskCluster, table: str, expected: int, timeout_s: float = 60) -> None:
