@@ -143,7 +143,8 @@ def _group_by(
         projection.columns_read.update(c for e in plan.group_by for c in _columns(e))
     result.keys = keys
     # every dictionary id is a group here: COUNT is the column's cached value counts
-    counts = dictionary_counts(plan, view, doc_ids) if not mv_keys else None
+    wants_counts = not mv_keys and any(fn.name == "count" for fn in plan.aggregations)
+    counts = dictionary_counts(plan, view, doc_ids) if wants_counts else None
     runs = projection.runs if not null_handling else None
     result.states = []
     for fn in plan.aggregations:
@@ -155,11 +156,7 @@ def _group_by(
             if per_run is not None:
                 state = fn.merge(per_run, groups[runs], n_groups)
         if state is None:
-            fn_projection, fn_groups = _filtered(
-                fn, view, projection, doc_ids, groups, null_handling
-            )
-            block, expanded = fn_projection.block(fn, fn_groups)
-            state = fn.aggregate(block, expanded, n_groups)
+            state = _aggregate_rows(fn, view, projection, doc_ids, groups, n_groups, null_handling)
         result.states.append(state)
 
 
@@ -178,21 +175,26 @@ def _group_sorted_runs(plan: QueryPlan, view: SegmentView, doc_ids, projection, 
         if state is None:  # no run kernel: group ids per row, as the general path has them
             if groups is None:
                 groups = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
-            fn_projection, fn_groups = _filtered(fn, view, projection, doc_ids, groups)
-            block, expanded = fn_projection.block(fn, fn_groups)
-            state = fn.aggregate(block, expanded, len(sizes))
+            state = _aggregate_rows(fn, view, projection, doc_ids, groups, len(sizes))
         states.append(state)
     result.keys = [keys]
     result.states = states
     return True
 
 
+def _aggregate_rows(fn, view, projection, doc_ids, groups, n_groups: int, nulls=False) -> tuple:
+    """``fn``'s state from its input rows and their group ids (the general kernel)."""
+    fn_projection, fn_groups = _filtered(fn, view, projection, doc_ids, groups, nulls)
+    block, expanded = fn_projection.block(fn, fn_groups)
+    return fn.aggregate(block, expanded, n_groups)
+
+
 def _filter_docs(view: SegmentView, where, null_handling: bool) -> tuple[DocSet, int]:
     """(matching docs, entries scanned) of the filter, kept per segment and filter in the
     decoded cache when indexes alone answered it and it has a value (no ``NOW()``): a
-    repeated query's filter on
-    an immutable segment (or snapshot) matches the same docs, and its leaves' resolution, ordering and
-    intersection cost more than the rest of a selective query."""
+    repeated query's filter on an immutable segment (or snapshot) matches the same docs,
+    and its leaves' resolution, ordering and intersection cost more than the rest of a
+    selective query."""
     if where is None:
         return DocSet.all(view.n), 0
     cacheable = not folds_constants(where)  # (a consuming segment's snapshot is immutable too)
