@@ -226,15 +226,7 @@ def _prune_reason(view: SegmentView, where) -> str | None:
         return None
     if folds_constants(where):  # NOW() moves: a segment pruned a minute ago may match now
         return prune_reason(view, where)
-    key = ("prune", where)
-    try:
-        cached = view.memo(key)
-    except TypeError:  # an unhashable literal: decide afresh
-        return prune_reason(view, where)
-    if cached is None:
-        cached = (prune_reason(view, where),)
-        view.remember(key, cached)
-    return cached[0]
+    return view.kept(("prune", where), lambda: prune_reason(view, where))
 
 
 def _filtered(fn, view: SegmentView, projection: Projection, doc_ids, groups, nulls=False):

@@ -65,14 +65,7 @@ def star_tree_for(plan: QueryPlan, view: SegmentView):
         tuple(plan.group_by),
         tuple((fn.call, fn.filter, fn.multi_value) for fn in plan.aggregations),
     )
-    try:
-        found = view.memo(key)
-    except TypeError:  # an unhashable literal
-        return _star_tree_for(plan, view, trees)
-    if found is None:
-        found = (_star_tree_for(plan, view, trees),)
-        view.remember(key, found)
-    return found[0]
+    return view.kept(key, lambda: _star_tree_for(plan, view, trees))
 
 
 def _star_tree_for(plan: QueryPlan, view: SegmentView, trees):
