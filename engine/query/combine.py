@@ -43,12 +43,13 @@ def combine(plan: QueryPlan, results: list[IntermediateResult]) -> IntermediateR
     if plan.kind == "aggregation":
         if not with_states:  # every segment pruned: the identity of the merge
             out.states = [fn.empty_state(1) for fn in plan.aggregations]
+        elif len(with_states) == 1:
+            out.states = with_states[0].states
         else:
             out.states = [
-                fn.merge(fn.concat_states([r.states[i] for r in with_states]),
-                         np.zeros(len(with_states), dtype=np.int64), 1)
+                fn.merge_one([r.states[i] for r in with_states])
                 for i, fn in enumerate(plan.aggregations)
-            ]  # fmt: skip
+            ]
         return out
     parts = [r for r in with_states if r.num_groups > 0]
     if not parts:

@@ -36,6 +36,29 @@ def _nbytes(value) -> int:
     return 64
 
 
+class MemoKey:
+    """A cache key whose hash is computed once. A plan keeps its memo keys
+    (``QueryPlan.segment_memo_key``): a tuple of expressions would be hashed again, node by
+    node, on every lookup. Raises TypeError for an unhashable part (a list literal)."""
+
+    __slots__ = ("_hash", "parts")
+
+    def __init__(self, *parts) -> None:
+        self.parts = parts
+        self._hash = hash(parts)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other) -> bool:
+        return self is other or (
+            isinstance(other, MemoKey) and self._hash == other._hash and self.parts == other.parts
+        )
+
+    def __repr__(self) -> str:
+        return f"MemoKey{self.parts!r}"
+
+
 class DecodedCache:
     def __init__(self, budget_bytes: int):
         self.budget = budget_bytes

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -15,10 +17,10 @@ from engine.query.group_runs import counts_state, dictionary_counts, run_states,
 from engine.query.grouping import encode_values
 from engine.query.intermediate import IntermediateResult, empty_stats
 from engine.query.plan import QueryPlan
-from engine.query.predicate import folds_constants
 from engine.query.projection import Projection, doc_array, value_positions
 from engine.query.pruning import prune_reason
 from engine.query.segment_view import SegmentView
+from engine.query.startree import execute_star_tree, star_tree_for
 from engine.query.trace import StageTimer, new_trace
 
 
@@ -44,6 +46,27 @@ def execute_segment(
     return result
 
 
+class _Filtered(NamedTuple):
+    """A filter's answer on one segment: the DocSet, the entries scanned to find it, the
+    doc ids as the projection reads them (None: all, a slice: a range, else read-only sorted
+    ids) and how many docs match."""
+
+    docs: DocSet
+    entries_scanned: int
+    doc_ids: np.ndarray | slice | None
+    matched: int
+
+
+class _Decided(NamedTuple):
+    """What a plan decided on one segment, kept per segment and plan shape in the decoded
+    cache (``QueryPlan.segment_memo_key``): a repeated query skips pruning, the star-tree
+    choice and an index-answered filter, each of which used to be a memo lookup of its own."""
+
+    pruned: str | None  # the reason the segment was pruned
+    star: tuple | None  # star_tree_for's answer
+    filtered: _Filtered | None  # only a filter that indexes answered alone (nothing scanned)
+
+
 def _execute(
     plan: QueryPlan, segment, cache: DecodedCache | None, timer: StageTimer | None
 ) -> IntermediateResult:
@@ -52,13 +75,19 @@ def _execute(
     stats["numSegmentsQueried"] = 1
     stats["totalDocs"] = view.n
     result = IntermediateResult(plan.kind, stats)
-    pruned = _prune_reason(view, plan.filter)
+    key = plan.segment_memo_key
+    kept: _Decided | None = view.memo(key) if key is not None else None
+    if kept is not None:
+        pruned = kept.pruned
+    else:
+        pruned = prune_reason(view, plan.filter) if plan.filter is not None else None
     if timer is not None:
         timer.mark("SegmentPruner" if not pruned else f"SegmentPruner ({pruned})")
     if pruned:
+        _keep(view, key, kept, _Decided(pruned, None, None))
         return _empty(plan, result)
     stats["numSegmentsProcessed"] = 1
-    null_handling = plan.options.get("enableNullHandling", "false").lower() == "true"
+    null_handling = plan.null_handling
     if (
         plan.kind == "aggregation"
         and plan.filter is None
@@ -76,15 +105,21 @@ def _execute(
         return result
     # Star-trees pre-aggregate stored values, nulls' defaults included: not with null handling.
     if plan.kind != "selection" and plan.use_star_tree and not null_handling:
-        from engine.query.startree import execute_star_tree
-
-        star = execute_star_tree(plan, view, result)
+        star = kept.star if kept is not None else star_tree_for(plan, view)
+        if star is not None:
+            execute_star_tree(plan, view, result, star)
         if timer is not None:
             timer.mark("StarTreeOperator" if star is not None else "StarTreeOperator (not usable)")
         if star is not None:
-            return star
-    docs, stats["numEntriesScannedInFilter"] = _filter_docs(view, plan.filter, null_handling)
-    matched = docs.count()
+            _keep(view, key, kept, _Decided(None, star, None))
+            return result
+    filtered = kept.filtered if kept is not None else None
+    if filtered is None:
+        filtered = _filter_docs(view, plan, null_handling)
+        index_only = filtered.entries_scanned == 0
+        _keep(view, key, kept, _Decided(None, None, filtered if index_only else None))
+    docs, doc_ids, matched = filtered.docs, filtered.doc_ids, filtered.matched
+    stats["numEntriesScannedInFilter"] = filtered.entries_scanned
     if timer is not None:
         timer.mark(f"FilterOperator ({docs.kind})")
     if matched:
@@ -94,9 +129,6 @@ def _execute(
         if timer is not None:
             timer.mark("SelectionOrderByOperator" if plan.order_by else "SelectionOnlyOperator")
         return result
-    doc_ids = {"all": None, "range": slice(docs.start, docs.end)}.get(docs.kind)
-    if doc_ids is None and docs.kind != "all":
-        doc_ids = docs.ids()
     stats["numDocsScanned"] = matched
     projection = Projection(view, doc_ids)
     if plan.kind == "aggregation":
@@ -189,44 +221,44 @@ def _aggregate_rows(fn, view, projection, doc_ids, groups, n_groups: int, nulls=
     return fn.aggregate(block, expanded, n_groups)
 
 
-def _filter_docs(view: SegmentView, where, null_handling: bool) -> tuple[DocSet, int]:
-    """(matching docs, entries scanned) of the filter, kept per segment and filter in the
-    decoded cache when indexes alone answered it and it has a value (no ``NOW()``): a
-    repeated query's filter on an immutable segment (or snapshot) matches the same docs,
-    and its leaves' resolution, ordering and intersection cost more than the rest of a
-    selective query."""
+def _keep(view: SegmentView, key, kept: _Decided | None, decided: _Decided) -> None:
+    """Remember ``decided`` under ``key`` unless it came from there (or cannot be kept)."""
+    if key is not None and kept is None:
+        view.remember(key, decided)
+
+
+def _filter_docs(view: SegmentView, plan: QueryPlan, null_handling: bool) -> _Filtered:
+    """The filter's answer, kept per segment and filter in the decoded cache when indexes
+    alone answered it and it has a value (``QueryPlan.filter_memo_key``: no ``NOW()``): a
+    repeated query's filter on an immutable segment (or snapshot) matches the same docs, and
+    its leaves' resolution, ordering and intersection cost more than the rest of a selective
+    query. Plans of other shapes with the same filter share it."""
+    where = plan.filter
     if where is None:
-        return DocSet.all(view.n), 0
-    cacheable = not folds_constants(where)  # (a consuming segment's snapshot is immutable too)
-    key = ("filter", where, null_handling)
-    if cacheable:
-        try:
-            found = view.memo(key)
-        except TypeError:  # an unhashable literal
-            cacheable, found = False, None
-        if found is not None:
-            return found
+        docs = DocSet.all(view.n)
+        return _Filtered(docs, 0, None, docs.count())
+    key = plan.filter_memo_key
+    found = view.memo(key) if key is not None else None
+    if found is not None:
+        return found
     evaluator = FilterEvaluator(view, null_handling)
-    found = (evaluator.evaluate(where), evaluator.entries_scanned)
+    docs = evaluator.evaluate(where)
+    if docs.kind == "all":
+        doc_ids = None
+    elif docs.kind == "range":
+        doc_ids = slice(docs.start, docs.end)
+    else:
+        doc_ids = docs.ids()
+    found = _Filtered(docs, evaluator.entries_scanned, doc_ids, docs.count())
     # Only a filter answered from indexes alone (sorted, inverted, range: nothing scanned):
     # keeping a scan's result would be a result cache, which would hide the scan's cost
     # rather than make it cheaper.
-    if cacheable and evaluator.entries_scanned == 0:
-        for array in (found[0].doc_ids, found[0].mask):
-            if array is not None:  # shared by later queries: a write would be a bug, loudly
+    if key is not None and found.entries_scanned == 0:
+        for array in (docs.doc_ids, docs.mask, doc_ids):
+            if isinstance(array, np.ndarray):  # shared by later queries: a write is a bug
                 array.setflags(write=False)
         view.remember(key, found)
     return found
-
-
-def _prune_reason(view: SegmentView, where) -> str | None:
-    """``prune_reason``, kept per segment and filter: it reads only the immutable segment's
-    metadata, so a repeated query's answer is the same."""
-    if where is None:
-        return None
-    if folds_constants(where):  # NOW() moves: a segment pruned a minute ago may match now
-        return prune_reason(view, where)
-    return view.kept(("prune", where), lambda: prune_reason(view, where))
 
 
 def _filtered(fn, view: SegmentView, projection: Projection, doc_ids, groups, nulls=False):

@@ -98,6 +98,22 @@ def _walk_columns(expr: Expression) -> frozenset[str]:
     return frozenset(n.name for n in walk(expr) if isinstance(n, Identifier) and n.name != "*")
 
 
+def folds_constants(expr: Expression | None) -> bool:
+    """True when ``expr`` holds a call on no column (``NOW()``, ``ago('P1D')``): such a
+    filter resolves differently from one execution to the next, so it is never memoised."""
+    if expr is None:
+        return False
+    try:
+        return _folds_constants(expr)
+    except TypeError:  # an unhashable literal: treat as changing
+        return True
+
+
+@lru_cache(maxsize=8192)
+def _folds_constants(expr: Expression) -> bool:
+    return any(isinstance(n, Function) and not columns_of(n) for n in walk(expr))
+
+
 def replace(expr: Expression, mapping: dict[Expression, Expression]) -> Expression:
     """``expr`` with every sub-expression found in ``mapping`` swapped for its value."""
     if expr in mapping:

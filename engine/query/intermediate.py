@@ -12,6 +12,7 @@ and the exceptions as JSON; sketches travel as binary columns.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 import numpy as np
 import orjson
@@ -62,13 +63,23 @@ def empty_stats() -> dict[str, int]:
     return dict.fromkeys((*STAT_KEYS, FRESHNESS_KEY), 0)
 
 
+_STAT_VALUES = itemgetter(*STAT_KEYS)
+
+
 def merge_stats(parts: list[dict]) -> dict[str, int]:
     """The stats of several results as one: counts added, the freshness the least of those
     reported (a 0 means "no consuming segment" and is left out)."""
-    stats = empty_stats()
-    for part in parts:
-        for key in STAT_KEYS:
-            stats[key] += int(part.get(key, 0))
+    try:  # every result's stats hold every key (``empty_stats``): add them column by column
+        totals = [sum(column) for column in zip(*map(_STAT_VALUES, parts), strict=True)]
+    except (KeyError, TypeError):  # not all keys, or a peer's odd value: one by one
+        totals = []
+    if len(totals) == len(STAT_KEYS):
+        stats = dict(zip(STAT_KEYS, totals, strict=True))
+    else:  # (also no parts at all)
+        stats = dict.fromkeys(STAT_KEYS, 0)
+        for part in parts:
+            for key in STAT_KEYS:
+                stats[key] += int(part.get(key, 0))
     fresh = [int(p[FRESHNESS_KEY]) for p in parts if int(p.get(FRESHNESS_KEY) or 0) > 0]
     stats[FRESHNESS_KEY] = min(fresh, default=0)
     return stats

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from engine.query import functions
 from engine.query.aggregation import AggregationFunction, create_aggregation, is_aggregation
+from engine.query.decoded_cache import MemoKey
 from engine.query.errors import QueryValidationError, UnknownColumnError
 from engine.query.expressions import (
     CONNECTIVES,
@@ -22,6 +24,7 @@ from engine.query.expressions import (
     Identifier,
     Literal,
     columns_of,
+    folds_constants,
     replace,
     walk,
 )
@@ -63,22 +66,54 @@ class QueryPlan:
     options: dict[str, str]
     columns: dict[str, ColumnInfo] = field(default_factory=dict)
 
-    @property
+    # The options are read on every segment of every query: each is parsed once per plan
+    # (plans are never mutated; ``dataclasses.replace`` makes a new one).
+    @cached_property
     def num_groups_limit(self) -> int:
         return int(self.options.get("numGroupsLimit", DEFAULT_NUM_GROUPS_LIMIT))
 
-    @property
+    @cached_property
     def timeout_ms(self) -> int:
         return int(self.options.get("timeoutMs", DEFAULT_TIMEOUT_MS))
 
-    @property
+    @cached_property
     def trace(self) -> bool:
         """Whether to record per-segment operator timings (``engine.query.trace``)."""
         return self.options.get("trace", "false").lower() == "true"
 
-    @property
+    @cached_property
     def use_star_tree(self) -> bool:
         return self.options.get("useStarTree", "true").lower() != "false"
+
+    @cached_property
+    def null_handling(self) -> bool:
+        return self.options.get("enableNullHandling", "false").lower() == "true"
+
+    @cached_property
+    def filter_memo_key(self) -> MemoKey | None:
+        """The decoded-cache key of the filter's matching docs on a segment; None when they
+        cannot be kept: a filter with ``NOW()`` moves between executions, and one with an
+        unhashable literal cannot be a key."""
+        return self._memo_key("filter", self.filter, self.null_handling)
+
+    @cached_property
+    def segment_memo_key(self) -> MemoKey | None:
+        """The decoded-cache key of what this plan decided on a segment (pruned or not, the
+        star-tree used, the filter's docs): everything those read, so equal plans share it.
+        None as for ``filter_memo_key``."""
+        return self._memo_key(
+            "segment", self.kind, self.filter, tuple(self.group_by),
+            tuple((fn.call, fn.filter, fn.multi_value) for fn in self.aggregations),
+            self.use_star_tree, self.null_handling,
+        )  # fmt: skip
+
+    def _memo_key(self, *parts) -> MemoKey | None:
+        if folds_constants(self.filter):
+            return None
+        try:
+            return MemoKey(*parts)
+        except TypeError:  # an unhashable literal
+            return None
 
     @property
     def referenced_columns(self) -> set[str]:

@@ -19,7 +19,6 @@ from engine.query.expressions import (
     Identifier,
     Literal,
     columns_of,
-    walk,
 )
 from engine.query.segment_view import SegmentView
 
@@ -60,22 +59,6 @@ def fold_constant(expr: Expression) -> Expression:
         return expr
     value = evaluate(expr, lambda e: None, 1)[0]
     return Literal(value.item() if hasattr(value, "item") else value)
-
-
-def folds_constants(expr: Expression | None) -> bool:
-    """True when ``expr`` holds a call on no column (``NOW()``, ``ago('P1D')``): such a
-    filter resolves differently from one execution to the next, so it is never memoised."""
-    if expr is None:
-        return False
-    try:
-        return _folds_constants(expr)
-    except TypeError:  # an unhashable literal: treat as changing
-        return True
-
-
-@lru_cache(maxsize=8192)
-def _folds_constants(expr: Expression) -> bool:
-    return any(isinstance(n, Function) and not columns_of(n) for n in walk(expr))
 
 
 def to_leaf(expr: Function) -> Leaf:

@@ -154,16 +154,19 @@ class Projection:
             ), groups
         if fn.multi_value:
             return self._mv_block(fn.argument, groups)
-        column = self.single_column_dict(fn.argument)
-        if column is not None and isinstance(fn.argument, Identifier):
+        argument = fn.argument
+        if isinstance(argument, Identifier) and self.view.meta(argument.name).single_value:
+            column = argument.name
             self.columns_read.add(column)
-            return ValueBlock(
-                self.n,
-                dict_ids=self._ids(column),
-                dictionary=self.view.dictionary(column),
-                whole_segment=self.doc_ids is None,
-            ), groups
-        return ValueBlock(self.n, raw=np.asarray(self.values(fn.argument))), groups
+            if self.view.is_dict_sv(column):
+                return ValueBlock(
+                    self.n,
+                    dict_ids=self._ids(column),
+                    dictionary=self.view.dictionary(column),
+                    whole_segment=self.doc_ids is None,
+                ), groups
+            return ValueBlock(self.n, raw=self.view.sv_values(column, self.doc_ids)), groups
+        return ValueBlock(self.n, raw=np.asarray(self.values(argument))), groups
 
     def _mv_block(self, expr: Expression, groups: np.ndarray | None):
         if not isinstance(expr, Identifier):

@@ -92,20 +92,25 @@ class QueryEngine:
                     for f in futures:
                         f.cancel()
                     raise _timed_out(plan) from err
+            cpu_s = sum(cpu for _, cpu in results)
+            results = [result for result, _ in results]
         else:
+            # one after the other in this thread: its CPU time over the loop is theirs
+            cpu = time.thread_time()
             results = []
             for segment in segments:
-                results.append(self._timed_segment(plan, segment))
+                results.append(self._run_segment(plan, segment))
                 if time.monotonic() > deadline:
                     raise _timed_out(plan)
+            cpu_s = time.thread_time() - cpu
         if time.monotonic() > deadline:
             raise _timed_out(plan)
         if results:
-            self._record_segment_cost(plan, 1000.0 * sum(cpu for _, cpu in results) / len(results))
+            self._record_segment_cost(plan, 1000.0 * cpu_s / len(results))
         if not plan.trace:
-            return combine(plan, [result for result, _ in results])
+            return combine(plan, results)
         combine_started = time.perf_counter()
-        combined = combine(plan, [result for result, _ in results])
+        combined = combine(plan, results)
         combined.trace = combined.trace or new_trace()
         combined.trace["operators"].append(
             operator_entry("CombineOperator", time.perf_counter() - combine_started)
@@ -180,11 +185,14 @@ class QueryEngine:
             if len(self._segment_cost_ms) > self.settings.plan_cache_size:
                 self._segment_cost_ms.popitem(last=False)
 
+    def _run_segment(self, plan: QueryPlan, segment) -> IntermediateResult:
+        return _execute_segment_safely(plan, segment, self.decoded)
+
     def _timed_segment(self, plan: QueryPlan, segment) -> tuple[IntermediateResult, float]:
         """The segment's result and the CPU seconds its thread spent on it (not the time spent
         waiting for the GIL or for a pool thread, which would grow with the load)."""
         cpu = time.thread_time()
-        result = _execute_segment_safely(plan, segment, self.decoded)
+        result = self._run_segment(plan, segment)
         return result, time.thread_time() - cpu
 
 

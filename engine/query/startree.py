@@ -18,7 +18,6 @@ from engine.query.filter import FilterEvaluator, to_leaf
 from engine.query.grouping import combine_codes, decode_key
 from engine.query.intermediate import IntermediateResult
 from engine.query.plan import QueryPlan
-from engine.query.predicate import folds_constants
 from engine.query.segment_view import SegmentView
 
 _STATE_COMPONENTS = {"count": ("count",), "sum": ("sum",), "min": ("min",), "max": ("max",),
@@ -49,23 +48,15 @@ def _single_column(expr: Expression) -> str | None:
 
 
 def star_tree_for(plan: QueryPlan, view: SegmentView):
-    """(tree, allowed dict ids per dimension, pairs) when a star-tree can answer ``plan``.
-    Kept per segment and query shape: the answer reads only the immutable segment and the
-    plan (not for a filter with ``NOW()``-like calls, whose allowed ids move)."""
+    """(tree, allowed dict ids per dimension, pairs) when a star-tree can answer ``plan``,
+    else None. It reads only the immutable segment and the plan: the executor keeps the
+    answer per segment and plan shape (``QueryPlan.segment_memo_key``)."""
     if plan.kind == "selection" or not plan.use_star_tree:
         return None
     trees = getattr(view.segment, "star_trees", None)  # consuming segments have none
     if not trees:
         return None
-    if folds_constants(plan.filter):
-        return _star_tree_for(plan, view, trees)
-    key = (
-        "star_tree",
-        plan.filter,
-        tuple(plan.group_by),
-        tuple((fn.call, fn.filter, fn.multi_value) for fn in plan.aggregations),
-    )
-    return view.kept(key, lambda: _star_tree_for(plan, view, trees))
+    return _star_tree_for(plan, view, trees)
 
 
 def _star_tree_for(plan: QueryPlan, view: SegmentView, trees):
@@ -125,12 +116,9 @@ def _allowed_ids(
 
 
 def execute_star_tree(
-    plan: QueryPlan, view: SegmentView, result: IntermediateResult
-) -> IntermediateResult | None:
-    """Fill ``result`` from a fitting star-tree; None when no tree fits."""
-    found = star_tree_for(plan, view)
-    if found is None:
-        return None
+    plan: QueryPlan, view: SegmentView, result: IntermediateResult, found: tuple
+) -> IntermediateResult:
+    """Fill ``result`` from the star-tree ``star_tree_for`` found."""
     tree, allowed, pairs = found
     records = tree.matching_records(allowed, [g.name for g in plan.group_by])
     n_records = len(records)

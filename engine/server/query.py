@@ -215,10 +215,13 @@ def _consuming_stats(stats: dict, segments: list, realtime: bool = True) -> None
     Only consuming segments' snapshots have ``freshness_ms``. A REALTIME table queried on
     committed segments only reports, as Pinot does, the latest end time of their time column;
     an OFFLINE table reports nothing (0)."""
+    if not realtime:  # an OFFLINE table has no consuming segments
+        stats["numConsumingSegmentsQueried"] = stats[FRESHNESS_KEY] = 0
+        return
     now_ms = int(time.time() * 1000)
     consuming = [s for s in segments if hasattr(s, "freshness_ms")]
     fresh = [f for f in (s.freshness_ms(now_ms) for s in consuming) if f is not None and f > 0]
-    if not fresh and realtime:
+    if not fresh:
         ends = [getattr(s.metadata, "end_time_ms", None) for s in segments]
         fresh = [max((e for e in ends if e is not None and e > 0), default=0)]
     stats["numConsumingSegmentsQueried"] = len(consuming)

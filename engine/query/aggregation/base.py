@@ -75,6 +75,11 @@ class AggregationFunction:
     def merge(self, state: tuple, groups: np.ndarray, n_groups: int) -> tuple:
         raise NotImplementedError
 
+    def merge_one(self, states: list[tuple]) -> tuple:
+        """The single-group state of several single-group states (a query without GROUP BY,
+        combined over segments and servers): ``merge`` of their concatenation."""
+        return self.merge(self.concat_states(states), np.zeros(len(states), dtype=np.int64), 1)
+
     def finalize(self, state: tuple) -> np.ndarray:
         raise NotImplementedError
 

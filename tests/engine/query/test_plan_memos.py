@@ -8,9 +8,9 @@ import time
 import pytest
 
 from engine.query import run_query
-from engine.query.expressions import Function, Identifier, Literal, columns_of
+from engine.query.expressions import Function, Identifier, Literal, columns_of, folds_constants
 from engine.query.parser import parse_sql
-from engine.query.predicate import folds_constants, to_leaf
+from engine.query.predicate import to_leaf
 
 
 def _where(sql_filter: str):
@@ -83,9 +83,9 @@ def test_a_filters_matching_docs_are_kept_per_segment_and_reused(synth):
     sql = "SELECT COUNT(*), SUM(latency) FROM synth WHERE country = 'US' AND site < 20"
     plan = engine.compile(sql, schema)
     first = engine.run(sql, single, table_schema=schema)["resultTable"]["rows"]
-    kept = engine.decoded.get(segment, ("filter", plan.filter, False))
+    kept = engine.decoded.get(segment, plan.filter_memo_key)
     assert kept is not None
-    docs, _ = kept
+    docs = kept.docs
     expected = sum(
         1 for c, s in zip(rows["country"], rows["site"], strict=True) if c == "US" and s < 20
     )
@@ -94,8 +94,49 @@ def test_a_filters_matching_docs_are_kept_per_segment_and_reused(synth):
     moving = f"SELECT COUNT(*) FROM synth WHERE site < now() - {10**12}"
     engine.run(moving, single, table_schema=schema)
     moving_plan = engine.compile(moving, schema)
-    assert engine.decoded.get(segment, ("filter", moving_plan.filter, False)) is None
+    assert moving_plan.filter_memo_key is None and moving_plan.segment_memo_key is None
     scan = "SELECT COUNT(*) FROM synth WHERE latency * 2 > 1000"  # a scan: not kept
     engine.run(scan, single, table_schema=schema)
     scan_plan = engine.compile(scan, schema)
-    assert engine.decoded.get(segment, ("filter", scan_plan.filter, False)) is None
+    assert engine.decoded.get(segment, scan_plan.filter_memo_key) is None
+    # the segment's decisions are kept, without the scanned filter's docs
+    decided = engine.decoded.get(segment, scan_plan.segment_memo_key)
+    assert decided is not None and decided.pruned is None and decided.filtered is None
+
+
+def test_a_segments_decisions_are_kept_per_plan_shape_and_answer_as_before(synth):
+    """One decoded-cache entry per segment and plan shape holds pruned / star-tree / filter
+    docs; repeated runs answer as the first, and as the same query with no star-tree (a
+    different shape, so a different entry)."""
+    from engine.query.runner import QueryEngine
+
+    rows, schema, _, three = synth
+    engine = QueryEngine()
+    newest_first = three[0].column("ts").metadata.max_value
+    pruned_sql = f"SELECT COUNT(*), SUM(clicks) FROM synth WHERE ts > {newest_first}"
+    grouped_sql = "SELECT country, SUM(clicks) FROM synth WHERE site = 7 GROUP BY country"
+    for sql in (pruned_sql, grouped_sql):
+        first = engine.run(sql, three, table_schema=schema)
+        for _ in range(2):
+            assert (
+                engine.run(sql, three, table_schema=schema)["resultTable"] == first["resultTable"]
+            )
+        plain = engine.run(sql, three, table_schema=schema, query_options={"useStarTree": "false"})
+        assert sorted(plain["resultTable"]["rows"]) == sorted(first["resultTable"]["rows"])
+    plan = engine.compile(pruned_sql, schema)
+    decided = [engine.decoded.get(s, plan.segment_memo_key) for s in three]
+    assert decided[0].pruned is not None  # every row of the first third is older
+    assert decided[1].pruned is None and decided[1].filtered is not None
+    expected = sum(c for c, ts in zip(rows["clicks"], rows["ts"], strict=True) if ts > newest_first)
+    assert (
+        engine.run(pruned_sql, three, table_schema=schema)["resultTable"]["rows"][0][1] == expected
+    )
+    # the same filter in another shape: its own decisions, the filter's docs shared
+    other = engine.compile(f"SELECT MAX(latency) FROM synth WHERE ts > {newest_first}", schema)
+    assert other.segment_memo_key != plan.segment_memo_key
+    assert other.filter_memo_key == plan.filter_memo_key
+    no_star = engine.compile(grouped_sql, schema, {"useStarTree": "false"})
+    assert no_star.segment_memo_key != engine.compile(grouped_sql, schema).segment_memo_key
+    inverted = engine.decoded.get(three[1], no_star.segment_memo_key).filtered
+    assert inverted.matched == len(inverted.doc_ids) > 0
+    assert inverted.doc_ids.flags.writeable is False  # shared by later queries: read-only
