@@ -6,7 +6,10 @@ set of segments (Pinot's DataTable).
 * group_by: ``keys`` (one array per GROUP BY expression) and per-aggregation states.
 
 ``to_bytes`` writes one Arrow IPC stream whose schema metadata carries the kind, the stats
-and the exceptions as JSON; sketches travel as binary columns.
+and the exceptions as JSON; sketches travel as binary columns. A result whose keys and states
+are all numeric arrays (most aggregations and many group-bys) is written as a numeric frame
+instead (``engine.query.numeric_frame``): the same JSON and the arrays' bytes, several times
+cheaper to write and read than Arrow for the small results of selective queries.
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ import numpy as np
 import orjson
 import pyarrow as pa
 
+from engine.query import numeric_frame
 from engine.query.errors import QueryExecutionError
+from engine.query.numeric_frame import is_numeric
 
 STAT_KEYS = (
     "numDocsScanned", "numEntriesScannedInFilter", "numEntriesScannedPostFilter",
@@ -116,7 +121,13 @@ class IntermediateResult:
 
     # ---- transport ---------------------------------------------------------------------
     def to_bytes(self, plan) -> bytes:
-        """Serialize (Arrow IPC stream). ``plan`` supplies each aggregation's state codec."""
+        """Serialize: a numeric frame (``engine.query.numeric_frame``) when the keys and
+        states are all numeric arrays that travel as they are, else an Arrow IPC stream.
+        ``plan`` supplies each aggregation's state codec."""
+        if self.kind != "selection":
+            frame = self._numeric_frame(plan)
+            if frame is not None:
+                return frame
         names: list[str] = []
         arrays: list[pa.Array] = []
         layout: list[int] = []
@@ -132,18 +143,7 @@ class IntermediateResult:
                 for j, part in enumerate(parts):
                     names.append(f"a{i}_{j}")
                     arrays.append(part)
-        meta = {
-            "kind": self.kind,
-            "stats": self.stats,
-            "numGroupsLimitReached": self.num_groups_limit_reached,
-            "exceptions": self.exceptions,
-            "numKeys": len(self.keys or []),
-            "stateLayout": layout,
-            "hasRows": self.rows is not None,
-            "hasStates": self.states is not None or self.encoded_states is not None,
-        }
-        if self.trace is not None:
-            meta["trace"] = self.trace
+        meta = self._meta(layout)
         metadata = {b"sprig": orjson.dumps(meta)}
         if self.kind == "selection" and self.rows is not None:
             table = self.rows.replace_schema_metadata(metadata)
@@ -168,21 +168,85 @@ class IntermediateResult:
             _END_OF_STREAM,
         ))  # fmt: skip
 
+    def _meta(self, layout: list[int]) -> dict:
+        meta = {
+            "kind": self.kind,
+            "stats": self.stats,
+            "numGroupsLimitReached": self.num_groups_limit_reached,
+            "exceptions": self.exceptions,
+            "numKeys": len(self.keys or []),
+            "stateLayout": layout,
+            "hasRows": self.rows is not None,
+            "hasStates": self.states is not None or self.encoded_states is not None,
+        }
+        if self.trace is not None:
+            meta["trace"] = self.trace
+        return meta
+
+    def _numeric_frame(self, plan) -> bytes | None:
+        """The numeric frame of an aggregation or group-by result, or None when a key or a
+        state is not a numeric array, or a function has its own state codec."""
+        states = self.decoded_states(plan) or []
+        arrays = list(self.keys or [])
+        layout = []
+        for fn, state in zip(plan.aggregations, states, strict=True):
+            if not fn.plain_state_codec():
+                return None
+            arrays.extend(state)
+            layout.append(len(state))
+        if not all(map(is_numeric, arrays)):
+            return None
+        return numeric_frame.encode(self._meta(layout), arrays)
+
     @classmethod
     def from_bytes(cls, data: bytes) -> IntermediateResult:
+        if data[: len(numeric_frame.MAGIC)] == numeric_frame.MAGIC:
+            return cls._from_frame(data)
+        return cls._from_stream(data)
+
+    @classmethod
+    def _from_frame(cls, data: bytes) -> IntermediateResult:
         try:
-            schema, batches = _read_stream(data)
-            meta = orjson.loads(schema.metadata[b"sprig"])
-        # OSError: Arrow's "expected to read N bytes" of a body cut short
-        except (pa.ArrowInvalid, OSError, KeyError, TypeError, orjson.JSONDecodeError) as err:
+            meta, arrays = numeric_frame.decode(data)
+            result = cls._with_meta(meta)
+            num_keys, layout = meta["numKeys"], meta["stateLayout"]
+        except (ValueError, KeyError, TypeError) as err:
             raise QueryExecutionError(f"Malformed intermediate result: {err}") from err
-        result = cls(
+        if len(arrays) != num_keys + sum(layout) or result.kind == "selection":
+            raise QueryExecutionError(
+                f"Malformed intermediate result: {len(arrays)} arrays for {num_keys} keys "
+                f"and state arrays {layout} of a {result.kind} result"
+            )
+        if result.kind == "group_by":
+            result.keys = arrays[:num_keys]
+        if meta["hasStates"]:
+            position = num_keys
+            result.states = []
+            for width in layout:
+                result.states.append(tuple(arrays[position : position + width]))
+                position += width
+        return result
+
+    @classmethod
+    def _with_meta(cls, meta: dict) -> IntermediateResult:
+        """A result holding ``meta``'s kind, stats, flags, exceptions and trace."""
+        return cls(
             kind=meta["kind"],
             stats={**empty_stats(), **meta["stats"]},
             num_groups_limit_reached=bool(meta["numGroupsLimitReached"]),
             exceptions=list(meta["exceptions"]),
             trace=meta.get("trace"),
         )
+
+    @classmethod
+    def _from_stream(cls, data: bytes) -> IntermediateResult:
+        try:
+            schema, batches = _read_stream(data)
+            meta = orjson.loads(schema.metadata[b"sprig"])
+            # OSError: Arrow's "expected to read N bytes" of a body cut short
+            result = cls._with_meta(meta)
+        except (pa.ArrowInvalid, OSError, KeyError, TypeError, orjson.JSONDecodeError) as err:
+            raise QueryExecutionError(f"Malformed intermediate result: {err}") from err
         if meta["kind"] == "selection":
             if meta["hasRows"]:
                 table = pa.Table.from_batches(batches, schema)

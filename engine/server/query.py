@@ -1,5 +1,6 @@
 """The server's query endpoint: run one plan over the listed segments, combine, and answer
-with the mergeable intermediate result (Arrow IPC, see ``engine.query.intermediate``).
+with the mergeable intermediate result (an Arrow IPC stream, or a numeric frame for numeric
+keys and states: see ``engine.query.intermediate``).
 
 The broker sends JSON::
 
@@ -24,7 +25,7 @@ import time
 import orjson
 
 from engine.clusterstate import split_table_name
-from engine.query import QueryError
+from engine.query import QueryError, numeric_frame
 from engine.query.errors import QueryExecutionError
 from engine.query.explain import segment_plans
 from engine.query.intermediate import FRESHNESS_KEY
@@ -137,7 +138,12 @@ class QueryExecutor:
             queries, _, latency, _, _ = self._metrics_of(table)
             queries.inc()
             latency.observe(time.monotonic() - started)
-        content_type = "application/json" if body[:1] == b"{" else ARROW_STREAM
+        if body[:1] == b"{":
+            content_type = "application/json"
+        elif body[: len(numeric_frame.MAGIC)] == numeric_frame.MAGIC:
+            content_type = numeric_frame.MEDIA_TYPE
+        else:
+            content_type = ARROW_STREAM
         return Response(200, body, content_type)
 
     def _run(self, plan: QueryPlan, segments: list, deadline: float):

@@ -93,6 +93,15 @@ class AggregationFunction:
     def from_arrow(self, columns: list[pa.Array]) -> tuple:
         return tuple(c.to_numpy(zero_copy_only=False) for c in columns)
 
+    @classmethod
+    def plain_state_codec(cls) -> bool:
+        """Whether the state travels as its numpy arrays are (this base codec, not one of
+        a function's own): then a numeric state can skip Arrow (``engine.query.intermediate``)."""
+        return (
+            cls.to_arrow is AggregationFunction.to_arrow
+            and cls.from_arrow is AggregationFunction.from_arrow
+        )
+
     def take(self, state: tuple, index: np.ndarray) -> tuple:
         return tuple(part[index] for part in state)
 

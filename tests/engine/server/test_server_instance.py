@@ -114,6 +114,8 @@ def test_follows_the_ideal_state_messages_and_a_new_session(server, store, segme
     url = f"http://127.0.0.1:{server.query_http.port}/query"
     response = requests.post(url, data=orjson.dumps(body), timeout=10)
     assert response.status_code == 200
+    # a COUNT is a numeric state: a numeric frame, labelled as one
+    assert response.headers["Content-Type"] == "application/x-sprig-numeric-frame"
     result = IntermediateResult.from_bytes(response.content)
     assert reduce(compile_query(sql), [result])["resultTable"]["rows"] == [[num_rows]]
     assert result.exceptions[0]["errorCode"] == 235 and "missing" in result.exceptions[0]["message"]
