@@ -221,6 +221,16 @@ def _aggregate_rows(fn, view, projection, doc_ids, groups, n_groups: int, nulls=
     return fn.aggregate(block, expanded, n_groups)
 
 
+def _filtered_docs(docs: DocSet, entries_scanned: int) -> _Filtered:
+    if docs.kind == "all":
+        doc_ids = None
+    elif docs.kind == "range":
+        doc_ids = slice(docs.start, docs.end)
+    else:  # (no docs at all is an empty array, not None: None means every doc)
+        doc_ids = docs.ids()
+    return _Filtered(docs, entries_scanned, doc_ids, docs.count())
+
+
 def _keep(view: SegmentView, key, kept: _Decided | None, decided: _Decided) -> None:
     """Remember ``decided`` under ``key`` unless it came from there (or cannot be kept)."""
     if key is not None and kept is None:
@@ -235,26 +245,19 @@ def _filter_docs(view: SegmentView, plan: QueryPlan, null_handling: bool) -> _Fi
     query. Plans of other shapes with the same filter share it."""
     where = plan.filter
     if where is None:
-        docs = DocSet.all(view.n)
-        return _Filtered(docs, 0, None, docs.count())
+        return _filtered_docs(DocSet.all(view.n), 0)  # (an empty segment's: "empty")
     key = plan.filter_memo_key
     found = view.memo(key) if key is not None else None
     if found is not None:
         return found
     evaluator = FilterEvaluator(view, null_handling)
     docs = evaluator.evaluate(where)
-    if docs.kind == "all":
-        doc_ids = None
-    elif docs.kind == "range":
-        doc_ids = slice(docs.start, docs.end)
-    else:
-        doc_ids = docs.ids()
-    found = _Filtered(docs, evaluator.entries_scanned, doc_ids, docs.count())
+    found = _filtered_docs(docs, evaluator.entries_scanned)
     # Only a filter answered from indexes alone (sorted, inverted, range: nothing scanned):
     # keeping a scan's result would be a result cache, which would hide the scan's cost
     # rather than make it cheaper.
     if key is not None and found.entries_scanned == 0:
-        for array in (docs.doc_ids, docs.mask, doc_ids):
+        for array in (docs.doc_ids, docs.mask, found.doc_ids):
             if isinstance(array, np.ndarray):  # shared by later queries: a write is a bug
                 array.setflags(write=False)
         view.remember(key, found)
