@@ -78,18 +78,6 @@ class SegmentView:
         """Keep ``value`` (not None) for this segment across queries, in the decoded cache."""
         self._cache[key] = value
 
-    def kept(self, key, compute):
-        """``compute()`` kept for this segment under ``key`` (None results too); computed
-        afresh and not kept when ``key`` holds something unhashable (a list literal)."""
-        try:
-            found = self._cache.get(key)
-        except TypeError:
-            return compute()
-        if found is None:
-            found = (compute(),)
-            self._cache[key] = found
-        return found[0]
-
     def dictionary(self, column: str) -> np.ndarray:
         """Sorted distinct values as numpy (object dtype for strings/bytes)."""
         key = ("dict", column)
