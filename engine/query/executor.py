@@ -56,6 +56,16 @@ class _Filtered(NamedTuple):
     doc_ids: np.ndarray | slice | None
     matched: int
 
+    @classmethod
+    def of(cls, docs: DocSet, entries_scanned: int) -> _Filtered:
+        if docs.kind == "all":
+            doc_ids = None
+        elif docs.kind == "range":
+            doc_ids = slice(docs.start, docs.end)
+        else:  # (no docs at all is an empty array, not None: None means every doc)
+            doc_ids = docs.ids()
+        return cls(docs, entries_scanned, doc_ids, docs.count())
+
 
 class _Decided(NamedTuple):
     """What a plan decided on one segment, kept per segment and plan shape in the decoded
@@ -221,16 +231,6 @@ def _aggregate_rows(fn, view, projection, doc_ids, groups, n_groups: int, nulls=
     return fn.aggregate(block, expanded, n_groups)
 
 
-def _filtered_docs(docs: DocSet, entries_scanned: int) -> _Filtered:
-    if docs.kind == "all":
-        doc_ids = None
-    elif docs.kind == "range":
-        doc_ids = slice(docs.start, docs.end)
-    else:  # (no docs at all is an empty array, not None: None means every doc)
-        doc_ids = docs.ids()
-    return _Filtered(docs, entries_scanned, doc_ids, docs.count())
-
-
 def _keep(view: SegmentView, key, kept: _Decided | None, decided: _Decided) -> None:
     """Remember ``decided`` under ``key`` unless it came from there (or cannot be kept)."""
     if key is not None and kept is None:
@@ -245,14 +245,14 @@ def _filter_docs(view: SegmentView, plan: QueryPlan, null_handling: bool) -> _Fi
     query. Plans of other shapes with the same filter share it."""
     where = plan.filter
     if where is None:
-        return _filtered_docs(DocSet.all(view.n), 0)  # (an empty segment's: "empty")
+        return _Filtered.of(DocSet.all(view.n), 0)  # (an empty segment's: "empty")
     key = plan.filter_memo_key
     found = view.memo(key) if key is not None else None
     if found is not None:
         return found
     evaluator = FilterEvaluator(view, null_handling)
     docs = evaluator.evaluate(where)
-    found = _filtered_docs(docs, evaluator.entries_scanned)
+    found = _Filtered.of(docs, evaluator.entries_scanned)
     # Only a filter answered from indexes alone (sorted, inverted, range: nothing scanned):
     # keeping a scan's result would be a result cache, which would hide the scan's cost
     # rather than make it cheaper.

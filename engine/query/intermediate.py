@@ -23,7 +23,6 @@ import pyarrow as pa
 
 from engine.query import numeric_frame
 from engine.query.errors import QueryExecutionError
-from engine.query.numeric_frame import is_numeric
 
 STAT_KEYS = (
     "numDocsScanned", "numEntriesScannedInFilter", "numEntriesScannedPostFilter",
@@ -194,7 +193,7 @@ class IntermediateResult:
                 return None
             arrays.extend(state)
             layout.append(len(state))
-        if not all(map(is_numeric, arrays)):
+        if not all(map(numeric_frame.is_numeric, arrays)):
             return None
         return numeric_frame.encode(self._meta(layout), arrays)
 
