@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from tests.cluster_e2e.conftest import TABLE, Cluster
+from tests.cluster_e2e.conftest import TABLE, Cluster, upload_tar
 from tests.engine.query import conformance
 
 
@@ -58,9 +58,4 @@ def load_days(cluster: Cluster, airline: AirlineDays, originals: list[tuple[str,
 
 
 def upload(cluster: Cluster, tar: Path) -> None:
-    with tar.open("rb") as handle:
-        response = cluster.controller(
-            "POST", "/segments", params={"tableName": TABLE, "tableType": "OFFLINE"},
-            files={"file": (tar.name, handle, "application/gzip")},
-        )  # fmt: skip
-    assert response.ok, f"upload {tar.name}: {response.status_code} {response.text}"
+    upload_tar(cluster, TABLE, tar)

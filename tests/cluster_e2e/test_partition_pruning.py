@@ -23,7 +23,7 @@ from engine.segment import build_segment, pack_segment
 from engine.spi.partition import partition_function
 from engine.spi.schema import Schema
 from engine.spi.table_config import TableConfig
-from tests.cluster_e2e.conftest import start_cluster, stop_cluster
+from tests.cluster_e2e.conftest import start_cluster, stop_cluster, upload_tar
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # Spark's workers need our packages
@@ -95,13 +95,7 @@ def create_table(cluster, workdir, name: str, config: dict, segments: dict[str, 
         built = build_segment(pa.Table.from_pylist(rows), Schema.from_json(schema),
                               TableConfig.from_json(config), workdir / "built",
                               segment_name=segment)  # fmt: skip
-        tar = pack_segment(built.path, workdir / f"{segment}.tar.gz")
-        with tar.open("rb") as handle:
-            response = cluster.controller(
-                "POST", "/segments", params={"tableName": name, "tableType": "OFFLINE"},
-                files={"file": (tar.name, handle, "application/gzip")},
-            )  # fmt: skip
-        assert response.ok, f"upload {segment}: {response.status_code} {response.text}"
+        upload_tar(cluster, name, pack_segment(built.path, workdir / f"{segment}.tar.gz"))
 
 
 def by_partition(column: str, data_type: DataType, spec: dict) -> dict[str, list[dict]]:
