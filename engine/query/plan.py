@@ -12,9 +12,15 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from engine.query import functions
-from engine.query.aggregation import AggregationFunction, create_aggregation, is_aggregation
+from engine.query.aggregation import (
+    AggregationFunction,
+    create_aggregation,
+    is_aggregation,
+    with_null_handling,
+)
 from engine.query.decoded_cache import MemoKey
 from engine.query.errors import QueryValidationError, UnknownColumnError
+from engine.query.evaluate import NULL_FORM_ARITY
 from engine.query.expressions import (
     CONNECTIVES,
     PREDICATES,
@@ -65,6 +71,11 @@ class QueryPlan:
     explain: bool
     options: dict[str, str]
     columns: dict[str, ColumnInfo] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # enableNullHandling decides what each aggregation skips and how it finalizes; a plan
+        # given other options is a new one (dataclasses.replace), which runs this again
+        self.aggregations = with_null_handling(self.aggregations, self.null_handling)
 
     # The options are read on every segment of every query: each is parsed once per plan
     # (plans are never mutated; ``dataclasses.replace`` makes a new one).
@@ -182,7 +193,10 @@ def build_plan(parsed: ParsedQuery, sql: str, columns: dict[str, ColumnInfo]) ->
 
     group_by = [resolve_ordinal(g, "GROUP BY") for g in parsed.group_by]
     having = resolve_alias(parsed.having) if parsed.having is not None else None
-    order_by = [OrderItem(resolve_ordinal(o.expr, "ORDER BY"), o.desc) for o in parsed.order_by]
+    order_by = [
+        OrderItem(resolve_ordinal(o.expr, "ORDER BY"), o.desc, o.nulls_first)
+        for o in parsed.order_by
+    ]
     where = parsed.where
 
     if where is not None:
@@ -256,7 +270,7 @@ def build_plan(parsed: ParsedQuery, sql: str, columns: dict[str, ColumnInfo]) ->
 
     names = [item.alias or str(item.expr) for item in select_items]
     agg_types = {fn.call: fn.result_type for fn in aggregations}
-    types = [infer_type(e, columns, agg_types) for e in select]
+    types = [_named_type(infer_type(e, columns, agg_types)) for e in select]
     if kind == "group_by":  # a multi-value GROUP BY key yields one group per value
         types = [
             t.removesuffix("_ARRAY") if e in group_by else t
@@ -323,6 +337,14 @@ def _validate_functions(expr: Expression) -> None:
             continue
         if node.name in PREDICATES | CONNECTIVES:
             continue
+        if node.name in NULL_FORM_ARITY:
+            low, high = NULL_FORM_ARITY[node.name]
+            if not low <= len(node.args) <= high:
+                expected = str(low) if low == high else f"at least {low}"
+                raise QueryValidationError(
+                    f"Function {node.name.upper()} expects {expected} argument(s), got {len(node.args)}"
+                )
+            continue
         functions.check_call(node.name, len(node.args))
         if node.name == "cast" and not isinstance(node.args[1], Literal):
             raise QueryValidationError("CAST target must be a type name")
@@ -339,6 +361,8 @@ def infer_type(expr: Expression, columns: dict[str, ColumnInfo], agg_types: dict
         return info.data_type if info.single_value else f"{info.data_type}_ARRAY"
     if isinstance(expr, Literal):
         value = expr.value
+        if value is None:
+            return "NULL"  # gives way to the other branches of a CASE or COALESCE
         if isinstance(value, bool):
             return "BOOLEAN"
         if isinstance(value, int):
@@ -350,6 +374,9 @@ def infer_type(expr: Expression, columns: dict[str, ColumnInfo], agg_types: dict
         return "BOOLEAN"
     if expr.name == "cast":
         return str(expr.args[1].value).upper()  # type: ignore[union-attr]
+    if expr.name in ("coalesce", "nullif"):
+        arg_types = [infer_type(a, columns, agg_types) for a in expr.args]
+        return arg_types[0] if expr.name == "nullif" else _common_type(arg_types)
     if functions.canonical(expr.name) == "jsonextractscalar" and len(expr.args) >= 3:
         return str(getattr(expr.args[2], "value", "STRING")).upper()
     if functions.canonical(expr.name) == "datetimeconvert":
@@ -361,6 +388,22 @@ def infer_type(expr: Expression, columns: dict[str, ColumnInfo], agg_types: dict
         return "STRING"
     result = fn.output_type(arg_types)
     return "DOUBLE" if result == "UNKNOWN" else result
+
+
+def _named_type(data_type: str) -> str:
+    return "STRING" if data_type == "NULL" else data_type  # a bare NULL column
+
+
+def _common_type(types: list[str]) -> str:
+    """COALESCE's result type, as Pinot's CoalesceTransformFunction widens: numbers to the
+    widest number, anything else to STRING; a NULL literal's type gives way."""
+    known = [t for t in types if t != "NULL"] or ["NULL"]
+    if all(t == known[0] for t in known):
+        return known[0]
+    numeric = ["INT", "LONG", "FLOAT", "DOUBLE", "BIG_DECIMAL"]
+    if all(t in numeric for t in known):
+        return max(known, key=numeric.index)
+    return "STRING"
 
 
 __all__ = ["ColumnInfo", "QueryPlan", "build_plan", "compile_query", "split_table_name"]

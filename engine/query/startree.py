@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.query.evaluate import reads_nulls
 from engine.query.expressions import Expression, Function, Identifier, columns_of
 from engine.query.filter import FilterEvaluator, to_leaf
 from engine.query.grouping import combine_codes, decode_key
@@ -56,7 +57,22 @@ def star_tree_for(plan: QueryPlan, view: SegmentView):
     trees = getattr(view.segment, "star_trees", None)  # consuming segments have none
     if not trees:
         return None
+    if plan.filter is not None and reads_nulls(plan.filter):
+        return None  # IS NULL, COALESCE ...: a tree's records keep no null vector
+    if view.null_handling and _reads_nulls_of_segment(plan, view):
+        return None
     return _star_tree_for(plan, view, trees)
+
+
+def _reads_nulls_of_segment(plan: QueryPlan, view: SegmentView) -> bool:
+    """Whether a column the plan filters, groups or aggregates on holds a NULL here: a tree
+    pre-aggregates stored values, defaults of NULLs included, so with null handling it
+    answers only when there is none (as Pinot's StarTreeUtils decides)."""
+    exprs = [*plan.group_by, *([plan.filter] if plan.filter is not None else [])]
+    for fn in plan.aggregations:
+        exprs += [e for e in (fn.argument, fn.null_input) if e is not None]
+    columns = set().union(*(columns_of(e) for e in exprs)) if exprs else set()
+    return any(view.has(c) and view.null_bitmap(c) is not None for c in columns)
 
 
 def _star_tree_for(plan: QueryPlan, view: SegmentView, trees):
@@ -144,5 +160,5 @@ def execute_star_tree(
         state = tuple(
             np.asarray(tree.metric(pair, comp))[records] for comp in _STATE_COMPONENTS[fn.name]
         )
-        result.states.append(fn.merge(state, groups, n_groups))
+        result.states.append(fn.merge(fn.pre_aggregated(state, n_records), groups, n_groups))
     return result
