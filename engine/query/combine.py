@@ -163,9 +163,12 @@ def sort_indices(
     marks NULL rows of each (null handling), placed by the item's NULLS FIRST/LAST."""
     if not columns:
         return np.arange(0)
-    arrays = {f"o{i}": pa.array(c) for i, c in enumerate(columns)}
+    masks = nulls or [None] * len(columns)
+    arrays = {
+        f"o{i}": pa.array(c, mask=m) for i, (c, m) in enumerate(zip(columns, masks, strict=True))
+    }
     if plan.null_handling:
-        for i, marks in enumerate(nulls or [None] * len(columns)):
+        for i, marks in enumerate(masks):
             rows = len(columns[i])
             arrays[f"n{i}"] = pa.array(np.zeros(rows, dtype=bool) if marks is None else marks)
     return pc.sort_indices(pa.table(arrays), sort_keys=order_keys(plan)).to_numpy()

@@ -39,6 +39,16 @@ NULL_FORM_ARITY = {"is_null": (1, 1), "is_not_null": (1, 1), "coalesce": (1, 10_
                    "nullif": (2, 2)}  # fmt: skip
 
 
+def check_null_form(name: str, n_args: int) -> None:
+    """QueryValidationError (700) when a null form is called with a wrong argument count."""
+    low, high = NULL_FORM_ARITY[name]
+    if not low <= n_args <= high:
+        expected = str(low) if low == high else f"at least {low}"
+        raise QueryValidationError(
+            f"Function {name.upper()} expects {expected} argument(s), got {n_args}"
+        )
+
+
 def evaluate(expr: Expression, lookup: Lookup, n: int) -> np.ndarray:
     """The value of ``expr`` for ``n`` rows as a numpy array (no row is null: IS NULL is
     false, COALESCE is its first argument)."""
@@ -193,9 +203,7 @@ def _eval_node(expr: Expression, lookup: Lookup, null_lookup: NullLookup, sql_nu
         return [_eval_n(a, lookup, null_lookup, sql_nulls) for a in expr.args]
 
     if name in NULL_FORMS:
-        low, high = NULL_FORM_ARITY[name]
-        if not low <= len(expr.args) <= high:
-            raise QueryValidationError(f"{name.upper()} takes {low} to {high} argument(s)")
+        check_null_form(name, len(expr.args))
         if name in ("is_null", "is_not_null"):
             ((_, nulls),) = args()
             is_null = np.asarray(_mask(nulls), dtype=bool)

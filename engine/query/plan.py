@@ -20,7 +20,7 @@ from engine.query.aggregation import (
 )
 from engine.query.decoded_cache import MemoKey
 from engine.query.errors import QueryValidationError, UnknownColumnError
-from engine.query.evaluate import NULL_FORM_ARITY
+from engine.query.evaluate import NULL_FORMS, check_null_form
 from engine.query.expressions import (
     CONNECTIVES,
     PREDICATES,
@@ -270,7 +270,8 @@ def build_plan(parsed: ParsedQuery, sql: str, columns: dict[str, ColumnInfo]) ->
 
     names = [item.alias or str(item.expr) for item in select_items]
     agg_types = {fn.call: fn.result_type for fn in aggregations}
-    types = [_named_type(infer_type(e, columns, agg_types)) for e in select]
+    types = [infer_type(e, columns, agg_types) for e in select]
+    types = ["STRING" if t == "NULL" else t for t in types]  # a bare NULL column
     if kind == "group_by":  # a multi-value GROUP BY key yields one group per value
         types = [
             t.removesuffix("_ARRAY") if e in group_by else t
@@ -337,13 +338,8 @@ def _validate_functions(expr: Expression) -> None:
             continue
         if node.name in PREDICATES | CONNECTIVES:
             continue
-        if node.name in NULL_FORM_ARITY:
-            low, high = NULL_FORM_ARITY[node.name]
-            if not low <= len(node.args) <= high:
-                expected = str(low) if low == high else f"at least {low}"
-                raise QueryValidationError(
-                    f"Function {node.name.upper()} expects {expected} argument(s), got {len(node.args)}"
-                )
+        if node.name in NULL_FORMS:
+            check_null_form(node.name, len(node.args))
             continue
         functions.check_call(node.name, len(node.args))
         if node.name == "cast" and not isinstance(node.args[1], Literal):
@@ -388,10 +384,6 @@ def infer_type(expr: Expression, columns: dict[str, ColumnInfo], agg_types: dict
         return "STRING"
     result = fn.output_type(arg_types)
     return "DOUBLE" if result == "UNKNOWN" else result
-
-
-def _named_type(data_type: str) -> str:
-    return "STRING" if data_type == "NULL" else data_type  # a bare NULL column
 
 
 def _common_type(types: list[str]) -> str:

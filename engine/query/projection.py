@@ -18,7 +18,7 @@ from engine.query.evaluate import (
     needs_nullable,
     propagates_nulls,
 )
-from engine.query.expressions import Expression, Identifier, columns_of
+from engine.query.expressions import Expression, Function, Identifier, columns_of
 from engine.query.grouping import (
     TimeBuckets,
     combine_codes,
@@ -114,7 +114,10 @@ class Projection:
         if column is None:
             known, masks = {}, {}
             for name in columns_of(expr):
-                known[Identifier(name)] = self._sv_values(name)
+                if self.view.meta(name).single_value or not _only_null_tested(expr, name):
+                    known[Identifier(name)] = self._sv_values(name)
+                else:  # ``mv IS NULL``: the null value vector answers, no value is read
+                    known[Identifier(name)] = np.zeros(self.n)
                 masks[Identifier(name)] = self.null_mask(name)
             return evaluate_nullable(expr, known.get, masks.get, self.n, sql_nulls=sql_nulls)
         self.columns_read.add(column)
@@ -312,6 +315,17 @@ class Projection:
 
 def _no_nulls(expr: Expression) -> None:
     return None
+
+
+def _only_null_tested(expr: Expression, column: str) -> bool:
+    """Whether ``column`` appears in ``expr`` only as the operand of IS [NOT] NULL."""
+    if isinstance(expr, Identifier):
+        return expr.name != column
+    if not isinstance(expr, Function):
+        return True
+    if expr.name in ("is_null", "is_not_null") and expr.args[0] == Identifier(column):
+        return True
+    return all(_only_null_tested(a, column) for a in expr.args)
 
 
 def value_positions(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:

@@ -63,7 +63,8 @@ def _order_columns(plan: QueryPlan, projection: Projection, by_ids: bool) -> dic
             values = projection.values(expr)
         if plan.null_handling:
             columns[f"n{i}"] = pa.array(np.zeros(projection.n, bool) if nulls is None else nulls)
-        columns[f"o{i}"] = pa.array(values)
+        # NULL keys tie (Arrow nulls), so the next ORDER BY key orders them
+        columns[f"o{i}"] = pa.array(values, mask=nulls)
     return columns
 
 
