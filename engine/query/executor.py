@@ -19,7 +19,7 @@ from engine.query.projection import Projection, doc_array, value_positions
 from engine.query.pruning import prune_reason
 from engine.query.segment_view import SegmentView
 from engine.query.selection import select_rows
-from engine.query.startree import execute_star_tree, star_tree_for
+from engine.query.startree import execute_star_tree, reads_segment_nulls, star_tree_for
 from engine.query.trace import StageTimer, new_trace
 
 
@@ -163,10 +163,10 @@ def _group_by(plan: QueryPlan, view: SegmentView, doc_ids, projection: Projectio
     mv_keys = [
         g for g in plan.group_by if isinstance(g, Identifier) and not view.meta(g.name).single_value
     ]
-    null_handling = view.null_handling
-    if not (mv_keys or null_handling) and _group_sorted_runs(
-        plan, view, doc_ids, projection, result
-    ):
+    # with null handling and a NULL among the keys or inputs here: no shortcut (Pinot's
+    # group key generators likewise take the general path)
+    nulls_here = reads_segment_nulls(plan, view)
+    if not (mv_keys or nulls_here) and _group_sorted_runs(plan, view, doc_ids, projection, result):
         return
     if mv_keys:
         # GROUP BY a multi-value column: each doc counts once per value it holds
@@ -187,16 +187,15 @@ def _group_by(plan: QueryPlan, view: SegmentView, doc_ids, projection: Projectio
     result.keys = keys
     if any(m is not None for m in key_nulls):
         result.key_nulls = key_nulls
-    # every dictionary id is a group here: COUNT is the column's cached value counts (not
-    # with null handling, where a NULL key is a group of its own)
-    wants_counts = not (mv_keys or null_handling) and any(
+    # every dictionary id is a group here: COUNT is the column's cached value counts
+    wants_counts = not (mv_keys or nulls_here) and any(
         fn.name == "count" for fn in plan.aggregations
     )
     counts = dictionary_counts(plan, view, doc_ids) if wants_counts else None
-    runs = projection.runs if not null_handling else None
+    runs = projection.runs if not nulls_here else None
     result.states = []
     for fn in plan.aggregations:
-        state = counts_state(fn, counts, null_handling)
+        state = counts_state(fn, counts)
         if state is None and runs is not None:
             # each run of rows is one group: reduce the runs, then merge runs into groups
             run_sizes = np.diff(np.append(runs, projection.n))
@@ -234,6 +233,7 @@ def _aggregate_rows(fn, view, projection, doc_ids, groups, n_groups: int) -> tup
     """``fn``'s state from its input rows and their group ids (the general kernel)."""
     fn_projection, fn_groups = _filtered(fn, view, projection, doc_ids, groups)
     block, expanded = fn_projection.block(fn, fn_groups)
+    block.every_group = fn_projection is projection  # no row dropped: each group has some
     return fn.aggregate(block, expanded, n_groups)
 
 

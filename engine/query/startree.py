@@ -59,15 +59,18 @@ def star_tree_for(plan: QueryPlan, view: SegmentView):
         return None
     if plan.filter is not None and reads_nulls(plan.filter):
         return None  # IS NULL, COALESCE ...: a tree's records keep no null vector
-    if view.null_handling and _reads_nulls_of_segment(plan, view):
+    if reads_segment_nulls(plan, view):
         return None
     return _star_tree_for(plan, view, trees)
 
 
-def _reads_nulls_of_segment(plan: QueryPlan, view: SegmentView) -> bool:
-    """Whether a column the plan filters, groups or aggregates on holds a NULL here: a tree
-    pre-aggregates stored values, defaults of NULLs included, so with null handling it
-    answers only when there is none (as Pinot's StarTreeUtils decides)."""
+def reads_segment_nulls(plan: QueryPlan, view: SegmentView) -> bool:
+    """With null handling, whether a column the plan filters, groups or aggregates on holds
+    a NULL in this segment. A tree pre-aggregates stored values, defaults of NULLs
+    included, so it answers only when there is none (as Pinot's StarTreeUtils decides); the
+    group-by shortcuts over sorted runs and dictionary counts likewise."""
+    if not view.null_handling:
+        return False
     exprs = [*plan.group_by, *([plan.filter] if plan.filter is not None else [])]
     for fn in plan.aggregations:
         exprs += [e for e in (fn.argument, fn.null_input) if e is not None]
@@ -160,5 +163,5 @@ def execute_star_tree(
         state = tuple(
             np.asarray(tree.metric(pair, comp))[records] for comp in _STATE_COMPONENTS[fn.name]
         )
-        result.states.append(fn.merge(fn.pre_aggregated(state, n_records), groups, n_groups))
+        result.states.append(fn.merge(fn.of_parts(state, n_records), groups, n_groups))
     return result

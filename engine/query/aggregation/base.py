@@ -34,6 +34,8 @@ class ValueBlock:
     # The rows are every doc of a segment: a segment's dictionary holds only values that
     # occur, so each of its entries is used by some row (the distinct values need no scan).
     whole_segment: bool = False
+    # Every group in [0, n_groups) has a row here (none was dropped after grouping).
+    every_group: bool = False
 
     def values(self) -> np.ndarray:
         if self.raw is None:
@@ -99,8 +101,9 @@ class AggregationFunction:
     def empty_state(self, n_groups: int = 1) -> tuple:
         return self.aggregate(ValueBlock(0, raw=np.empty(0)), np.zeros(0, np.int64), n_groups)
 
-    def pre_aggregated(self, state: tuple, n_records: int) -> tuple:
-        """The state of ``n_records`` star-tree records from their pre-aggregated parts."""
+    def of_parts(self, state: tuple, n_parts: int) -> tuple:
+        """The state of ``n_parts`` non-empty parts (star-tree records, runs of rows) from
+        the function's own kernels' state of them."""
         return state
 
     # --- transport --------------------------------------------------------------------------

@@ -21,7 +21,7 @@ import copy
 import numpy as np
 import pyarrow as pa
 
-from engine.query.aggregation.base import AggregationFunction, ValueBlock, group_index
+from engine.query.aggregation.base import AggregationFunction, ValueBlock
 from engine.query.expressions import Function, Identifier
 
 # Aggregations whose answer over no value is a number (0), not NULL.
@@ -62,8 +62,13 @@ class NullSkipping(AggregationFunction):
         self.null_input = inner.argument
 
     def aggregate(self, block: ValueBlock, groups, n_groups: int) -> tuple:
-        present = np.bincount(group_index(groups, block.n_rows), minlength=n_groups)
-        return (*self.inner.aggregate(block, groups, n_groups), present.astype(np.int64))
+        if groups is None:
+            present = np.array([block.n_rows], dtype=np.int64)
+        elif block.every_group:
+            present = np.ones(n_groups, dtype=np.int64)
+        else:
+            present = np.bincount(groups, minlength=n_groups).astype(np.int64)
+        return (*self.inner.aggregate(block, groups, n_groups), present)
 
     def merge(self, state, groups, n_groups):
         present = np.bincount(groups, weights=state[-1], minlength=n_groups).astype(np.int64)
@@ -82,8 +87,8 @@ class NullSkipping(AggregationFunction):
     def empty_state(self, n_groups: int = 1) -> tuple:
         return (*self.inner.empty_state(n_groups), np.zeros(n_groups, dtype=np.int64))
 
-    def pre_aggregated(self, state: tuple, n_records: int) -> tuple:
-        return (*state, np.ones(n_records, dtype=np.int64))  # each record holds some rows
+    def of_parts(self, state: tuple, n_parts: int) -> tuple:
+        return (*state, np.ones(n_parts, dtype=np.int64))  # each part holds some values
 
     def to_arrow(self, state) -> list[pa.Array]:
         return [*self.inner.to_arrow(state[:-1]), pa.array(state[-1], type=pa.int64())]

@@ -76,6 +76,11 @@ VARIANTS = {
         "rangeIndexColumns": ["l", "d", "ts", "f"],
     },
     "startree": {"starTreeIndexConfigs": [_STAR_TREE]},
+    # the consuming segments' (REALTIME): dictionary and raw columns, inverted indexes
+    "consuming": {
+        "invertedIndexColumns": ["i", "s", "g", "mi"],
+        "noDictionaryColumns": ["l", "d", "md", "ts"],
+    },
 }
 SEGMENT_SIZES = [110, 90, 40]  # the last has no value at all in s, f and mi
 _ALL_NULL_IN_LAST = {"s", "f", "mi"}

@@ -21,7 +21,7 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
 from tests.engine.query.conformance import mv_rewrite
-from tests.engine.query.null_conformance import MV_COLUMNS
+from tests.engine.query.null_conformance import DIMENSIONS, METRICS, MV_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,7 @@ class NullQuery:
     aggregations: tuple | None = None  # an aggregation-only query's function per column
 
 
+_AGGREGATES = {"varpop": "VAR_POP", "stddevpop": "STDDEV_POP", "stddevsamp": "STDDEV_SAMP"}
 _MV_AGGREGATES = {
     "summv": "SUM(list_sum({0}))",
     "countmv": "COALESCE(SUM(len({0})), 0)",
@@ -64,6 +65,8 @@ def _reference(sql: str, mode: str) -> str:
                 return sqlglot.parse_one(
                     f"(MAX({args[0]})::DOUBLE - MIN({args[0]})::DOUBLE)", read="duckdb"
                 )
+            if name in _AGGREGATES:
+                return sqlglot.parse_one(f"{_AGGREGATES[name]}({args[0]})", read="duckdb")
             if name in _MV_AGGREGATES:
                 return sqlglot.parse_one(_MV_AGGREGATES[name].format(*args), read="duckdb")
         if isinstance(node, exp.Add | exp.Sub | exp.Mul):  # Pinot's arithmetic is DOUBLE
@@ -128,6 +131,14 @@ def _selections() -> list[NullQuery]:
     for c in SORTABLE:
         for order in ("", " DESC", " NULLS FIRST", " DESC NULLS LAST"):
             out.append(_query(f"SELECT id, {c} FROM {{t}} ORDER BY {c}{order}, id LIMIT 25", True))
+    out.append(_query("SELECT id, s FROM {t} ORDER BY s IS NULL DESC, s, id LIMIT 40", True))
+    # SELECT * lists the columns in name order
+    star = ", ".join(
+        f'"{c}"' for c in sorted([n for n, _, _ in DIMENSIONS] + [n for n, _ in METRICS])
+    )
+    reference = f"SELECT {star} FROM t_{{mode}} ORDER BY id LIMIT 60"
+    out.append(NullQuery("SELECT * FROM {t} ORDER BY id LIMIT 60",
+                         reference.format(mode="on"), reference.format(mode="off"), True))  # fmt: skip
     return out
 
 
@@ -150,6 +161,7 @@ def _predicates() -> list[str]:
         "ms = 'a'", "NOT (ms = 'a')", "ms IS NULL", "ml = 10000000000", "mf < 0",
         "mdv BETWEEN 0.5 AND 1.0", "i IS NULL AND s IS NULL", "i IS NULL OR d IS NULL",
         "NOT (i IS NULL OR s = 'apple')", "NOT (NOT (i > 5))", "(i > 5) OR NOT (d > 0)",
+        "REGEXP_LIKE(s, '^[a-c]')", "NOT REGEXP_LIKE(s, 'e')",
         "CASE WHEN i > 5 THEN 1 ELSE 0 END = 0", "NULLIF(i, 3) IS NULL", "i = d",
         "COALESCE(s, g, 'none') = 'x'", "g2 = 2 AND NOT (i < 10)",
     ]  # fmt: skip
@@ -221,6 +233,11 @@ def _aggregations() -> list[NullQuery]:
         for where in _WHERES:
             out.append(_query(f"SELECT {expr_sql} FROM {{t}}{where}", True, aggregations=names))
     out.append(_query("SELECT COUNT(NULLIF(i, 3)), SUM(NULLIF(i, 3)) FROM {t}", True, off=False))
+    for where in _WHERES:  # (over no row, Pinot's sentinel without null handling is not SQL's)
+        sql = f"SELECT VARPOP(md), STDDEVPOP(md), VARPOP(d), STDDEVSAMP(m) FROM {{t}}{where}"
+        out.append(_query(sql, True, off=False))
+        sql = f"SELECT VARPOP(md), STDDEVPOP(m) FROM {{t}}{where}"
+        out.append(_query(sql, True, off="id < 0" not in where))
     for where in _WHERES:  # no ELSE: NULL with null handling, Pinot's placeholder without
         sql = f"SELECT MAX(CASE WHEN i > 5 THEN i END), MIN(CASE WHEN i > 5 THEN i END) FROM {{t}}{where}"
         out.append(_query(sql, True, off=False))
@@ -228,7 +245,7 @@ def _aggregations() -> list[NullQuery]:
 
 
 _KEYS = ["g", "g2", "b", "s", "k", "g, g2", "i IS NULL", "COALESCE(g, 'none')",
-         "CASE WHEN i > 5 THEN 'hi' END", "ts"]  # fmt: skip
+         "CASE WHEN i > 5 THEN 'hi' END", "ts", "i + 1"]  # fmt: skip
 _GROUP_AGGS = "COUNT(*), COUNT(i), SUM(m), MIN(d), MAX(l), AVG(f), DISTINCTCOUNT(s)"
 
 
@@ -237,7 +254,7 @@ def _group_bys() -> list[NullQuery]:
     for key in _KEYS:
         for order in ("", " DESC", " NULLS FIRST"):
             order_by = ", ".join(f"{k.strip()}{order}" for k in key.split(","))
-            if key.startswith(("CASE", "COALESCE", "i IS")):
+            if key.startswith(("CASE", "COALESCE", "i ")):
                 order_by = f"{key}{order}"
             sql = f"SELECT {key}, {_GROUP_AGGS} FROM {{t}} GROUP BY {key} ORDER BY {order_by} LIMIT 1000"
             # (without null handling a CASE with no ELSE gives Pinot's placeholder, not NULL)
@@ -262,6 +279,13 @@ def _group_bys() -> list[NullQuery]:
         _query("SELECT g, g2, COUNT(*) FROM {t} WHERE g2 IS NOT NULL GROUP BY g, g2 "
                "ORDER BY g DESC, g2 LIMIT 1000", True),
     ]  # fmt: skip
+    day = "DATETRUNC('DAY', ts)"
+    reference = ("SELECT epoch_ms(date_trunc('day', epoch_ms(ts))) AS day, COUNT(*), SUM(m) "
+                 "FROM t_{mode} GROUP BY day ORDER BY day NULLS LAST")  # fmt: skip
+    out.append(NullQuery(
+        f"SELECT {day}, COUNT(*), SUM(m) FROM {{t}} GROUP BY {day} ORDER BY {day} LIMIT 1000",
+        reference.format(mode="on"), reference.format(mode="off"), True,
+    ))  # fmt: skip
     # a NULL multi-value doc is grouped under its stored default (Pinot's group keys ignore
     # NULL for multi-value columns): DuckDB unnests the default there
     for mv, default in (("ms", "'null'"), ("mi", "-2147483648")):

@@ -27,7 +27,7 @@ def reference():
 def _segments(variant: str, rows: dict, out):
     schema = Schema.from_json(nc.SCHEMA)
     if variant == "consuming":
-        config = TableConfig.from_json(nc.table_config("indexed", "REALTIME"))
+        config = TableConfig.from_json(nc.table_config("consuming", "REALTIME"))
         segments = []
         for n, (start, stop) in enumerate([(0, 150), (150, sum(nc.SEGMENT_SIZES))]):
             segment = MutableSegment(f"{nc.TABLE}__{n}__0__20260101T0000Z", schema, config)
@@ -45,7 +45,7 @@ def _segments(variant: str, rows: dict, out):
     return schema, segments
 
 
-@pytest.mark.parametrize("variant", [*nc.VARIANTS, "consuming"])
+@pytest.mark.parametrize("variant", list(nc.VARIANTS))
 def test_null_handling_matches_duckdb(variant, reference, tmp_path):
     rows, con = reference
     schema, segments = _segments(variant, rows, tmp_path)
