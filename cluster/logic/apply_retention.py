@@ -18,7 +18,7 @@ from cluster.periods import period_ms
 from engine.clusterstate import ClusterStore, SegmentState
 from engine.clusterstate.lineage import delete_blocked_segments, read_lineage
 from engine.clusterstate.realtime_metadata import COMPLETED, status_of
-from engine.clusterstate.records import now_ms
+from engine.common.clock import now_ms
 
 _UNIT_MS = {
     "NANOSECONDS": 1e-6,

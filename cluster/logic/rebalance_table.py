@@ -28,8 +28,8 @@ from engine.clusterstate import (
     SegmentState,
     ZooKeeperUnavailableError,
 )
-from engine.clusterstate.records import now_ms
 from engine.clusterstate.tags import InstanceType, instance_id
+from engine.common.clock import now_ms
 
 log = logging.getLogger(__name__)
 

@@ -42,7 +42,7 @@ from engine.clusterstate import (
     ZooKeeperUnavailableError,
 )
 from engine.clusterstate import realtime_metadata as llc
-from engine.clusterstate.records import now_ms
+from engine.common.clock import now_ms
 from engine.common.errors import SegmentError
 from engine.segment import SegmentMetadata, read_metadata, unpack_segment
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import time
 
 import orjson
 
@@ -18,6 +17,7 @@ from engine.clusterstate.errors import ClusterStateError
 from engine.clusterstate.paths import split_table_name
 from engine.clusterstate.tags import InstanceType
 from engine.clusterstate.znrecord import ZNRecord
+from engine.common.clock import now_ms
 
 
 class SegmentState(enum.StrEnum):
@@ -31,10 +31,6 @@ class SegmentState(enum.StrEnum):
 
 
 SERVING_STATES = frozenset({SegmentState.ONLINE.value, SegmentState.CONSUMING.value})
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 @dataclasses.dataclass

@@ -25,6 +25,7 @@ import time
 import orjson
 
 from engine.clusterstate import split_table_name
+from engine.common import clock
 from engine.query import QueryError, numeric_frame
 from engine.query.errors import QueryExecutionError
 from engine.query.explain import segment_plans
@@ -224,7 +225,7 @@ def _consuming_stats(stats: dict, segments: list, realtime: bool = True) -> None
     if not realtime:  # an OFFLINE table has no consuming segments
         stats["numConsumingSegmentsQueried"] = stats[FRESHNESS_KEY] = 0
         return
-    now_ms = int(time.time() * 1000)
+    now_ms = clock.now_ms()
     consuming = [s for s in segments if hasattr(s, "freshness_ms")]
     fresh = [f for f in (s.freshness_ms(now_ms) for s in consuming) if f is not None and f > 0]
     if not fresh:

@@ -11,6 +11,7 @@ import time
 import pytest
 import requests
 
+from engine.common.clock import now_ms
 from tests.cluster_e2e.realtime_helpers import (
     TABLE,
     Stream,
@@ -21,10 +22,6 @@ from tests.cluster_e2e.realtime_helpers import (
 )
 
 pytestmark = pytest.mark.integration
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def freshness(cluster, where: str = "") -> tuple[int, dict]:

@@ -11,12 +11,11 @@ manager retries on its schedule (or at once through ``/periodictask/run``). It i
 
 from __future__ import annotations
 
-import time
-
 import orjson
 
 from cluster.logic.realtime.ideal_fields import json_field
 from engine.clusterstate import ClusterStore, ResourceAssignment
+from engine.common import clock
 from engine.stream.config import StreamConfig
 
 STREAM_ERROR = "streamIngestionError"
@@ -36,7 +35,7 @@ def record_stream_error(store: ClusterStore, table_with_type: str, stream: Strea
                         error: Exception, *, now_ms: int | None = None) -> dict:  # fmt: skip
     """Write (or refresh) the table's stream error; returns it. ``firstSeenMs`` stays the
     time the current error was first seen; ``lastCheckedMs`` is this attempt."""
-    now = int(time.time() * 1000) if now_ms is None else int(now_ms)
+    now = clock.now_ms() if now_ms is None else int(now_ms)
     raw = table_with_type.removesuffix("_REALTIME")
     entry = {
         "topic": stream.topic,
