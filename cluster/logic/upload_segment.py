@@ -40,6 +40,7 @@ from engine.clusterstate import (
     SegmentState,
     SegmentZKMetadata,
     ZooKeeperUnavailableError,
+    split_table_name,
 )
 from engine.clusterstate import realtime_metadata as llc
 from engine.common.clock import now_ms
@@ -81,10 +82,8 @@ def upload_segment(store: ClusterStore, upload: Upload) -> dict:
             _metadata_only(tar_path, work) if kind == "METADATA" else _read_segment(tar_path, work)
         )
         if row is None:
-            row = table_row(
-                _raw_table_name(metadata.table_name),
-                upload.table_type or _type_of(metadata.table_name),
-            )
+            raw, suffix_type = split_table_name(metadata.table_name)
+            row = table_row(raw, upload.table_type or suffix_type)
         size = tar_path.stat().st_size if kind != "METADATA" else _remote_size(upload.download_uri)
         return _store(store, row, metadata, tar_path if kind == "SEGMENT" else None, size, upload)
 
@@ -134,20 +133,6 @@ def _remote_size(uri: str) -> int:
         return int(fs.size(path) or 0)
     except (OSError, ValueError, ImportError):
         return 0
-
-
-def _raw_table_name(name: str) -> str:
-    for suffix in ("_OFFLINE", "_REALTIME"):
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
-
-
-def _type_of(name: str) -> str | None:
-    for kind in ("OFFLINE", "REALTIME"):
-        if name.endswith(f"_{kind}"):
-            return kind
-    return None
 
 
 def _store(store, row, metadata: SegmentMetadata, tar_path, size: int, upload: Upload) -> dict:

@@ -50,6 +50,7 @@ from engine.query.errors import QueryError
 from engine.runtime import Membership, Participant, SchemaCache
 from engine.spi import TableConfig
 from engine.spi.datetime_format import UNIT_MILLIS, DateTimeFormat
+from engine.spi.table_name import TABLE_TYPES, table_name_with_type
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +105,8 @@ class RoutingSnapshot:
     version: int = 0
 
     def tables_of(self, raw_table: str) -> list[str]:
-        return [t for t in (f"{raw_table}_OFFLINE", f"{raw_table}_REALTIME") if t in self.routes]
+        typed = (table_name_with_type(raw_table, kind) for kind in TABLE_TYPES)
+        return [t for t in typed if t in self.routes]
 
     def check_routable(self, tables: list[str]) -> None:
         """Raise ``TableUnroutableError`` if a routed table of ``tables`` cannot be queried."""

@@ -59,15 +59,7 @@ from engine.clusterstate.lineage import (
     SegmentLineage,
     lineage_consistent_segments,
 )
-from engine.clusterstate.paths import (
-    BROKER_RESOURCE,
-    OFFLINE,
-    REALTIME,
-    TABLE_TYPES,
-    ClusterPaths,
-    split_table_name,
-    table_name_with_type,
-)
+from engine.clusterstate.paths import BROKER_RESOURCE, ClusterPaths
 from engine.clusterstate.records import (
     SERVING_STATES,
     CurrentState,
@@ -87,6 +79,15 @@ from engine.clusterstate.records import (
 from engine.clusterstate.store import ClusterStore, session_id_of
 from engine.clusterstate.tags import InstanceType
 from engine.clusterstate.znrecord import ZNRecord
+
+# a table name's type suffix: Pinot's TableNameBuilder, in engine.spi
+from engine.spi.table_name import (
+    OFFLINE,
+    REALTIME,
+    TABLE_TYPES,
+    split_table_name,
+    table_name_with_type,
+)
 
 __all__ = [
     "BROKER_RESOURCE",

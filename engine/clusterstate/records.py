@@ -14,10 +14,10 @@ import enum
 import orjson
 
 from engine.clusterstate.errors import ClusterStateError
-from engine.clusterstate.paths import split_table_name
 from engine.clusterstate.tags import InstanceType
 from engine.clusterstate.znrecord import ZNRecord
 from engine.common.clock import now_ms
+from engine.spi.table_name import split_table_name
 
 
 class SegmentState(enum.StrEnum):

@@ -39,6 +39,7 @@ from engine.runtime.metrics import PerTableChildren
 from engine.server.errors import BadQueryRequest
 from engine.server.metrics import ServerMetrics
 from engine.server.segments import SegmentDataManager
+from engine.spi.table_name import REALTIME
 
 SEGMENTS_MISSING_ERROR_CODE = 235
 ARROW_STREAM = "application/vnd.apache.arrow.stream"
@@ -181,7 +182,7 @@ class QueryExecutor:
             raise QueryExecutionError(
                 f"QueryExecutionError on {self.instance_id}: {type(exc).__name__}: {exc}"
             ) from exc
-        _consuming_stats(result.stats, found, query.table.endswith("_REALTIME"))
+        _consuming_stats(result.stats, found, split_table_name(query.table)[1] == REALTIME)
         if missing:
             shown = ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else "")
             result.exceptions.append({

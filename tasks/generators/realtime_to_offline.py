@@ -24,6 +24,7 @@ from engine.clusterstate import ZNRecord, split_table_name
 from engine.clusterstate.realtime_metadata import DONE, status_of
 from engine.realtime.llc_name import LLCSegmentName
 from engine.spi.datetime_format import UNIT_MILLIS
+from engine.spi.table_name import OFFLINE, table_name_with_type
 from tasks.errors import TaskConfigError
 from tasks.generators.base import TABLE_NAME_KEY, UPLOAD_URL_KEY, GenerationContext, TaskGenerator
 from tasks.generators.merge_rollup_levels import AGGREGATION_TYPES, MERGE_TYPES
@@ -154,7 +155,7 @@ class RealtimeToOfflineSegmentsTaskGenerator(TaskGenerator):
         self.validate({**table_config, "tableName": ctx.table_name}, task_config)
         bucket, buffer = check_config(task_config)
         raw = split_table_name(ctx.table_name)[0]
-        offline = ctx.store.table_config(f"{raw}_OFFLINE")
+        offline = ctx.store.table_config(table_name_with_type(raw, OFFLINE))
         if offline is None:
             raise TaskConfigError(TASK_TYPE, f"table {raw} has no OFFLINE table to move data to")
         check_bucket_fits_boundary(bucket, offline)

@@ -16,6 +16,7 @@ import orjson
 from cluster.logic.realtime.ideal_fields import json_field
 from engine.clusterstate import ClusterStore, ResourceAssignment
 from engine.common import clock
+from engine.spi.table_name import split_table_name
 from engine.stream.config import StreamConfig
 
 STREAM_ERROR = "streamIngestionError"
@@ -36,7 +37,7 @@ def record_stream_error(store: ClusterStore, table_with_type: str, stream: Strea
     """Write (or refresh) the table's stream error; returns it. ``firstSeenMs`` stays the
     time the current error was first seen; ``lastCheckedMs`` is this attempt."""
     now = clock.now_ms() if now_ms is None else int(now_ms)
-    raw = table_with_type.removesuffix("_REALTIME")
+    raw = split_table_name(table_with_type)[0]
     entry = {
         "topic": stream.topic,
         "bootstrapServers": stream.broker_list,
