@@ -43,6 +43,7 @@ from engine.clusterstate import (
     split_table_name,
 )
 from engine.clusterstate import realtime_metadata as llc
+from engine.clusterstate.segment_metadata import recorded_time_range
 from engine.common.clock import now_ms
 from engine.common.errors import SegmentError
 from engine.segment import SegmentMetadata, read_metadata, unpack_segment
@@ -183,14 +184,18 @@ def _store(store, row, metadata: SegmentMetadata, tar_path, size: int, upload: U
     else:
         download_url = upload.download_uri
     now = now_ms()
+    start, end, unit = recorded_time_range(
+        metadata.start_time, metadata.end_time, metadata.time_unit,
+        metadata.start_time_ms, metadata.end_time_ms,
+    )  # fmt: skip
     zk_metadata = SegmentZKMetadata(
         segment_name=segment,
         table_name_with_type=resource,
         crc=crc,
         total_docs=metadata.total_docs,
-        start_time=_as_int(metadata.start_time),
-        end_time=_as_int(metadata.end_time),
-        time_unit=metadata.time_unit or "",
+        start_time=start,
+        end_time=end,
+        time_unit=unit,
         download_url=download_url,
         push_time_ms=existing.push_time_ms if existing else now,
         refresh_time_ms=now if existing else 0,
@@ -298,10 +303,3 @@ def _notify_refresh(store, resource: str, segment: str) -> list[str]:
         message = Message(uuid.uuid4().hex, "SEGMENT_REFRESH", resource, segment)
         store.send_message(instance, message)
     return instances
-
-
-def _as_int(value) -> int | None:
-    try:
-        return int(value) if value is not None else None
-    except (TypeError, ValueError):
-        return None

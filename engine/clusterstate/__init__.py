@@ -70,12 +70,12 @@ from engine.clusterstate.records import (
     Message,
     ResourceAssignment,
     SegmentState,
-    SegmentZKMetadata,
     schema_from_record,
     schema_to_record,
     table_config_from_record,
     table_config_to_record,
 )
+from engine.clusterstate.segment_metadata import SegmentZKMetadata
 from engine.clusterstate.store import ClusterStore, session_id_of
 from engine.clusterstate.tags import InstanceType
 from engine.clusterstate.znrecord import ZNRecord

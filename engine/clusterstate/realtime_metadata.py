@@ -5,7 +5,7 @@ them, servers and minion generators read them.
 
 from __future__ import annotations
 
-from engine.clusterstate.records import SegmentZKMetadata
+from engine.clusterstate.segment_metadata import SegmentZKMetadata
 
 START_OFFSET = "segment.realtime.startOffset"
 END_OFFSET = "segment.realtime.endOffset"

@@ -23,7 +23,6 @@ from __future__ import annotations
 from engine.clusterstate import ZNRecord, split_table_name
 from engine.clusterstate.realtime_metadata import DONE, status_of
 from engine.realtime.llc_name import LLCSegmentName
-from engine.spi.datetime_format import UNIT_MILLIS
 from engine.spi.table_name import OFFLINE, table_name_with_type
 from tasks.errors import TaskConfigError
 from tasks.generators.base import TABLE_NAME_KEY, UPLOAD_URL_KEY, GenerationContext, TaskGenerator
@@ -109,11 +108,11 @@ def completed_segments(ctx: GenerationContext) -> list[tuple[int, int, int, int,
         meta = ctx.store.segment_metadata(ctx.table_name, name)
         if llc is None or meta is None or status_of(meta) != DONE:
             continue
-        if meta.start_time is None or meta.end_time is None or meta.total_docs <= 0:
+        start_ms, end_ms = meta.start_time_ms, meta.end_time_ms
+        if start_ms is None or end_ms is None or meta.total_docs <= 0:
             continue
-        unit = UNIT_MILLIS.get((meta.time_unit or "MILLISECONDS").upper(), 1)
-        out.append((llc.partition, llc.sequence, int(meta.start_time * unit),
-                    int(meta.end_time * unit), name, meta.download_url))  # fmt: skip
+        out.append((llc.partition, llc.sequence, int(start_ms), int(end_ms), name,
+                    meta.download_url))  # fmt: skip
     return sorted(out)
 
 

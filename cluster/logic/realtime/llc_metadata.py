@@ -20,7 +20,7 @@ from engine.clusterstate.realtime_metadata import (  # noqa: F401 (re-exported f
     UPLOADED,
     status_of,
 )
-from engine.clusterstate.records import SegmentZKMetadata
+from engine.clusterstate.segment_metadata import SegmentZKMetadata
 from engine.common import clock
 from engine.realtime.llc_name import LLCSegmentName
 from engine.stream.config import FlushThreshold
