@@ -15,9 +15,9 @@ from cluster.logic.deep_store import get_deep_store
 from cluster.logic.delete_segments import delete_segments
 from cluster.logic.lineage_retention import clean_up_lineage
 from cluster.periods import period_ms
-from engine.clusterstate import ClusterStore, SegmentState
+from engine.clusterstate import ClusterStore
 from engine.clusterstate.lineage import delete_blocked_segments, read_lineage
-from engine.clusterstate.realtime_metadata import COMPLETED, status_of
+from engine.clusterstate.segment_status import is_completed
 from engine.common.clock import now_ms
 from engine.spi.datetime_format import UNIT_MILLIS
 
@@ -46,29 +46,18 @@ def expired_segments(store: ClusterStore, row, now: int) -> list[str]:
     )
     cutoff = now - retention
     realtime = row.table_type == "REALTIME"
-    consuming = _consuming_segments(store, row.name_with_type) if realtime else set()
+    # read before the metadata: a commit in between is then seen as still consuming
+    ideal = store.ideal_state(row.name_with_type) if realtime else None
+    replicas = ideal.segments if ideal else {}
     expired = []
     for segment in store.segment_names(row.name_with_type):
         meta = store.segment_metadata(row.name_with_type, segment)
-        if meta is None or (
-            realtime and (status_of(meta) not in COMPLETED or segment in consuming)
-        ):
+        if meta is None or (realtime and not is_completed(meta, replicas.get(segment, {}))):
             continue
         end = purgeable_end_ms(meta)
         if end is not None and end < cutoff:
             expired.append(segment)
     return expired
-
-
-def _consuming_segments(store: ClusterStore, table: str) -> set[str]:
-    """Segments with a CONSUMING replica in the ideal state: a commit writes DONE before it
-    moves the ideal state, and such a segment is still served from memory."""
-    ideal = store.ideal_state(table)
-    return {
-        segment
-        for segment, replicas in (ideal.segments if ideal else {}).items()
-        if SegmentState.CONSUMING.value in replicas.values()
-    }
 
 
 def apply_retention(store: ClusterStore, rows, now: int | None = None) -> dict:

@@ -44,6 +44,7 @@ from engine.clusterstate import (
 )
 from engine.clusterstate import realtime_metadata as llc
 from engine.clusterstate.segment_metadata import recorded_time_range
+from engine.clusterstate.segment_status import is_committed
 from engine.common.clock import now_ms
 from engine.common.errors import SegmentError
 from engine.segment import SegmentMetadata, read_metadata, unpack_segment
@@ -144,7 +145,7 @@ def _store(store, row, metadata: SegmentMetadata, tar_path, size: int, upload: U
     if existing is not None:
         if not upload.allow_refresh:
             raise Conflict(f"Segment {segment} of {resource} already exists and allowRefresh=false")
-        if llc.status_of(existing) not in llc.COMPLETED:
+        if not is_committed(existing):
             raise Conflict(f"Segment {segment} of {resource} is still being consumed "
                            f"({llc.status_of(existing)}); only a completed segment can be "
                            f"refreshed")  # fmt: skip

@@ -17,7 +17,6 @@ IN_PROGRESS = "IN_PROGRESS"
 COMMITTING = "COMMITTING"
 DONE = "DONE"
 UPLOADED = "UPLOADED"
-COMPLETED = frozenset({DONE, UPLOADED})
 
 
 def status_of(metadata: SegmentZKMetadata) -> str:

@@ -28,7 +28,7 @@ from kazoo.exceptions import BadVersionError, NodeExistsError
 from engine.broker.pruning import recorded_partitions
 from engine.clusterstate import ZNRecord, split_table_name
 from engine.clusterstate.lineage import lineage_consistent_segments, read_lineage
-from engine.clusterstate.realtime_metadata import COMPLETED, status_of
+from engine.clusterstate.segment_status import is_committed
 from tasks.errors import GenerationError, TaskConfigError
 from tasks.generators.base import TABLE_NAME_KEY, UPLOAD_URL_KEY, GenerationContext, TaskGenerator
 from tasks.generators.merge_rollup_levels import (
@@ -101,7 +101,7 @@ def candidate_segments(ctx: GenerationContext, table_config: dict) -> list[Segme
                          for name in sorted(visible)) if m is not None]  # fmt: skip
     consuming_start = None
     if realtime:
-        starts = [m.start_time_ms for m in metas if status_of(m) not in COMPLETED
+        starts = [m.start_time_ms for m in metas if not is_committed(m)
                   and m.total_docs > 0 and m.start_time_ms is not None]  # fmt: skip
         consuming_start = min(starts) if starts else None
     out = []
@@ -113,7 +113,7 @@ def candidate_segments(ctx: GenerationContext, table_config: dict) -> list[Segme
         start_ms, end_ms = meta.start_time_ms, meta.end_time_ms
         if start_ms is None or end_ms is None:
             continue
-        if realtime and (status_of(meta) not in COMPLETED or (
+        if realtime and (not is_committed(meta) or (
                 consuming_start is not None and start_ms >= consuming_start)):  # fmt: skip
             continue
         partitions, _ = recorded_partitions(meta.extra.get("segment.partition.metadata"),

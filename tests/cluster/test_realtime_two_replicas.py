@@ -20,6 +20,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from cluster.logic.realtime import llc_metadata as llc
 from cluster.logic.realtime.completion_fsm import SegmentCompletionFSM
 from cluster.logic.realtime.completion_manager import SegmentCompletionManager
+from engine.clusterstate.segment_status import is_committed
 from engine.common.clock import now_ms
 from engine.query.runner import run_query
 from engine.realtime import MutableSegment
@@ -124,7 +125,7 @@ def test_replicas_at_different_offsets_agree_on_one_end_offset(kafka, tmp_path):
 
     def fsm_for(segment):
         meta = zk[segment]
-        done = llc.status_of(meta) in llc.COMPLETED
+        done = is_committed(meta)
         return SegmentCompletionFSM(
             segment, int(meta.extra[llc.NUM_REPLICAS]), commit,
             committed_offset=int(meta.extra[llc.END_OFFSET]) if done else None,

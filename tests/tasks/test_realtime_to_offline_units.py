@@ -37,6 +37,28 @@ def test_plan_window_waits_for_every_partition_and_skips_gaps():
     assert plan_window(gap, H, H, 10 * H) == (5 * H, [gap[1]])  # Pinot #6988: no stall
 
 
+def test_completed_segments_are_the_committed_ones():
+    """Pinot's generator reads DONE and UPLOADED LLC segments (Status.isCompleted); the copy
+    here read DONE only, so an LLC segment pushed to the table was never moved."""
+    from types import SimpleNamespace
+
+    from engine.clusterstate import SegmentZKMetadata
+    from tasks.generators.realtime_to_offline import completed_segments
+
+    def meta(partition, status):
+        name = f"t__{partition}__0__20140101T0000Z"
+        extra = {"segment.realtime.status": status} if status else {}
+        return SegmentZKMetadata(name, "t_REALTIME", total_docs=5, start_time=H, end_time=2 * H,
+                                 time_unit="MILLISECONDS", download_url=name, extra=extra)  # fmt: skip
+
+    metas = {m.segment_name: m for m in [meta(0, "DONE"), meta(1, None), meta(2, "UPLOADED"),
+                                         meta(3, "IN_PROGRESS"), meta(4, "COMMITTING")]}  # fmt: skip
+    store = SimpleNamespace(segment_names=lambda table: sorted(metas),
+                            segment_metadata=lambda table, name: metas.get(name))  # fmt: skip
+    got = completed_segments(SimpleNamespace(store=store, table_name="t_REALTIME"))
+    assert [s[0] for s in got] == [0, 1, 2]
+
+
 def test_config_errors_name_their_key():
     assert check_config({}) == (86_400_000, 2 * 86_400_000)
     for config, key in [({"bucketTimePeriod": "soon"}, "bucketTimePeriod"),

@@ -37,6 +37,7 @@ from cluster.logic.realtime.consuming_segments import (
 from cluster.logic.realtime.pause import is_paused
 from cluster.logic.realtime.stream_status import clear_stream_error, record_stream_error
 from engine.clusterstate import ClusterStore, ResourceAssignment
+from engine.clusterstate.segment_status import is_committed, is_consuming
 from engine.common import clock
 from engine.realtime.llc_name import LLCSegmentName
 from engine.stream.config import OffsetCriteria, table_stream_configs
@@ -102,8 +103,7 @@ def ensure_partitions_consuming(
         meta = store.segment_metadata(table, segment)
         states = dict(ideal.segments.get(segment) or {})
         instances = sorted(states) or consuming_instances(partition, servers, replicas)
-        status = llc.status_of(meta)
-        if status in llc.COMPLETED:
+        if is_committed(meta):
             # ONLINE everywhere: commit step 3 is done (a paused table's commit, or the
             # successor was deleted), so no commit is in flight to race
             finished = bool(states) and all(v == ONLINE for v in states.values())
@@ -190,9 +190,9 @@ def _previous_done(store, table: str, name: LLCSegmentName, ideal) -> str | None
             other is not None
             and other.partition == name.partition
             and other.sequence == name.sequence - 1
-            and CONSUMING in replicas.values()
+            and is_consuming(replicas)
         ):
             meta = store.segment_metadata(table, segment)
-            if meta is not None and llc.status_of(meta) in llc.COMPLETED:
+            if meta is not None and is_committed(meta):
                 return segment
     return None

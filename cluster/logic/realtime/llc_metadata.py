@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from engine.clusterstate.realtime_metadata import (  # noqa: F401 (re-exported for callers)
     COMMITTING,
-    COMPLETED,
     DONE,
     END_OFFSET,
     FLUSH_THRESHOLD_SIZE,

@@ -15,6 +15,7 @@ import orjson
 
 from cluster.logic.realtime.ideal_fields import json_field
 from engine.clusterstate import ClusterStore, ResourceAssignment
+from engine.clusterstate.segment_status import is_consuming
 from engine.common import clock
 from engine.stream.config import OffsetCriteria
 
@@ -44,7 +45,7 @@ def java_timestamp(ms: int) -> str:
 def consuming_segments(ideal: ResourceAssignment | None) -> list[str]:
     if ideal is None:
         return []
-    return sorted(s for s, replicas in ideal.segments.items() if "CONSUMING" in replicas.values())
+    return sorted(s for s, replicas in ideal.segments.items() if is_consuming(replicas))
 
 
 def pause_state(ideal: ResourceAssignment | None) -> dict | None:
