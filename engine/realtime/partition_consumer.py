@@ -219,6 +219,14 @@ class PartitionConsumer:
 
     def _consume(self) -> bool:
         """Consume until the end criteria (True) or until stopped or failed (False)."""
+        try:
+            return self._fetch_until_end()
+        finally:
+            # no longer reading: the rows are as fresh as the last message, however idle the
+            # stream was (a segment held in a long commit must not read as caught up)
+            self.segment.caught_up = False
+
+    def _fetch_until_end(self) -> bool:
         while not self._stop.is_set():
             if self._end_reached():
                 return True
