@@ -92,9 +92,9 @@ def merge_stats(parts: list[dict]) -> dict[str, int]:
 def merged_freshness(parts: list[dict]) -> int:
     """The freshness of several results as one (epoch ms, 0 when none is known): the oldest
     of those that queried a consuming segment. A result that queried none (a server that
-    answered for committed segments only) reports a stand-in, their latest end time, which
-    says nothing of the stream: it counts only when no result queried a consuming segment,
-    and then the latest of them counts, as on one server."""
+    answered for committed segments only) reports a stand-in, the newest of their creation
+    or end times, which says nothing of the stream: it counts only when no result queried a
+    consuming segment, and then the latest of them counts, as on one server."""
     consuming = [p for p in parts if int(p.get(CONSUMING_KEY) or 0) > 0]
     fresh = [int(p.get(FRESHNESS_KEY) or 0) for p in (consuming or parts)]
     fresh = [f for f in fresh if f > 0]
