@@ -76,8 +76,9 @@ from engine.clusterstate.records import (
     table_config_to_record,
 )
 from engine.clusterstate.segment_metadata import SegmentZKMetadata
-from engine.clusterstate.store import ClusterStore, session_id_of
+from engine.clusterstate.store import ClusterStore
 from engine.clusterstate.tags import InstanceType
+from engine.clusterstate.znode_store import session_id_of
 from engine.clusterstate.znrecord import ZNRecord
 
 # a table name's type suffix: Pinot's TableNameBuilder, in engine.spi

@@ -5,7 +5,8 @@ offsets and lags are strings; a lag that cannot be computed is ``NOT_CALCULATED`
 from __future__ import annotations
 
 from engine.common import clock
-from engine.realtime.partition_consumer import ConsumerState, PartitionConsumer
+from engine.realtime.consumer_state import ConsumerState
+from engine.realtime.partition_consumer import PartitionConsumer
 
 NOT_CALCULATED = "NOT_CALCULATED"
 _CONSUMING = frozenset({ConsumerState.INITIAL_CONSUMING, ConsumerState.CATCHING_UP})

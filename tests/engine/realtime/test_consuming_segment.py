@@ -17,8 +17,8 @@ from engine.clusterstate.records import SegmentZKMetadata
 from engine.common.clock import now_ms
 from engine.realtime import completion as proto
 from engine.realtime.completion import CompletionResponse
+from engine.realtime.consumer_state import ConsumerState
 from engine.realtime.consuming_segment import ConsumingSegment
-from engine.realtime.partition_consumer import ConsumerState
 from engine.segment import load_segment
 from engine.spi import Schema, TableConfig
 
