@@ -19,13 +19,19 @@ from engine.broker.errors import SEGMENTS_UNAVAILABLE_ERROR_CODE, BadBrokerReque
 from engine.broker.metrics import BrokerMetrics
 from engine.broker.pruning import prune
 from engine.broker.routing import RoutingManager, RoutingSnapshot, ServerAddress
+from engine.broker.running import RunningQueries, RunningQuery
 from engine.broker.scatter import ScatterGather
 from engine.broker.selection import BalancedSelector
 from engine.broker.time_boundary import TimeBoundary, compute_time_boundary
 from engine.clusterstate import OFFLINE, REALTIME, split_table_name
 from engine.common.clock import now_ms
 from engine.query import QueryError, reduce
-from engine.query.errors import QueryExecutionError, TableNotFoundError
+from engine.query.errors import (
+    QUERY_CANCELLATION_ERROR_CODE,
+    QueryCancelledError,
+    QueryExecutionError,
+    TableNotFoundError,
+)
 from engine.query.explain import explain_response
 from engine.query.intermediate import CONSUMING_KEY, FRESHNESS_KEY, merged_freshness
 from engine.query.parser import parse_sql
@@ -38,6 +44,7 @@ from engine.runtime.metrics import PerTableChildren
 log = logging.getLogger(__name__)
 
 _TABLE_CACHE_SIZE = 1024
+CLIENT_QUERY_ID = "clientQueryId"  # Pinot's query option: the client's id for a cancel
 
 
 @dataclasses.dataclass
@@ -96,6 +103,9 @@ class QueryRunner:
         selector: BalancedSelector,
         scatter: ScatterGather,
         metrics: BrokerMetrics,
+        *,
+        running: RunningQueries | None = None,
+        broker_id: str = "",
     ) -> None:
         self.routing = routing
         self.schemas = schemas
@@ -115,16 +125,23 @@ class QueryRunner:
             else None
         )
         self.plans = PlanCache()
+        self.running = running  # the queries GET /queries lists and DELETE /query cancels
+        self.broker_id = broker_id  # with the request id, the id servers know a query by
         self._lock = threading.Lock()
 
     def run(self, query: BrokerQuery) -> dict:
         started = time.monotonic()
         request_id = self.selector.next_request_id()
         table_label = "unknown"
+        running = None
+        if self.running is not None:
+            running = self.running.register(
+                request_id, query.sql, query.options.get(CLIENT_QUERY_ID)
+            )
         try:
             table = self._table_of(query.sql)
             table_label = split_table_name(table)[0]
-            response = self._run(query, table, request_id, started)
+            response = self._run(query, table, request_id, started, running)
         except QueryError as err:
             response = error_response(err, time_used_ms=_ms_since(started))
         except RecursionError:
@@ -134,6 +151,9 @@ class QueryRunner:
             log.exception("query failed: %s", query.sql)
             err = QueryExecutionError(f"QueryExecutionError: {type(exc).__name__}: {exc}")
             response = error_response(err, time_used_ms=_ms_since(started))
+        finally:
+            if running is not None:
+                self.running.unregister(running)
         response["requestId"] = str(request_id)
         queries, latency, docs_scanned, partial, freshness_lag = self._metrics_of(table_label)
         queries.inc()
@@ -162,7 +182,14 @@ class QueryRunner:
                     self._tables.popitem(last=False)
         return table
 
-    def _run(self, query: BrokerQuery, table: str, request_id: int, started: float) -> dict:
+    def _run(
+        self,
+        query: BrokerQuery,
+        table: str,
+        request_id: int,
+        started: float,
+        running: RunningQuery | None = None,
+    ) -> dict:
         snapshot = self.routing.snapshot
         raw, table_type = split_table_name(table)
         tables = [table] if table_type else snapshot.tables_of(raw)
@@ -170,6 +197,8 @@ class QueryRunner:
             raise TableNotFoundError(f"TableDoesNotExistError: table '{table}' does not exist")
         snapshot.check_routable(tables)  # e.g. an unreadable segment lineage: never a wrong answer
         plan = self.plans.compile(query.sql, self.schemas.get(raw), query.options)
+        if running is not None and plan.options.get(CLIENT_QUERY_ID):  # SET clientQueryId
+            self.running.set_client_query_id(running, plan.options[CLIENT_QUERY_ID])
         trace = query.trace or plan.trace  # the request's flag or the trace query option
         server_options = {**query.options, "trace": "true"} if trace else query.options
         deadline = started + plan.timeout_ms / 1000.0
@@ -197,12 +226,18 @@ class QueryRunner:
                     "requestId": request_id, "sql": query.sql, "tableNameWithType": resource,
                     "segments": segments,
                     "queryOptions": server_options, "timeoutMs": remaining_ms,
-                    "timeBoundary": clause,
+                    "timeBoundary": clause, "brokerId": self.broker_id,
                 })  # fmt: skip
                 requests.append((snapshot.servers[instance_id], body))
+        if running is not None:
+            running.servers = tuple({server.instance_id: server for server, _ in requests}.values())
+            if running.cancelled:  # cancelled while it was routed: ask no server
+                raise QueryCancelledError(f"Cancelled on: {self.broker_id}")
         responses = self.scatter.scatter(requests, deadline)
         results = [r.result for r in responses if r.result is not None]
         exceptions += [r.exception for r in responses if r.exception is not None]
+        if running is not None and running.cancelled:
+            exceptions = _with_cancellation(exceptions, self.broker_id)
         if plan.explain:
             response = explain_response(plan, [r.explain for r in responses if r.explain])
             response["exceptions"] = exceptions
@@ -306,6 +341,14 @@ def trace_info(responses) -> dict[str, dict]:
             entry["operators"].extend(trace.get("operators", ()))
             entry["segments"].extend(trace.get("segments", ()))
     return out
+
+
+def _with_cancellation(exceptions: list[dict], broker_id: str) -> list[dict]:
+    """A cancelled query's exceptions lead with QUERY_CANCELLATION, whether or not every
+    server answered with it (one may have finished before the cancel reached it)."""
+    if any(e.get("errorCode") == QUERY_CANCELLATION_ERROR_CODE for e in exceptions):
+        return exceptions
+    return [QueryCancelledError(f"Cancelled on: {broker_id}").to_exception(), *exceptions]
 
 
 def _ms_since(started: float) -> int:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 from pyroaring import BitMap
 
+from engine.common.cancel import checkpoint
 from engine.query.docset import DocSet, complement, intersect, union
 from engine.query.errors import QueryValidationError
 from engine.query.evaluate import evaluate, evaluate_nullable, needs_nullable
@@ -196,6 +197,7 @@ class FilterEvaluator:
         return DocSet.of_ids(self.n, docs[hit]) if docs is not None else DocSet.of_mask(hit)
 
     def leaf(self, leaf: Leaf, candidates: DocSet | None) -> DocSet:
+        checkpoint()  # each predicate may scan the segment
         path = self.access_path(leaf)
         if path == "FILTER_CONSTANT":
             value = evaluate(leaf.expr, lambda e: None, 1)

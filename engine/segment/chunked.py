@@ -13,6 +13,7 @@ import json
 import numpy as np
 import zstandard
 
+from engine.common.cancel import checkpoint
 from engine.common.errors import SegmentError
 
 CHUNK_ROWS = 65_536
@@ -110,5 +111,6 @@ class ChunkedArray:
     def read(self) -> np.ndarray:
         out = np.empty(self.length, dtype=self.dtype)
         for i in range(self.num_chunks):
+            checkpoint()  # a cancelled query stops decompressing a long column
             out[i * self.chunk_rows : (i + 1) * self.chunk_rows] = self.chunk(i)
         return out

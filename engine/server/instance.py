@@ -8,6 +8,7 @@ Admin endpoints (``--admin-port``)::
     GET /tables/{t}/segments     the segments of one table (with or without type)
     GET /tables/{t}/consumingSegmentsInfo   SegmentConsumerInfo of its consuming segments
     GET /metrics                 Prometheus text: queries, latency, docs scanned, segments
+    DELETE /query/{queryId}      cancel a running query (<brokerId>_<requestId>[_O|_R])
 
 Query endpoint (``--query-port``): ``POST /query`` (see ``engine.server.query``).
 """
@@ -108,6 +109,7 @@ class ServerInstance:
         admin_router.add("GET", "/tables/{table}/segments", self._table_segments)
         admin_router.add("GET", "/tables/{table}/consumingSegmentsInfo", self._consuming_info)
         admin_router.add("GET", "/metrics", self._metrics)
+        admin_router.add("DELETE", "/query/{queryId}", self.executor.cancel)
 
     def start(self, connect_timeout_s: float = 30.0) -> None:
         self.query_http.start()
