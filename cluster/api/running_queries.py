@@ -48,7 +48,10 @@ class CancelQueryView(APIView):
     )
     def delete(self, request, broker_id: str, query_id: str):
         params = query(request, CancelParams)
-        status, text = cancel_query(store(), broker_id, query_id, client=False, **params)
+        status, text = cancel_query(
+            store(), broker_id, query_id, client=False,
+            timeout_ms=params["timeoutMs"], verbose=params["verbose"],
+        )  # fmt: skip
         return HttpResponse(text, status=status, content_type=_content_type(status))
 
 
@@ -62,7 +65,9 @@ class CancelClientQueryView(APIView):
     )
     def delete(self, request, client_query_id: str):
         params = query(request, CancelParams)
-        status, text = cancel_client_query(store(), client_query_id, **params)
+        status, text = cancel_client_query(
+            store(), client_query_id, timeout_ms=params["timeoutMs"], verbose=params["verbose"]
+        )
         return HttpResponse(text, status=status, content_type=_content_type(status))
 
 
