@@ -130,9 +130,7 @@ def _running_id(cluster: Cluster, sql: str, timeout_s: float = 10) -> str:
 
 
 def _server_cpu_s(cluster: Cluster) -> float:
-    return sum(
-        sum(psutil.Process(p.pid).cpu_times()[:2]) for p in cluster.servers.values()
-    )
+    return sum(sum(psutil.Process(p.pid).cpu_times()[:2]) for p in cluster.servers.values())
 
 
 def _servers_idle_after(cluster: Cluster, settle_s: float = 0.05) -> float:
