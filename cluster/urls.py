@@ -126,6 +126,11 @@ urlpatterns = [
         name="segment-zkmetadata",
     ),
     path("segments/<str:table>/reload", segments.TableReloadView.as_view(), name="segments-reload"),
+    path(
+        "segments/<str:table>/needReload",
+        segments.NeedReloadView.as_view(),
+        name="segments-need-reload",
+    ),
     path("segments/<str:table>/reset", segments.TableResetView.as_view(), name="segments-reset"),
     # segment lineage; before segments/<table>/<segment>, which would take these names
     path(

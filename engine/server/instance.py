@@ -7,6 +7,8 @@ Admin endpoints (``--admin-port``)::
     GET /tables                  {"tables": [table_TYPE, ...]}
     GET /tables/{t}/segments     the segments of one table (with or without type)
     GET /tables/{t}/consumingSegmentsInfo   SegmentConsumerInfo of its consuming segments
+    GET /tables/{t}/segments/needReload     {"instanceId", "needReload"}: a segment lacks a
+                                 column of the current schema (a reload would write it)
     GET /metrics                 Prometheus text: queries, latency, docs scanned, segments
     DELETE /query/{queryId}      cancel a running query (<brokerId>_<requestId>[_O|_R])
 
@@ -81,6 +83,7 @@ class ServerInstance:
             tenant_isolation=config.tenant_isolation,
             session_timeout_s=config.session_timeout_s,
         )
+        self.schemas = SchemaCache(self.participant.store)
         self.segments = SegmentDataManager(
             self.instance_id,
             Path(config.data_dir),
@@ -89,11 +92,11 @@ class ServerInstance:
             on_unload=self.query_engine.forget_segment,
             drain_s=config.drop_drain_s,
             wake=lambda: self.follower.poke(),
+            schemas=self.schemas,
         )
         self.follower = IdealStateFollower(
             self.participant, self.segments, resync_interval_s=config.resync_interval_s
         )
-        self.schemas = SchemaCache(self.participant.store)
         self.segments.realtime = RealtimeSegmentManager(
             self.instance_id, Path(config.data_dir), lambda: self.participant.store,
             self.schemas.get,
@@ -108,6 +111,7 @@ class ServerInstance:
         admin_router.add("GET", "/tables", self._tables)
         admin_router.add("GET", "/tables/{table}/segments", self._table_segments)
         admin_router.add("GET", "/tables/{table}/consumingSegmentsInfo", self._consuming_info)
+        admin_router.add("GET", "/tables/{table}/segments/needReload", self._need_reload)
         admin_router.add("GET", "/metrics", self._metrics)
         admin_router.add("DELETE", "/query/{queryId}", self.executor.cancel)
 
@@ -162,6 +166,14 @@ class ServerInstance:
         return Response.json(
             self.segments.realtime.consuming_info(table_name_with_type(raw, REALTIME))
         )
+
+    def _need_reload(self, request: Request) -> Response:
+        """Pinot's server answer: whether a segment here lacks a column of the schema."""
+        table = request.params["table"]
+        raw, table_type = split_table_name(table)
+        names = [table] if table_type else [table_name_with_type(raw, t) for t in TABLE_TYPES]
+        need = any(self.segments.need_reload(name) for name in names)
+        return Response.json({"instanceId": self.instance_id, "needReload": need})
 
     def _metrics(self, _request: Request) -> Response:
         self.metrics.segments.clear()

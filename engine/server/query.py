@@ -43,6 +43,7 @@ from engine.query.time_boundary import BOUNDARY_OPS, with_time_boundary
 from engine.query.trace import gc_clock, new_trace, operator_entry
 from engine.runtime import Request, Response, SchemaCache
 from engine.runtime.metrics import PerTableChildren
+from engine.segment.default_column import adopt_schema
 from engine.server.errors import BadQueryRequest
 from engine.server.metrics import ServerMetrics
 from engine.server.running import RunningQueries
@@ -188,9 +189,16 @@ class QueryExecutor:
         self, query: ServerQueryRequest, started: float, token: WorkToken | None = None
     ) -> bytes:
         found, missing = self.segments.online_segments(query.table, query.segments)
-        schema = self.schemas.get(split_table_name(query.table)[0])
-        if schema is None and found:
-            schema = columns_from_segments(found)
+        raw = split_table_name(query.table)[0]
+        schema = self.schemas.get(raw)
+        if schema is None:
+            if found:
+                schema = columns_from_segments(found)
+        else:
+            for segment in found:  # columns added to the schema since a segment was built
+                defaults = getattr(segment, "defaults", None)
+                if defaults is None or defaults.schema is not schema:
+                    adopt_schema(segment, schema, self.schemas.nullable_columns(raw))
         plan = self.engine.compile(query.sql, schema, query.options)
         plan = with_time_boundary(plan, query.time_boundary)
         budget_ms = plan.timeout_ms

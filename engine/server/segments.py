@@ -32,10 +32,13 @@ from engine.clusterstate import (
 )
 from engine.common.clock import now_ms
 from engine.common.errors import EngineError
-from engine.segment import ImmutableSegment, load_segment
+from engine.runtime import SchemaCache
+from engine.segment import ImmutableSegment, load_segment, read_metadata
+from engine.segment.default_column import columns_to_generate, materialize
 from engine.server.download import fetch_segment
 from engine.server.drain import DrainQueue, RetiredSegment
 from engine.server.errors import SegmentLoadError
+from engine.spi.table_name import split_table_name
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +85,7 @@ class SegmentDataManager:
         realtime=None,
         drain_s: float = 0.0,
         wake: Callable[[], None] | None = None,
+        schemas: SchemaCache | None = None,
     ) -> None:
         """``drain_s``: seconds a segment taken away from this server keeps serving after the
         current state left it out (0: unloaded at once); ``wake`` pokes the worker loop when a
@@ -97,6 +101,9 @@ class SegmentDataManager:
         # resource -> segment -> loaded segment; replaced (never mutated) on every change
         self._online: dict[str, dict[str, ImmutableSegment]] = {}
         self._drain = DrainQueue(drain_s, wake)
+        # the tables' schemas: columns a schema gained since a segment was built are written
+        # into the segment when it loads (Pinot's default columns)
+        self._schemas = schemas
 
     # --- reads (any thread) ------------------------------------------------------------------
     def online_segments(
@@ -198,6 +205,8 @@ class SegmentDataManager:
             n for n, h in self._hosted.get(resource, {}).items()
             if segment in (None, "", n) and h.state in (ONLINE, ERROR)
         ]  # fmt: skip
+        if names and self._schemas is not None:  # a reload follows a schema change: read it
+            self._schemas.invalidate(split_table_name(resource)[0])
         for name in names:
             self._load(resource, name, force_download=force_download)
         if names:
@@ -282,6 +291,7 @@ class SegmentDataManager:
                     "(PROPERTYSTORE/SEGMENTS); was the upload completed?"
                 )
             seg_dir = fetch_segment(self._segment_dir(resource, name), meta, force=force_download)
+            self._add_default_columns(resource, seg_dir)
             segment = load_segment(seg_dir)
         except ZooKeeperUnavailableError:
             raise  # the loop retries once ZooKeeper is back; the segment is not at fault
@@ -303,6 +313,31 @@ class SegmentDataManager:
             self._on_unload(previous)
         log.info("segment %s/%s ONLINE (%d docs, %.0f ms)", resource, name,
                  segment.total_docs, (time.monotonic() - started) * 1000)  # fmt: skip
+
+    def _add_default_columns(self, resource: str, seg_dir: Path) -> None:
+        """Write the columns the table's schema has and the segment lacks (or holds stale)."""
+        if self._schemas is None:
+            return
+        raw = split_table_name(resource)[0]
+        schema = self._schemas.get(raw)
+        if schema is None:
+            return
+        specs = columns_to_generate(read_metadata(seg_dir), schema)
+        if specs:
+            materialize(seg_dir, specs, self._schemas.nullable_columns(raw))
+            log.info("segment %s/%s: wrote default columns %s", resource, seg_dir.name,
+                     ", ".join(s.name for s in specs))  # fmt: skip
+
+    def need_reload(self, resource: str) -> bool:
+        """Whether a loaded segment of ``resource`` lacks a column of the current schema (or
+        holds a stale auto-generated one): Pinot's needReload."""
+        schema = self._schemas.get(split_table_name(resource)[0]) if self._schemas else None
+        if schema is None:
+            return False
+        return any(
+            columns_to_generate(segment.metadata, schema)
+            for segment in self._online.get(resource, {}).values()
+        )
 
     def _consume(self, resource: str, name: str) -> None:
         hosted = self._hosted[resource].setdefault(name, HostedSegment(name, resource))
