@@ -229,3 +229,99 @@ def test_timeout_stops_the_servers_work_the_same_way(ops):
     idle_cpu = _servers_idle_after(ops, settle_s=0.1)
     assert idle_cpu < 0.1, f"the servers kept scanning past the deadline: {idle_cpu:.3f} s"
     print(f"\ntimeoutMs=400: answered after {elapsed_ms:.0f} ms with {sorted(codes)}")
+
+
+# --- schema evolution (item 6) ------------------------------------------------------------
+EVOLVE_SCHEMA = {
+    "schemaName": "evolve",
+    "enableColumnBasedNullHandling": True,
+    "dimensionFieldSpecs": [{"name": "city", "dataType": "STRING"}],
+    "metricFieldSpecs": [{"name": "amount", "dataType": "INT"}],
+}
+EVOLVE_CONFIG = {"tableName": "evolve", "tableType": "OFFLINE",
+                 "segmentsConfig": {"replication": "1", "schemaName": "evolve"}}  # fmt: skip
+EVOLVED_SQL = "SELECT region, code, COUNT(*) FROM evolve GROUP BY region, code ORDER BY 3"
+
+
+def _upload_rows(cluster: Cluster, schema_json: dict, rows: pa.Table, name: str, workdir) -> None:
+    from engine.segment import build_segment, pack_segment
+    from engine.spi.schema import Schema
+    from engine.spi.table_config import TableConfig
+
+    built = build_segment(rows, Schema.from_json(schema_json),
+                          TableConfig.from_json(EVOLVE_CONFIG), workdir / "built",
+                          segment_name=name)  # fmt: skip
+    upload_tar(cluster, "evolve", pack_segment(built.path, workdir / f"{name}.tar.gz"))
+
+
+def _until(check, what: str, timeout_s: float = 30):
+    deadline = time.monotonic() + timeout_s
+    last = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(0.2)
+    raise AssertionError(f"{what}: never true, last {last}")
+
+
+def test_schema_evolution_added_columns_need_no_reload(ops, tmp_path):
+    """Columns added to the schema read as their defaults in older segments at once (no
+    unknown-column error), NULL with null handling where the column is nullable; needReload
+    says a reload would write them; after it, the same answers and needReload false. A
+    forbidden change is refused with Pinot's message."""
+    for path, body in (("/schemas", EVOLVE_SCHEMA), ("/tables", EVOLVE_CONFIG)):
+        assert ops.controller("POST", path, json=body).ok
+    for i in range(2):
+        rows = pa.table({"city": ["a", "b", "c"], "amount": pa.array([1, 2, i], pa.int32())})
+        _upload_rows(ops, EVOLVE_SCHEMA, rows, f"evolve_{i}", tmp_path)
+    _wait_count(ops, "evolve", 6)
+    evolved = {**EVOLVE_SCHEMA, "dimensionFieldSpecs": [
+        *EVOLVE_SCHEMA["dimensionFieldSpecs"],
+        {"name": "region", "dataType": "STRING"},
+        {"name": "code", "dataType": "INT", "notNull": True, "defaultNullValue": 5},
+    ]}  # fmt: skip
+    response = ops.controller("PUT", "/schemas/evolve", json=evolved)
+    assert response.status_code == 200, response.text
+
+    def answer(**options):
+        out = ops.query(EVOLVED_SQL, **options)
+        return out if not out["exceptions"] else None
+
+    plain = _until(answer, "the new columns answer")
+    assert plain["resultTable"]["rows"] == [["null", 5, 6]]
+    nulls = ops.query(EVOLVED_SQL, enableNullHandling="true")
+    assert nulls["resultTable"]["rows"] == [[None, 5, 6]], nulls
+    counted = ops.query("SELECT COUNT(region), COUNT(code) FROM evolve", enableNullHandling="true")
+    assert counted["resultTable"]["rows"] == [[0, 6]]
+
+    need = ops.controller("GET", "/segments/evolve_OFFLINE/needReload", params={"verbose": "true"})
+    assert need.status_code == 200 and need.json()["needReload"] is True, need.text
+    assert any(e["needReload"] for e in need.json()["serverToSegmentsCheckReloadList"].values())
+    reload = ops.controller("POST", "/segments/evolve/reload")
+    assert reload.status_code == 200, reload.text
+    _until(lambda: not ops.controller("GET", "/segments/evolve_OFFLINE/needReload").json()[
+        "needReload"], "needReload false after the reload")  # fmt: skip
+    assert ops.query(EVOLVED_SQL)["resultTable"]["rows"] == [["null", 5, 6]]
+    assert ops.query(EVOLVED_SQL, enableNullHandling="true")["resultTable"]["rows"] == [
+        [None, 5, 6]
+    ]
+
+    # a segment built with the new schema holds real values beside the written defaults
+    rows = pa.table({"city": ["d"], "amount": pa.array([9], pa.int32()), "region": ["west"],
+                     "code": pa.array([7], pa.int32())})  # fmt: skip
+    _upload_rows(ops, evolved, rows, "evolve_2", tmp_path)
+    _wait_count(ops, "evolve", 7)
+    assert ops.query(EVOLVED_SQL)["resultTable"]["rows"] == [["west", 7, 1], ["null", 5, 6]]
+
+    retyped = {**evolved, "metricFieldSpecs": [{"name": "amount", "dataType": "LONG"}]}
+    refused = ops.controller("PUT", "/schemas/evolve", json=retyped)
+    assert refused.status_code == 400
+    assert refused.json()["error"].startswith(
+        "Backward incompatible schema evolve. Reason: New schema: evolve is not "
+        "backward-compatible with the existing schema."
+    )
+    assert "amount (old: METRIC INT, new: METRIC LONG)" in refused.json()["error"]
+    assert (
+        ops.controller("GET", "/schemas/evolve").json()["metricFieldSpecs"][0]["dataType"] == "INT"
+    )
