@@ -18,6 +18,7 @@ import orjson
 from engine.broker.errors import SEGMENTS_UNAVAILABLE_ERROR_CODE, BadBrokerRequest
 from engine.broker.metrics import BrokerMetrics
 from engine.broker.pruning import prune
+from engine.broker.query_log import QueryLogger
 from engine.broker.routing import RoutingManager, RoutingSnapshot, ServerAddress
 from engine.broker.running import RunningQueries, RunningQuery
 from engine.broker.scatter import ScatterGather
@@ -52,6 +53,7 @@ class BrokerQuery:
     sql: str
     options: dict[str, str]
     trace: bool = False
+    client_ip: str | None = None  # X-Forwarded-For, for the query log's clientIp
 
     @classmethod
     def from_json(cls, body: bytes) -> BrokerQuery:
@@ -106,6 +108,7 @@ class QueryRunner:
         *,
         running: RunningQueries | None = None,
         broker_id: str = "",
+        query_log: QueryLogger | None = None,
     ) -> None:
         self.routing = routing
         self.schemas = schemas
@@ -127,19 +130,21 @@ class QueryRunner:
         self.plans = PlanCache()
         self.running = running  # the queries GET /queries lists and DELETE /query cancels
         self.broker_id = broker_id  # with the request id, the id servers know a query by
+        self.query_log = query_log
         self._lock = threading.Lock()
 
     def run(self, query: BrokerQuery) -> dict:
         started = time.monotonic()
         request_id = self.selector.next_request_id()
-        table_label = "unknown"
+        table_label = queried = "unknown"
         running = None
         if self.running is not None:
             running = self.running.register(
                 request_id, query.sql, query.options.get(CLIENT_QUERY_ID)
             )
+        logged = self.query_log.received(request_id, query.sql) if self.query_log else False
         try:
-            table = self._table_of(query.sql)
+            table = queried = self._table_of(query.sql)
             table_label = split_table_name(table)[0]
             response = self._run(query, table, request_id, started, running)
         except QueryError as err:
@@ -155,6 +160,14 @@ class QueryRunner:
             if running is not None:
                 self.running.unregister(running)
         response["requestId"] = str(request_id)
+        if self.query_log is not None:
+            line = self.query_log.line(
+                response, query.sql, queried,
+                running.responses if running is not None else [],
+                unavailable=running.unavailable if running is not None else 0,
+                client_ip=query.client_ip,
+            )  # fmt: skip
+            self.query_log.answered(logged, line, response)
         queries, latency, docs_scanned, partial, freshness_lag = self._metrics_of(table_label)
         queries.inc()
         latency.observe(time.monotonic() - started)
@@ -214,6 +227,8 @@ class QueryRunner:
             num_pruned += pruned
             num_routed += sum(len(s) for s in assignment.values()) + len(unavailable)
             if unavailable:
+                if running is not None:
+                    running.unavailable += len(unavailable)
                 shown = ", ".join(unavailable[:10]) + (" ..." if len(unavailable) > 10 else "")
                 exceptions.append({
                     "errorCode": SEGMENTS_UNAVAILABLE_ERROR_CODE,
@@ -234,6 +249,8 @@ class QueryRunner:
             if running.cancelled:  # cancelled while it was routed: ask no server
                 raise QueryCancelledError(f"Cancelled on: {self.broker_id}")
         responses = self.scatter.scatter(requests, deadline)
+        if running is not None:
+            running.responses = responses
         results = [r.result for r in responses if r.result is not None]
         exceptions += [r.exception for r in responses if r.exception is not None]
         if running is not None and running.cancelled:

@@ -30,6 +30,7 @@ from engine.broker.errors import (
 )
 from engine.broker.handler import BrokerQuery, QueryRunner
 from engine.broker.metrics import BrokerMetrics
+from engine.broker.query_log import QueryLogger
 from engine.broker.routing import RoutingManager
 from engine.broker.running import RunningQueries
 from engine.broker.scatter import ScatterGather
@@ -92,6 +93,7 @@ class BrokerInstance:
         self.runner = QueryRunner(
             self.routing, self.schemas, self.selector, self.scatter, self.metrics,
             running=self.running, broker_id=self.instance_id,
+            query_log=QueryLogger(config.properties),
         )  # fmt: skip
         router.add("POST", "/query/sql", self._query_post)
         router.add("GET", "/query/sql", self._query_get)
@@ -134,6 +136,7 @@ class BrokerInstance:
             query = BrokerQuery.from_json(request.body)
         except BadBrokerRequest as exc:
             return _bad_request(str(exc))
+        query.client_ip = request.headers.get("x-forwarded-for")
         return self._answer(query)
 
     def _query_get(self, request: Request) -> Response:
@@ -142,6 +145,7 @@ class BrokerInstance:
             query = BrokerQuery.from_fields(q.get("sql"), q.get("queryOptions"), q.get("trace"))
         except BadBrokerRequest as exc:
             return _bad_request(str(exc))
+        query.client_ip = request.headers.get("x-forwarded-for")
         return self._answer(query)
 
     def _answer(self, query: BrokerQuery) -> Response:

@@ -22,6 +22,9 @@ class RunningQuery:
     client_query_id: str | None
     servers: tuple[ServerAddress, ...] = ()  # set once the query is routed
     cancelled: bool = False
+    # for the query log: the servers' answers and the segments no server could serve
+    responses: list = dataclasses.field(default_factory=list)
+    unavailable: int = 0
 
 
 class RunningQueries:
