@@ -137,6 +137,7 @@ class QueryRunner:
         started = time.monotonic()
         request_id = self.selector.next_request_id()
         table_label = queried = "unknown"
+        phases: dict[str, float] = {}  # Pinot's query phases, ms
         running = None
         if self.running is not None:
             running = self.running.register(
@@ -146,7 +147,7 @@ class QueryRunner:
         try:
             table = queried = self._table_of(query.sql)
             table_label = split_table_name(table)[0]
-            response = self._run(query, table, request_id, started, running)
+            response = self._run(query, table, request_id, started, running, phases)
         except QueryError as err:
             response = error_response(err, time_used_ms=_ms_since(started))
         except RecursionError:
@@ -170,7 +171,9 @@ class QueryRunner:
             self.query_log.answered(logged, line, response)
         queries, latency, docs_scanned, partial, freshness_lag = self._metrics_of(table_label)
         queries.inc()
-        latency.observe(time.monotonic() - started)
+        elapsed = time.monotonic() - started
+        latency.observe(elapsed)
+        self.metrics.record_query(table_label, phases, elapsed * 1000, bool(response["exceptions"]))
         docs_scanned.inc(response.get("numDocsScanned", 0))
         if response.get("partialResult"):
             partial.inc()
@@ -202,6 +205,7 @@ class QueryRunner:
         request_id: int,
         started: float,
         running: RunningQuery | None = None,
+        phases: dict | None = None,
     ) -> dict:
         snapshot = self.routing.snapshot
         raw, table_type = split_table_name(table)
@@ -210,6 +214,7 @@ class QueryRunner:
             raise TableNotFoundError(f"TableDoesNotExistError: table '{table}' does not exist")
         snapshot.check_routable(tables)  # e.g. an unreadable segment lineage: never a wrong answer
         plan = self.plans.compile(query.sql, self.schemas.get(raw), query.options)
+        compiled = time.monotonic()
         if running is not None and plan.options.get(CLIENT_QUERY_ID):  # SET clientQueryId
             self.running.set_client_query_id(running, plan.options[CLIENT_QUERY_ID])
         trace = query.trace or plan.trace  # the request's flag or the trace query option
@@ -244,11 +249,17 @@ class QueryRunner:
                     "timeBoundary": clause, "brokerId": self.broker_id,
                 })  # fmt: skip
                 requests.append((snapshot.servers[instance_id], body))
+        routed = time.monotonic()
         if running is not None:
             running.servers = tuple({server.instance_id: server for server, _ in requests}.values())
             if running.cancelled:  # cancelled while it was routed: ask no server
                 raise QueryCancelledError(f"Cancelled on: {self.broker_id}")
         responses = self.scatter.scatter(requests, deadline)
+        gathered = time.monotonic()
+        if phases is not None:
+            phases["requestCompilation"] = (compiled - started) * 1000
+            phases["queryRouting"] = (routed - compiled) * 1000
+            phases["scatterGather"] = (gathered - routed) * 1000
         if running is not None:
             running.responses = responses
         results = [r.result for r in responses if r.result is not None]
@@ -270,6 +281,8 @@ class QueryRunner:
             num_servers_responded=sum(r.responded for r in responses),
         )  # fmt: skip
         reduce_ms = _ms_since(reduce_started)
+        if phases is not None:
+            phases["reduce"] = (time.monotonic() - reduce_started) * 1000
         response["exceptions"] = response["exceptions"] + exceptions
         response["partialResult"] = bool(response["exceptions"])
         response["numSegmentsQueried"] = num_routed

@@ -104,6 +104,7 @@ class ServerInstance:
         self.executor = QueryExecutor(
             self.instance_id, self.segments, self.schemas, self.metrics, self.query_engine
         )
+        self.metrics.document_counts(self.segments.document_counts)
         query_router.add("POST", "/query", self.executor.handle)
         query_router.add("GET", "/health", self._health)
         admin_router.add("GET", "/health", self._health)

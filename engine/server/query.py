@@ -162,6 +162,7 @@ class QueryExecutor:
                 self._in_flight -= 1
             queries, _, latency, _, _ = self._metrics_of(table)
             queries.inc()
+            self.metrics.pinot.mark("queries")
             latency.observe(time.monotonic() - started)
         if body[:1] == b"{":
             content_type = "application/json"

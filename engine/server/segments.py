@@ -136,6 +136,20 @@ class SegmentDataManager:
                 counts[hosted.state] = counts.get(hosted.state, 0) + 1
         return counts
 
+    def document_counts(self) -> dict[str, int]:
+        """Docs served per table (loaded segments and consuming ones), Pinot's documentCount."""
+        out: dict[str, int] = {}
+        for resource, segments in list(self._hosted.items()):
+            docs = 0
+            for name, hosted in list(segments.items()):
+                if hosted.segment is not None:
+                    docs += hosted.segment.total_docs
+                elif hosted.state == CONSUMING and self.realtime is not None:
+                    snapshot = self.realtime.snapshot(resource, name)
+                    docs += snapshot.total_docs if snapshot is not None else 0
+            out[resource] = docs
+        return out
+
     def resources(self) -> list[str]:
         return list(self._hosted)
 

@@ -38,6 +38,7 @@ SCAN_CONFIG = {
     "segmentsConfig": {"replication": "1", "schemaName": SCAN},
     "tableIndexConfig": {"noDictionaryColumns": ["s", "v"]},
 }
+QUERY_LOG_RATE_KEY, QUERY_LOG_RATE = "pinot.broker.query.log.maxRatePerSecond", 5
 # four regular-expression scans over 1.6M strings: seconds of work on the two servers
 LONG_SCAN = (
     f"SELECT COUNT(*) FROM {SCAN} WHERE REGEXP_LIKE(s, 'a.*b') OR REGEXP_LIKE(s, 'c.*d') "
@@ -65,7 +66,12 @@ def ops(zookeeper, tmp_path_factory) -> Iterator[Cluster]:
     from engine.spi.table_config import TableConfig
 
     workdir = tmp_path_factory.mktemp("ops")
-    cluster = start_cluster(zookeeper.address, workdir)
+    broker_config = workdir / "broker.conf"
+    broker_config.write_text(  # Pinot's broker keys, as a Pinot broker reads them
+        f"{QUERY_LOG_RATE_KEY}={QUERY_LOG_RATE}\npinot.broker.request.client.ip.logging=true\n"
+    )
+    cluster = start_cluster(zookeeper.address, workdir,
+                            extra_env={"SPRIG_BROKER_CONFIG": str(broker_config)})  # fmt: skip
     try:
         for path, body in (("/schemas", SCAN_SCHEMA), ("/tables", SCAN_CONFIG)):
             response = cluster.controller("POST", path, json=body)
@@ -325,3 +331,100 @@ def test_schema_evolution_added_columns_need_no_reload(ops, tmp_path):
     assert (
         ops.controller("GET", "/schemas/evolve").json()["metricFieldSpecs"][0]["dataType"] == "INT"
     )
+
+
+# --- query log (item 5) and Pinot's metric names (item 8) ----------------------------------
+def _completion_lines(cluster: Cluster) -> list[str]:
+    text = cluster.broker.log_path.read_text()
+    return [line.split("QueryLogger: ", 1)[1] for line in text.splitlines()
+            if "QueryLogger: requestId=" in line]  # fmt: skip
+
+
+def test_query_log_lines_and_their_rate_limit(ops):
+    """Each answered query is one line with Pinot's fields in Pinot's order; over
+    maxRatePerSecond (5 here) lines are dropped, and counted, except a failed query's."""
+    time.sleep(1.1)  # a full bucket
+    headers = {"X-Forwarded-For": "10.1.2.3"}
+    response = requests.post(f"{ops.broker_url}/query/sql", headers=headers, timeout=30,
+                             json={"sql": f"SELECT COUNT(*) FROM {SCAN} WHERE k < 10"})  # fmt: skip
+    answer = response.json()
+    request_id = answer["requestId"]
+    (line,) = [x for x in _completion_lines(ops) if x.startswith(f"requestId={request_id},")]
+    fields = [part.split("=", 1)[0].split(":", 1)[0] for part in line.split(",")]
+    assert fields[:9] == ["requestId", "table", "queryHash", "timeMs", "docs", "entries",
+                          "segments(queried/processed/matched/consumingQueried/consumingProcessed/"
+                          "consumingMatched/unavailable)", "consumingFreshnessTimeMs", "servers"]  # fmt: skip
+    assert fields[-1] == "query" and line.endswith(
+        f"query=SELECT COUNT(*) FROM {SCAN} WHERE k < 10"
+    )
+    assert f"table={SCAN}," in line
+    assert f"docs={answer['numDocsScanned']}/{answer['totalDocs']}," in line
+    assert f":{SEGMENTS}/{SEGMENTS}/" in line and ",servers=2/2," in line
+    assert ",clientIp=10.1.2.3," in line and ",queryEngine=singleStage," in line
+    assert "serverStats=(Server=SubmitDelayMs,ResponseDelayMs,ResponseSize," in line
+    log_text = ops.broker.log_path.read_text()
+    assert f"SQL query for request {request_id}: SELECT COUNT(*)" in log_text
+
+    burst = [ops.query(f"SELECT COUNT(*) FROM {SCAN} WHERE k = {i}")["requestId"]
+             for i in range(30)]  # fmt: skip
+    failed = ops.query(LONG_SCAN, timeoutMs=5)["requestId"]  # partial: logged over the rate
+    time.sleep(1.1)
+    ops.query(f"SELECT COUNT(*) FROM {SCAN}")  # reports what was dropped
+    logged = {x.split(",", 1)[0].removeprefix("requestId=") for x in _completion_lines(ops)}
+    kept = [r for r in burst if r in logged]
+    assert 3 <= len(kept) < len(burst), (len(kept), len(burst))
+    assert failed in logged
+    assert "logs were dropped. (log max rate per second: 5)" in ops.broker.log_path.read_text()
+
+
+def _series(url: str) -> dict[str, float]:
+    out = {}
+    for line in requests.get(url, timeout=10).text.splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            out[name] = float(value)
+    return out
+
+
+def test_pinot_metric_names(ops):
+    """The broker and servers export Pinot's JMX-exporter names beside the sprig_* ones."""
+    before = _series(f"{ops.broker_url}/metrics")
+    for _ in range(3):
+        ops.query(f"SELECT COUNT(*) FROM {SCAN} WHERE k = 1")
+    broker = _series(f"{ops.broker_url}/metrics")
+    table = f'{{table="{SCAN}"}}'
+    assert (
+        broker[f"pinot_broker_queries_Count{table}"]
+        == before[f"pinot_broker_queries_Count{table}"] + 3
+    )
+    assert (
+        broker["pinot_broker_queriesGlobal_Count"] >= broker[f"pinot_broker_queries_Count{table}"]
+    )
+    for phase in (
+        "requestCompilation",
+        "queryRouting",
+        "scatterGather",
+        "reduce",
+        "queryExecution",
+    ):
+        assert broker[f"pinot_broker_{phase}_Count{table}"] >= 3
+        assert broker[f"pinot_broker_{phase}_99thPercentile{table}"] >= 0
+    assert broker["pinot_broker_queryTotalTimeMs_50thPercentile"] > 0
+    assert "pinot_broker_brokerResponsesWithProcessingExceptions_Count" in broker
+    assert broker[f"sprig_broker_queries_total{table}"] >= 3  # the older names stay
+    docs = 0
+    for admin in _admin_urls(ops):
+        server = _series(f"{admin}/metrics")
+        assert server["pinot_server_queries_Count"] > 0
+        docs += server['pinot_server_documentCount_Value{table="scan",tableType="OFFLINE"}']
+    assert docs == SEGMENTS * ROWS_PER_SEGMENT
+
+
+def _admin_urls(cluster: Cluster) -> list[str]:
+    instances = cluster.controller("GET", "/instances").json()["instances"]
+    urls = []
+    for name in instances:
+        if name.startswith("Server_"):
+            info = cluster.controller("GET", f"/instances/{name}").json()
+            urls.append(f"http://{info['hostName']}:{info['adminPort']}")
+    return urls
