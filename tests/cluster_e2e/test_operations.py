@@ -12,59 +12,30 @@ import threading
 import time
 from collections.abc import Iterator
 
-import numpy as np
 import psutil
 import pyarrow as pa
 import pytest
 import requests
 
-from tests.cluster_e2e.conftest import Cluster, start_cluster, stop_cluster, upload_tar
+from bench.cancel import LONG_SCAN, SCAN_CONFIG, SCAN_SCHEMA, scan_rows, scan_tars
+from tests.cluster_e2e.conftest import (
+    Cluster,
+    start_cluster,
+    stop_cluster,
+    upload_tar,
+    wait_rows,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 SCAN = "scan"
 SEGMENTS, ROWS_PER_SEGMENT = 16, 100_000
-SCAN_SCHEMA = {
-    "schemaName": SCAN,
-    "dimensionFieldSpecs": [
-        {"name": "s", "dataType": "STRING"},
-        {"name": "k", "dataType": "INT"},
-    ],
-    "metricFieldSpecs": [{"name": "v", "dataType": "DOUBLE"}],
-}
-SCAN_CONFIG = {
-    "tableName": SCAN,
-    "tableType": "OFFLINE",
-    "segmentsConfig": {"replication": "1", "schemaName": SCAN},
-    "tableIndexConfig": {"noDictionaryColumns": ["s", "v"]},
-}
 QUERY_LOG_RATE_KEY, QUERY_LOG_RATE = "pinot.broker.query.log.maxRatePerSecond", 5
-# four regular-expression scans over 1.6M strings: seconds of work on the two servers
-LONG_SCAN = (
-    f"SELECT COUNT(*) FROM {SCAN} WHERE REGEXP_LIKE(s, 'a.*b') OR REGEXP_LIKE(s, 'c.*d') "
-    "OR REGEXP_LIKE(s, 'e.*f') OR REGEXP_LIKE(s, 'g.*h.*i')"
-)
-
-
-def _scan_rows(seed: int) -> pa.Table:
-    rng = np.random.default_rng(seed)
-    letters = np.array(list("abcdefghij"))
-    words = ["".join(rng.choice(letters, 12)) for _ in range(5000)]
-    picks = rng.integers(0, len(words), ROWS_PER_SEGMENT)
-    return pa.table({
-        "s": pa.array([words[i] for i in picks]),
-        "k": pa.array(rng.integers(0, 1000, ROWS_PER_SEGMENT).astype(np.int32)),
-        "v": pa.array(rng.random(ROWS_PER_SEGMENT)),
-    })  # fmt: skip
 
 
 @pytest.fixture(scope="module")
 def ops(zookeeper, tmp_path_factory) -> Iterator[Cluster]:
     """The cluster with the scan table loaded (SEGMENTS segments over the two servers)."""
-    from engine.segment import build_segment, pack_segment
-    from engine.spi.schema import Schema
-    from engine.spi.table_config import TableConfig
-
     workdir = tmp_path_factory.mktemp("ops")
     broker_config = workdir / "broker.conf"
     broker_config.write_text(  # Pinot's broker keys, as a Pinot broker reads them
@@ -76,27 +47,12 @@ def ops(zookeeper, tmp_path_factory) -> Iterator[Cluster]:
         for path, body in (("/schemas", SCAN_SCHEMA), ("/tables", SCAN_CONFIG)):
             response = cluster.controller("POST", path, json=body)
             assert response.ok, f"POST {path}: {response.status_code} {response.text}"
-        schema = Schema.from_json(SCAN_SCHEMA)
-        config = TableConfig.from_json(SCAN_CONFIG)
-        for i in range(SEGMENTS):
-            built = build_segment(_scan_rows(i), schema, config, workdir / "built",
-                                  segment_name=f"{SCAN}_{i}")  # fmt: skip
-            upload_tar(cluster, SCAN, pack_segment(built.path, workdir / f"{SCAN}_{i}.tar.gz"))
-        _wait_count(cluster, SCAN, SEGMENTS * ROWS_PER_SEGMENT)
+        for tar in scan_tars(workdir, SEGMENTS, ROWS_PER_SEGMENT):
+            upload_tar(cluster, SCAN, tar)
+        wait_rows(cluster, SCAN, SEGMENTS * ROWS_PER_SEGMENT)
         yield cluster
     finally:
         stop_cluster(cluster)
-
-
-def _wait_count(cluster: Cluster, table: str, expected: int, timeout_s: float = 90) -> None:
-    deadline = time.monotonic() + timeout_s
-    last = None
-    while time.monotonic() < deadline:
-        last = cluster.query(f"SELECT COUNT(*) FROM {table}")
-        if last.get("resultTable", {}).get("rows") == [[expected]] and not last["exceptions"]:
-            return
-        time.sleep(0.3)
-    raise AssertionError(f"{table}: the broker did not count {expected} rows: {last}")
 
 
 class _Background:
@@ -159,7 +115,7 @@ def test_long_scan_is_long_and_correct(ops):
     assert not answer["exceptions"], answer["exceptions"]
     pattern = re.compile("a.*b|c.*d|e.*f|g.*h.*i")
     expected = sum(
-        sum(1 for s in _scan_rows(i).column("s").to_pylist() if pattern.search(s))
+        sum(1 for s in scan_rows(i, ROWS_PER_SEGMENT).column("s").to_pylist() if pattern.search(s))
         for i in range(SEGMENTS)
     )
     assert answer["resultTable"]["rows"] == [[expected]]
@@ -281,7 +237,7 @@ def test_schema_evolution_added_columns_need_no_reload(ops, tmp_path):
     for i in range(2):
         rows = pa.table({"city": ["a", "b", "c"], "amount": pa.array([1, 2, i], pa.int32())})
         _upload_rows(ops, EVOLVE_SCHEMA, rows, f"evolve_{i}", tmp_path)
-    _wait_count(ops, "evolve", 6)
+    wait_rows(ops, "evolve", 6)
     evolved = {**EVOLVE_SCHEMA, "dimensionFieldSpecs": [
         *EVOLVE_SCHEMA["dimensionFieldSpecs"],
         {"name": "region", "dataType": "STRING"},
@@ -317,7 +273,7 @@ def test_schema_evolution_added_columns_need_no_reload(ops, tmp_path):
     rows = pa.table({"city": ["d"], "amount": pa.array([9], pa.int32()), "region": ["west"],
                      "code": pa.array([7], pa.int32())})  # fmt: skip
     _upload_rows(ops, evolved, rows, "evolve_2", tmp_path)
-    _wait_count(ops, "evolve", 7)
+    wait_rows(ops, "evolve", 7)
     assert ops.query(EVOLVED_SQL)["resultTable"]["rows"] == [["west", 7, 1], ["null", 5, 6]]
 
     retyped = {**evolved, "metricFieldSpecs": [{"name": "amount", "dataType": "LONG"}]}
