@@ -14,11 +14,11 @@ from cluster.logic.cluster_view import parsed
 from cluster.logic.deep_store import get_deep_store
 from cluster.logic.delete_segments import delete_segments
 from cluster.logic.lineage_retention import clean_up_lineage
-from cluster.periods import period_ms
 from engine.clusterstate import ClusterStore, SegmentState
 from engine.clusterstate.lineage import delete_blocked_segments, read_lineage
 from engine.clusterstate.realtime_metadata import COMPLETED, status_of
 from engine.clusterstate.records import now_ms
+from engine.spi.periods import period_ms
 
 _UNIT_MS = {
     "NANOSECONDS": 1e-6,

@@ -32,7 +32,6 @@ from cluster.logic.cluster_view import (
 from cluster.logic.completed_placement import completed_server_tag, completed_servers
 from cluster.logic.deep_store import get_deep_store
 from cluster.logic.instance_partitions import segment_placement
-from cluster.periods import data_size_bytes
 from engine.clusterstate import (
     ClusterStore,
     Message,
@@ -45,6 +44,7 @@ from engine.clusterstate import realtime_metadata as llc
 from engine.clusterstate.records import now_ms
 from engine.common.errors import SegmentError
 from engine.segment import SegmentMetadata, read_metadata, unpack_segment
+from engine.spi.periods import data_size_bytes
 
 METADATA_FILE = "metadata.json"
 

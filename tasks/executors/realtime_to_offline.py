@@ -22,6 +22,7 @@ from pathlib import Path
 from kazoo.exceptions import BadVersionError
 
 from engine.clusterstate import ZNRecord, split_table_name
+from engine.spi.periods import period_ms
 from tasks.errors import SubtaskFailedError
 from tasks.executors.base import SubtaskContext, TaskExecutor
 from tasks.executors.purge import controller_of, fetch_segment, table_objects, upload
@@ -109,8 +110,6 @@ class RealtimeToOfflineSegmentsTaskExecutor(TaskExecutor):
                         for k, v in configs.items() if k.endswith(".aggregationType")}  # fmt: skip
         round_ms = configs.get("roundBucketTimePeriod")
         if round_ms:
-            from cluster.periods import period_ms
-
             round_ms = period_ms(round_ms)
         spec = spec_for_table(schema, offline_config, merge_type=configs.get("mergeType", "concat"),
                               round_bucket_ms=round_ms or None, aggregations=aggregations,

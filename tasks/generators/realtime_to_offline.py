@@ -24,6 +24,7 @@ from engine.clusterstate import ZNRecord, split_table_name
 from engine.clusterstate.realtime_metadata import DONE, status_of
 from engine.realtime.llc_name import LLCSegmentName
 from engine.spi.datetime_format import UNIT_MILLIS
+from engine.spi.periods import period_ms
 from tasks.errors import TaskConfigError
 from tasks.generators.base import TABLE_NAME_KEY, UPLOAD_URL_KEY, GenerationContext, TaskGenerator
 from tasks.generators.merge_rollup_levels import AGGREGATION_TYPES, MERGE_TYPES
@@ -45,8 +46,6 @@ _PASSED = ("roundBucketTimePeriod", "maxNumRecordsPerSegment")
 
 
 def _period(config: dict[str, str], key: str, default: str | None) -> int | None:
-    from cluster.periods import period_ms
-
     raw = config.get(key) or default
     if raw is None:
         return None
