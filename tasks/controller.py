@@ -41,7 +41,7 @@ def _warn_broker_down(exc: Exception) -> None:
 
 
 def _cron_fire(table: str, task_type: str) -> None:
-    from cluster.zk import get_store
+    from controller.zk import get_store
 
     outcome = schedule_tasks(get_store(), task_type=task_type, table_name=table,
                              triggered_by=TriggeredBy.CRON_TRIGGER)  # fmt: skip

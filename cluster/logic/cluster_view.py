@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cluster import models
-from cluster.errors import BadRequest, NotFound
+from controller.errors import BadRequest, NotFound
 from engine.clusterstate import ClusterStore, InstanceConfig, InstanceType, split_table_name
 from engine.clusterstate.tags import broker_tag, server_tag
 from engine.spi import TableConfig

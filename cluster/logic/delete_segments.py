@@ -3,10 +3,10 @@ segment metadata, then the deep-store file."""
 
 from __future__ import annotations
 
-from cluster.errors import BadRequest, Conflict, NotFound
 from cluster.logic import audit
 from cluster.logic.deep_store import get_deep_store
 from cluster.logic.table_views import existing_types
+from controller.errors import BadRequest, Conflict, NotFound
 from engine.clusterstate import (
     ClusterStore,
     ResourceAssignment,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cluster import models
-from cluster.errors import BadRequest
+from controller.errors import BadRequest
 from engine.common.errors import ConfigError
 from engine.ingest.expression import Expression, ExpressionError
 from engine.spi import Schema, TableConfig

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from django.conf import settings
 
 from cluster import models
-from cluster.errors import NotFound
 from cluster.logic.cluster_view import table_types
+from controller.errors import NotFound
 from engine.clusterstate import ClusterStore, split_table_name
 from engine.spi.periods import period_ms
 from tasks.logic.scheduled_runs import PERIODIC, last_runs, recorded_run

@@ -13,7 +13,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from cluster.errors import ServiceUnavailable
+from controller.errors import ServiceUnavailable
 from monitoring.errors import KafkaUnavailableError
 from monitoring.evaluation.burrow import Status, group_status
 from monitoring.logic.burrow_status import cluster_name, consumer_group_status, status_json

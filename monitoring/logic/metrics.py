@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 
-from cluster.errors import ServiceUnavailable
+from controller.errors import ServiceUnavailable
 from monitoring.errors import KafkaUnavailableError
 from monitoring.exporter import LagExporter
 from monitoring.logic.burrow_status import cluster_name

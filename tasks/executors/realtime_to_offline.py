@@ -92,7 +92,7 @@ class RealtimeToOfflineSegmentsTaskExecutor(TaskExecutor):
     task_type = TASK_TYPE
 
     def execute(self, ctx: SubtaskContext) -> dict:
-        from cluster.zk import get_store
+        from controller.zk import get_store
         from spark_jobs.minion.merge_rollup import spec_for_table
         from spark_jobs.minion.realtime_to_offline import move_window, segment_name
         from spark_jobs.minion.session import minion_spark

@@ -7,8 +7,8 @@ import dataclasses
 import logging
 
 from cluster import models as cluster_models
-from cluster.errors import BadRequest, Conflict, NotFound
 from cluster.logic.cluster_view import table_types
+from controller.errors import BadRequest, Conflict, NotFound
 from engine.clusterstate import ClusterStore, split_table_name
 from tasks import registry
 from tasks.errors import GenerationError, SchedulingError, TaskConfigError

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cluster.errors import BadRequest
 from cluster.logic.assign_segments import assign_segment, rebalance_target
+from controller.errors import BadRequest
 from engine.clusterstate import ResourceAssignment
 
 

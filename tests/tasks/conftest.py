@@ -104,7 +104,7 @@ def api(task_settings, db):
 
 @pytest.fixture
 def store(task_settings):
-    from cluster.zk import get_store
+    from controller.zk import get_store
 
     return get_store()
 
