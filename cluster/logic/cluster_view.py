@@ -84,6 +84,18 @@ def table_types(raw_name: str, table_type: str | None) -> list[str]:
     return [r.table_type for r in rows]
 
 
+def table_rows(table_name: str | None, table_type: str | None = None) -> list[models.TableConfig]:
+    """Every table (``table_name`` empty), or the types of one (raw or with type, narrowed by
+    ``table_type``); NotFound naming it when there is none."""
+    if not table_name:
+        return list(models.TableConfig.objects.all())
+    types = table_types(table_name, table_type)
+    if not types:
+        raise NotFound(f"Table {table_name} does not exist")
+    raw = split_table_name(table_name)[0]
+    return list(models.TableConfig.objects.filter(table_name=raw, table_type__in=types))
+
+
 def table_row(raw_or_typed: str, table_type: str | None) -> models.TableConfig:
     """Exactly one table type; a raw name with both types needs ``table_type``."""
     raw_name, suffix_type = split_table_name(raw_or_typed)
