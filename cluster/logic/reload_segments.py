@@ -7,11 +7,11 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 from cluster import models
-from cluster.errors import NotFound
 from cluster.logic import audit
 from cluster.logic.controller_jobs import RELOAD, load_job, save_job
 from cluster.logic.realtime.consuming_info import ask_server
 from cluster.logic.table_views import existing_types
+from controller.errors import NotFound
 from engine.clusterstate import (
     ClusterStore,
     Message,
