@@ -7,8 +7,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import requests
 
-from cluster.errors import NotFound, ServiceUnavailable
 from cluster.logic.forward_query import live_brokers
+from controller.errors import NotFound, ServiceUnavailable
 from engine.clusterstate import ClusterStore
 
 
