@@ -143,7 +143,10 @@ class QueryRunner:
             running = self.running.register(
                 request_id, query.sql, query.options.get(CLIENT_QUERY_ID)
             )
-        logged = self.query_log.received(request_id, query.sql) if self.query_log else False
+        query_log = (
+            self.query_log if self.query_log is not None and self.query_log.enabled else None
+        )
+        logged = query_log.received(request_id, query.sql) if query_log is not None else False
         try:
             table = queried = self._table_of(query.sql)
             table_label = split_table_name(table)[0]
@@ -161,14 +164,13 @@ class QueryRunner:
             if running is not None:
                 self.running.unregister(running)
         response["requestId"] = str(request_id)
-        if self.query_log is not None:
-            line = self.query_log.line(
+        if query_log is not None:
+            query_log.answered(logged, lambda: query_log.line(
                 response, query.sql, queried,
                 running.responses if running is not None else [],
                 unavailable=running.unavailable if running is not None else 0,
                 client_ip=query.client_ip,
-            )  # fmt: skip
-            self.query_log.answered(logged, line, response)
+            ), response)  # fmt: skip
         queries, latency, docs_scanned, partial, freshness_lag = self._metrics_of(table_label)
         queries.inc()
         elapsed = time.monotonic() - started

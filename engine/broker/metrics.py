@@ -23,6 +23,10 @@ class BrokerMetrics(ProcessMetrics):
             self.pinot.declare("meter", name)
         self.pinot.declare("timer", "queryTotalTimeMs")
         self.registry.register(self.pinot.collector())
+        self._pinot_tables: dict[str, tuple] = {}  # table -> (phase timers, queries meter)
+        self._total_time = self.pinot.timer("queryTotalTimeMs")
+        self._queries_global = self.pinot.meter("queriesGlobal")
+        self._with_exceptions = self.pinot.meter("brokerResponsesWithProcessingExceptions")
         self.queries = Counter(
             "sprig_broker_queries", "Queries received", ["table"], registry=self.registry
         )
@@ -54,10 +58,18 @@ class BrokerMetrics(ProcessMetrics):
                      exceptions: bool) -> None:  # fmt: skip
         """One answered query in Pinot's metrics: its phases' times (ms) per table, the total,
         and the meters."""
-        labels = (("table", table),)
-        timings = [(name, labels, ms) for name, ms in phases.items()]
-        timings += [("queryExecution", labels, total_ms), ("queryTotalTimeMs", (), total_ms)]
-        marks = [("queries", labels), ("queriesGlobal", ())]
+        per_table = self._pinot_tables.get(table)
+        if per_table is None:
+            labels = (("table", table),)
+            per_table = self._pinot_tables[table] = (
+                {name: self.pinot.timer(name, labels) for name in PINOT_PHASES},
+                self.pinot.meter("queries", labels),
+            )
+        timers, queries = per_table
+        timings = [(timers[name], ms) for name, ms in phases.items()]
+        timings.append((timers["queryExecution"], total_ms))
+        timings.append((self._total_time, total_ms))
+        marks = [queries, self._queries_global]
         if exceptions:
-            marks.append(("brokerResponsesWithProcessingExceptions", ()))
+            marks.append(self._with_exceptions)
         self.pinot.record(timings, marks)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 
 from engine.runtime.properties import PinotProperties
 
@@ -62,6 +63,11 @@ class QueryLogger:
         self._dropped_reported_at = time.monotonic()
         self._lock = threading.Lock()
 
+    @property
+    def enabled(self) -> bool:
+        """Whether the query log's lines go anywhere (its logger is at INFO or below)."""
+        return log.isEnabledFor(logging.INFO)
+
     def received(self, request_id: int, sql: str) -> bool:
         """Log a query's arrival; whether it holds a token (then its answer is logged too)."""
         allowed = self._limiter.try_acquire()
@@ -69,14 +75,15 @@ class QueryLogger:
             log.info("SQL query for request %d: %s", request_id, sql)
         return allowed
 
-    def answered(self, allowed: bool, line: str, response: dict) -> None:
-        """Log the answer's line when the query held a token, or failed or was slow."""
+    def answered(self, allowed: bool, line: Callable[[], str], response: dict) -> None:
+        """Log the answer's line (``line()``, built only then) when the query held a token,
+        or failed or was slow."""
         if (
             allowed
             or response.get("partialResult")
             or response.get("timeUsedMs", 0) > SLOW_QUERY_MS
         ):
-            log.info("%s", line)
+            log.info("%s", line())
         else:
             self._count_dropped()
 

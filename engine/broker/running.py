@@ -7,7 +7,6 @@ at its next checkpoint and answer QUERY_CANCELLATION (503), which the broker ret
 from __future__ import annotations
 
 import dataclasses
-import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import urllib3
@@ -15,7 +14,7 @@ import urllib3
 from engine.broker.routing import ServerAddress
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class RunningQuery:
     request_id: int
     sql: str
@@ -33,40 +32,35 @@ class RunningQueries:
         self.http = http
         self._by_id: dict[int, RunningQuery] = {}
         self._by_client_id: dict[str, RunningQuery] = {}
-        self._lock = threading.Lock()
 
+    # (single dict operations are atomic in CPython: the query path takes no lock)
     def register(self, request_id: int, sql: str, client_query_id: str | None) -> RunningQuery:
         query = RunningQuery(request_id, sql, client_query_id or None)
-        with self._lock:
-            self._by_id[request_id] = query
-            if query.client_query_id:
-                self._by_client_id[query.client_query_id] = query
+        self._by_id[request_id] = query
+        if query.client_query_id:
+            self._by_client_id[query.client_query_id] = query
         return query
 
     def unregister(self, query: RunningQuery) -> None:
-        with self._lock:
-            self._by_id.pop(query.request_id, None)
-            if query.client_query_id and self._by_client_id.get(query.client_query_id) is query:
-                del self._by_client_id[query.client_query_id]
+        self._by_id.pop(query.request_id, None)
+        if query.client_query_id and self._by_client_id.get(query.client_query_id) is query:
+            self._by_client_id.pop(query.client_query_id, None)
 
     def set_client_query_id(self, query: RunningQuery, client_query_id: str) -> None:
         """The id given by ``SET clientQueryId = '...'`` in the SQL (known once planned)."""
-        with self._lock:
-            query.client_query_id = client_query_id
-            self._by_client_id[client_query_id] = query
+        query.client_query_id = client_query_id
+        self._by_client_id[client_query_id] = query
 
     def listing(self) -> dict[str, str]:
         """``{requestId: sql}``, Pinot's ``GET /queries``."""
-        with self._lock:
-            return {str(q.request_id): q.sql for q in self._by_id.values()}
+        return {str(q.request_id): q.sql for q in list(self._by_id.values())}
 
     def find(self, query_id: str, *, client: bool) -> RunningQuery | None:
         """The running query of an internal id (``client=False``; raises ValueError when it
         is not a number) or of a ``clientQueryId``."""
-        with self._lock:
-            if client:
-                return self._by_client_id.get(query_id)
-            return self._by_id.get(int(query_id))
+        if client:
+            return self._by_client_id.get(query_id)
+        return self._by_id.get(int(query_id))
 
     def cancel(self, query: RunningQuery, timeout_s: float) -> dict[str, int]:
         """Mark ``query`` cancelled and ask its servers, in parallel, to stop; ``{host:port:

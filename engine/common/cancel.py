@@ -11,30 +11,21 @@ shows.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterator
 
 _current = threading.local()
 
 
 class WorkToken:
-    """``deadline``: ``time.monotonic()`` seconds (None: none); ``timeout_error`` and
-    ``cancel_error`` build the exceptions raised at a checkpoint after the deadline or a
-    cancel (the layer that owns the query chooses them)."""
+    """``deadline``: ``time.monotonic()`` seconds (None: none). The layer that owns the query
+    subclasses it to choose the exceptions a checkpoint raises after the deadline or a
+    cancel (``timeout_error``, ``cancel_error``)."""
 
-    __slots__ = ("cancel_error", "cancelled_at", "deadline", "timeout_error")
+    __slots__ = ("cancelled_at", "deadline")
 
-    def __init__(
-        self,
-        deadline: float | None,
-        timeout_error: Callable[[], Exception],
-        cancel_error: Callable[[], Exception],
-    ) -> None:
+    def __init__(self, deadline: float | None = None) -> None:
         self.deadline = deadline
-        self.timeout_error = timeout_error
-        self.cancel_error = cancel_error
         self.cancelled_at: float | None = None  # monotonic seconds of the cancel
 
     @property
@@ -53,6 +44,12 @@ class WorkToken:
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise self.timeout_error()
 
+    def timeout_error(self) -> Exception:
+        return TimeoutError("the work ran out of time")
+
+    def cancel_error(self) -> Exception:
+        return InterruptedError("the work was cancelled")
+
 
 def checkpoint() -> None:
     """Stop here if the current thread's query was cancelled or ran out of time."""
@@ -65,12 +62,18 @@ def current_token() -> WorkToken | None:
     return getattr(_current, "token", None)
 
 
-@contextlib.contextmanager
-def working_on(token: WorkToken | None) -> Iterator[None]:
-    """Make ``token`` the current thread's token for the block (pool threads too)."""
-    previous = getattr(_current, "token", None)
-    _current.token = token
-    try:
-        yield
-    finally:
-        _current.token = previous
+class working_on:
+    """``with working_on(token):`` makes ``token`` the current thread's token for the block
+    (pool threads too). A class rather than a generator: it runs per segment."""
+
+    __slots__ = ("_previous", "_token")
+
+    def __init__(self, token: WorkToken | None) -> None:
+        self._token = token
+
+    def __enter__(self) -> None:
+        self._previous = getattr(_current, "token", None)
+        _current.token = self._token
+
+    def __exit__(self, *_exc) -> None:
+        _current.token = self._previous

@@ -17,7 +17,6 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
 from engine.common.cancel import WorkToken, working_on
@@ -88,7 +87,7 @@ class QueryEngine:
         its deadline, in every thread the query uses (``engine.common.cancel``)."""
         started = time.monotonic()
         if token is None:
-            token = query_token(plan.timeout_ms, deadline or (started + plan.timeout_ms / 1000.0))
+            token = QueryToken(plan.timeout_ms, deadline or (started + plan.timeout_ms / 1000.0))
         if parallel and self._parallel_pays(plan, len(segments)):
             futures = [
                 self._get_pool().submit(self._timed_segment, plan, s, token) for s in segments
@@ -229,19 +228,24 @@ def _gather(futures: list, token: WorkToken) -> list:
     return [future.result() for future in futures]
 
 
-def timeout_error(timeout_ms: float) -> Callable[[], QueryTimeoutError]:
-    """Pinot's EXECUTION_TIMEOUT (250) of a query allowed ``timeout_ms``."""
-    return lambda: QueryTimeoutError(f"Query timed out: not finished within timeoutMs={timeout_ms}")
+class QueryToken(WorkToken):
+    """The token of one query's work: past its deadline, Pinot's EXECUTION_TIMEOUT (250) naming
+    ``timeout_ms``; cancelled, QUERY_CANCELLATION (503, ``Cancelled on: <where>``)."""
 
+    __slots__ = ("timeout_ms", "where")
 
-def query_token(timeout_ms: float, deadline: float | None, where: str = "") -> WorkToken:
-    """The token of one query's work (``deadline``: monotonic seconds): past it, Pinot's
-    EXECUTION_TIMEOUT (250); cancelled, QUERY_CANCELLATION (503, ``Cancelled on: <where>``)."""
-    return WorkToken(
-        deadline,
-        timeout_error(timeout_ms),
-        lambda: QueryCancelledError(f"Cancelled on: {where or 'this process'}"),
-    )
+    def __init__(self, timeout_ms: float, deadline: float | None, where: str = "") -> None:
+        super().__init__(deadline)
+        self.timeout_ms = timeout_ms
+        self.where = where
+
+    def timeout_error(self) -> QueryTimeoutError:
+        return QueryTimeoutError(
+            f"Query timed out: not finished within timeoutMs={self.timeout_ms}"
+        )
+
+    def cancel_error(self) -> QueryCancelledError:
+        return QueryCancelledError(f"Cancelled on: {self.where or 'this process'}")
 
 
 _default: QueryEngine | None = None

@@ -36,7 +36,8 @@ _PERCENTILES = (("50thPercentile", 50), ("75thPercentile", 75), ("95thPercentile
 
 
 class Meter:
-    """Dropwizard's meter: a count and exponentially weighted rates per second."""
+    """Dropwizard's meter: a count and exponentially weighted rates per second. Updated with
+    its owner's lock held (``PinotMetrics.record``)."""
 
     def __init__(self) -> None:
         self.count = 0
@@ -45,13 +46,13 @@ class Meter:
         self._rates = dict.fromkeys(_ALPHAS, 0.0)
         self._initialized = False
 
-    def mark(self, n: int = 1) -> None:
-        """Called with the owner's lock held."""
-        self._tick_if_due(time.monotonic())
+    def mark(self, n: int, now: float) -> None:
+        if now - self._ticked >= _TICK_S:
+            self._tick(now)
         self.count += n
         self._uncounted += n
 
-    def _tick_if_due(self, now: float) -> None:
+    def _tick(self, now: float) -> None:
         while now - self._ticked >= _TICK_S:
             instant = self._uncounted / _TICK_S
             self._uncounted = 0
@@ -65,7 +66,7 @@ class Meter:
 
     def attributes(self) -> dict[str, float]:
         now = time.monotonic()
-        self._tick_if_due(now)
+        self._tick(now)
         elapsed = now - self._started
         return {"Count": self.count, "MeanRate": self.count / elapsed if elapsed > 0 else 0.0,
                 **self._rates}  # fmt: skip
@@ -76,18 +77,20 @@ class Timer(Meter):
 
     def __init__(self) -> None:
         super().__init__()
-        self._values = np.zeros(_RESERVOIR)
-        self._n = 0
+        self._values: list[float] = []
+        self._next = 0
 
-    def update(self, ms: float) -> None:
-        """Called with the owner's lock held."""
-        self.mark()
-        self._values[self._n % _RESERVOIR] = ms
-        self._n += 1
+    def update(self, ms: float, now: float) -> None:
+        self.mark(1, now)
+        if len(self._values) < _RESERVOIR:
+            self._values.append(ms)
+        else:
+            self._values[self._next] = ms
+            self._next = (self._next + 1) % _RESERVOIR
 
     def attributes(self) -> dict[str, float]:
         out = super().attributes()
-        values = self._values[: min(self._n, _RESERVOIR)]
+        values = np.asarray(self._values, dtype=np.float64)
         if not len(values):
             return out | dict.fromkeys(
                 ("Min", "Max", "Mean", "StdDev", *(p for p, _ in _PERCENTILES)), 0.0
@@ -119,17 +122,25 @@ class PinotMetrics:
 
     def mark(self, name: str, labels: tuple = (), n: int = 1) -> None:
         with self._lock:
-            self._metric(Meter, name, labels).mark(n)
+            self._metric(Meter, name, labels).mark(n, time.monotonic())
 
-    def record(
-        self, timings: Iterable[tuple[str, tuple, float]], marks: Iterable[tuple[str, tuple]] = ()
-    ) -> None:
-        """Several timer values (name, labels, ms) and meter marks under one lock."""
+    def meter(self, name: str, labels: tuple = ()) -> Meter:
+        """The meter itself, for a caller that records it often (``record``)."""
         with self._lock:
-            for name, labels, ms in timings:
-                self._metric(Timer, name, labels).update(ms)
-            for name, labels in marks:
-                self._metric(Meter, name, labels).mark()
+            return self._metric(Meter, name, labels)
+
+    def timer(self, name: str, labels: tuple = ()) -> Timer:
+        with self._lock:
+            return self._metric(Timer, name, labels)
+
+    def record(self, timings: Iterable[tuple[Timer, float]], marks: Iterable[Meter] = ()) -> None:
+        """Several timer values (ms) and meter marks under one lock and one clock read."""
+        with self._lock:
+            now = time.monotonic()
+            for timer, ms in timings:
+                timer.update(ms, now)
+            for meter in marks:
+                meter.mark(1, now)
 
     def gauge(self, name: str, read: Callable[[], dict[tuple, float]]) -> None:
         self._gauges[name] = read

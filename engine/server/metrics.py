@@ -69,6 +69,7 @@ class ServerMetrics(ProcessMetrics):
         self._delays: dict[tuple, float] = {}
         self.pinot.gauge("realtimeIngestionDelayMs", lambda: dict(self._delays))
         self.registry.register(self.pinot.collector())
+        self.pinot_queries = self.pinot.meter("queries")
 
     def document_counts(self, read) -> None:
         """Pinot's documentCount gauge per table: ``read()`` gives {table_TYPE: docs}."""

@@ -32,13 +32,12 @@ import orjson
 
 from engine.clusterstate import split_table_name
 from engine.common import clock
-from engine.common.cancel import WorkToken
 from engine.query import QueryError, numeric_frame
 from engine.query.errors import QueryExecutionError
 from engine.query.explain import segment_plans
 from engine.query.intermediate import CONSUMING_KEY, FRESHNESS_KEY
 from engine.query.plan import QueryPlan
-from engine.query.runner import QueryEngine, columns_from_segments, query_token, timeout_error
+from engine.query.runner import QueryEngine, QueryToken, columns_from_segments
 from engine.query.time_boundary import BOUNDARY_OPS, with_time_boundary
 from engine.query.trace import gc_clock, new_trace, operator_entry
 from engine.runtime import Request, Response, SchemaCache
@@ -147,8 +146,9 @@ class QueryExecutor:
         except BadQueryRequest as exc:
             return Response.json({"errorCode": 200, "message": str(exc)}, 400)
         table = query.table
-        token = query_token(0, None, self.instance_id)  # its deadline is set once planned
-        self.running.register(query.query_id, split_table_name(table)[1] or "", token)
+        token = QueryToken(0, None, self.instance_id)  # its deadline is set once planned
+        table_type = split_table_name(table)[1] or ""
+        self.running.register(query.query_id, table_type, token)
         with self._lock:
             self._in_flight += 1
         try:
@@ -157,12 +157,12 @@ class QueryExecutor:
             self._metrics_of(table)[1].inc()
             return Response.json(exc.to_exception(), 400)
         finally:
-            self.running.unregister(query.query_id, token)
+            self.running.unregister(query.query_id, table_type, token)
             with self._lock:
                 self._in_flight -= 1
             queries, _, latency, _, _ = self._metrics_of(table)
             queries.inc()
-            self.metrics.pinot.mark("queries")
+            self.metrics.pinot.record((), (self.metrics.pinot_queries,))
             latency.observe(time.monotonic() - started)
         if body[:1] == b"{":
             content_type = "application/json"
@@ -179,7 +179,7 @@ class QueryExecutor:
             return Response.text(f"Cancelled query: {query_id}")
         return Response.error(404, f"Query: {query_id} not found on the server")
 
-    def _run(self, plan: QueryPlan, segments: list, token: WorkToken):
+    def _run(self, plan: QueryPlan, segments: list, token: QueryToken):
         """Segments in parallel (the engine's pool) while this server has cores to spare;
         one after the other in this thread once as many queries as cores are running, where
         parallelism no longer shortens anything and the hand-offs only cost."""
@@ -187,7 +187,7 @@ class QueryExecutor:
         return self.engine.execute_server(plan, segments, parallel=parallel, token=token)
 
     def execute(
-        self, query: ServerQueryRequest, started: float, token: WorkToken | None = None
+        self, query: ServerQueryRequest, started: float, token: QueryToken | None = None
     ) -> bytes:
         found, missing = self.segments.online_segments(query.table, query.segments)
         raw = split_table_name(query.table)[0]
@@ -206,9 +206,9 @@ class QueryExecutor:
         if query.budget_ms is not None:  # what is left of the broker's budget
             budget_ms = min(budget_ms, query.budget_ms)
         if token is None:
-            token = query_token(0, None, self.instance_id)
+            token = QueryToken(0, None, self.instance_id)
         token.deadline = started + budget_ms / 1000.0
-        token.timeout_error = timeout_error(plan.timeout_ms)
+        token.timeout_ms = plan.timeout_ms
         token.check()  # cancelled while it was being planned
         if plan.explain:
             return orjson.dumps({"segmentPlans": segment_plans(plan, found)})

@@ -7,8 +7,6 @@ halves); Pinot's ids for them end in ``_O`` and ``_R``, which a cancel may give 
 
 from __future__ import annotations
 
-import threading
-
 from engine.common.cancel import WorkToken
 from engine.spi.table_name import OFFLINE, REALTIME
 
@@ -16,37 +14,32 @@ _TYPE_SUFFIXES = {"_O": OFFLINE, "_R": REALTIME}
 
 
 class RunningQueries:
+    """Registering and removing a query are single dict operations (atomic in CPython), so the
+    query path takes no lock here."""
+
     def __init__(self) -> None:
-        self._tokens: dict[str, list[tuple[str, WorkToken]]] = {}
-        self._lock = threading.Lock()
+        self._tokens: dict[tuple[str, str], WorkToken] = {}  # (query id, table type) -> token
 
     def register(self, query_id: str, table_type: str, token: WorkToken) -> None:
-        with self._lock:
-            self._tokens.setdefault(query_id, []).append((table_type, token))
+        self._tokens[(query_id, table_type)] = token
 
-    def unregister(self, query_id: str, token: WorkToken) -> None:
-        with self._lock:
-            entries = self._tokens.get(query_id)
-            if entries is None:
-                return
-            entries[:] = [e for e in entries if e[1] is not token]
-            if not entries:
-                del self._tokens[query_id]
+    def unregister(self, query_id: str, table_type: str, token: WorkToken) -> None:
+        if self._tokens.get((query_id, table_type)) is token:
+            self._tokens.pop((query_id, table_type), None)
 
     def cancel(self, query_id: str) -> int:
         """Cancel the work of ``query_id`` (with or without ``_O``/``_R``); how many parts
         were running (0: unknown here, or already finished)."""
         table_type = _TYPE_SUFFIXES.get(query_id[-2:])
         base = query_id[:-2] if table_type else query_id
-        with self._lock:
-            entries = list(self._tokens.get(base, ()))
+        types = [table_type] if table_type else [OFFLINE, REALTIME, ""]
         cancelled = 0
-        for entry_type, token in entries:
-            if table_type is None or entry_type == table_type:
+        for kind in types:
+            token = self._tokens.get((base, kind))
+            if token is not None:
                 token.cancel()
                 cancelled += 1
         return cancelled
 
     def ids(self) -> list[str]:
-        with self._lock:
-            return sorted(self._tokens)
+        return sorted({query_id for query_id, _ in list(self._tokens)})

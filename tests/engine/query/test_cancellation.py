@@ -15,7 +15,7 @@ import pytest
 from engine.query import run_query
 from engine.query.errors import QueryCancelledError, QueryTimeoutError
 from engine.query.filter import SCAN_SLICE_ROWS
-from engine.query.runner import QueryEngine, query_token
+from engine.query.runner import QueryEngine, QueryToken
 from engine.query.settings import QuerySettings
 from engine.segment import build_segment, load_segment
 from engine.spi.schema import Schema
@@ -59,7 +59,7 @@ def test_a_cancel_stops_the_segments_at_the_next_checkpoint(segments, parallel):
     started = time.monotonic()
     engine.execute_server(plan, segments, parallel=parallel)
     whole = time.monotonic() - started
-    token = query_token(plan.timeout_ms, time.monotonic() + 60, "here")
+    token = QueryToken(plan.timeout_ms, time.monotonic() + 60, "here")
     timer = threading.Timer(whole / 3, token.cancel)
     timer.start()
     with pytest.raises(QueryCancelledError, match="Cancelled on: here"):

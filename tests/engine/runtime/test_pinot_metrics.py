@@ -52,8 +52,9 @@ def test_meter_count_and_rates(clock):
 
 def test_timer_statistics_and_global_beside_labelled(clock):
     metrics = PinotMetrics("broker")
-    metrics.record([("reduce", (("table", "t"),), float(ms)) for ms in range(1, 101)])
-    metrics.record([("queryTotalTimeMs", (), 7.0)], [("queriesGlobal", ())])
+    reduce = metrics.timer("reduce", (("table", "t"),))
+    metrics.record([(reduce, float(ms)) for ms in range(1, 101)])
+    metrics.record([(metrics.timer("queryTotalTimeMs"), 7.0)], [metrics.meter("queriesGlobal")])
     metrics.gauge("documentCount", lambda: {(("table", "t"), ("tableType", "OFFLINE")): 42})
     samples = _samples(metrics)
     labels = (("table", "t"),)
@@ -67,5 +68,5 @@ def test_timer_statistics_and_global_beside_labelled(clock):
     assert samples[("pinot_broker_documentCount_Value",
                     (("table", "t"), ("tableType", "OFFLINE")))] == 42  # fmt: skip
     # the last 1028 values only
-    metrics.record([("reduce", labels, 500.0)] * 1028)
+    metrics.record([(reduce, 500.0)] * 1028)
     assert _samples(metrics)[("pinot_broker_reduce_Min", labels)] == 500

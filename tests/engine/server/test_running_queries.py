@@ -5,20 +5,20 @@ from __future__ import annotations
 import pytest
 
 from engine.broker.running import RunningQueries as BrokerQueries
-from engine.query.runner import query_token
+from engine.query.runner import QueryToken
 from engine.server.running import RunningQueries
 
 
 def test_a_server_cancels_both_halves_or_one_by_suffix():
     running = RunningQueries()
-    offline, realtime = query_token(1, None), query_token(1, None)
+    offline, realtime = QueryToken(1, None), QueryToken(1, None)
     running.register("Broker_h_1_7", "OFFLINE", offline)
     running.register("Broker_h_1_7", "REALTIME", realtime)
     assert running.cancel("Broker_h_1_7_R") == 1
     assert (offline.cancelled, realtime.cancelled) == (False, True)
     assert running.cancel("Broker_h_1_7") == 2 and offline.cancelled
-    running.unregister("Broker_h_1_7", offline)
-    running.unregister("Broker_h_1_7", realtime)
+    running.unregister("Broker_h_1_7", "OFFLINE", offline)
+    running.unregister("Broker_h_1_7", "REALTIME", realtime)
     assert running.ids() == [] and running.cancel("Broker_h_1_7") == 0
 
 
