@@ -2,6 +2,8 @@
 
 POST /query/sql       {"sql", "queryOptions": "k=v;..." | {...}, "trace"}
 GET  /query/sql?sql=&queryOptions=&trace=
+POST /query, GET /query?sql=   Pinot's multi-stage endpoint (engine.broker.multistage)
+POST /multistage/mailbox       rows from the servers' stages for stage 0
 GET  /health          200 OK once registered with a routing table; 503 otherwise
 GET  /debug/routingTable/{table}     {table_TYPE: {server: [segments]}}
 GET  /debug/timeBoundary/{table}     {"timeColumn", "timeValue"} (hybrid tables)
@@ -23,6 +25,7 @@ from engine.broker.errors import (
 )
 from engine.broker.handler import BrokerQuery, QueryRunner
 from engine.broker.metrics import BrokerMetrics
+from engine.broker.multistage import MultiStageHandler
 from engine.broker.routing import RoutingManager
 from engine.broker.scatter import ScatterGather
 from engine.broker.selection import BalancedSelector, ServerHealth
@@ -77,9 +80,15 @@ class BrokerInstance:
         self.runner = QueryRunner(
             self.routing, self.schemas, self.selector, self.scatter, self.metrics
         )
+        self.multistage = MultiStageHandler(
+            self.runner, f"{config.host}:{self.http_service.port}", self.instance_id
+        )
+        self.runner.multistage = self.multistage
+        self.multistage.routes(router)
         router.add("POST", "/query/sql", self._query_post)
         router.add("GET", "/query/sql", self._query_get)
-        router.add("POST", "/query", self._query_post)
+        router.add("POST", "/query", self._query_post_multistage)
+        router.add("GET", "/query", self._query_get_multistage)
         router.add("GET", "/health", self._health)
         router.add("GET", "/debug/routingTable/{table}", self._routing_table)
         router.add("GET", "/debug/timeBoundary/{table}", self._time_boundary)
@@ -118,13 +127,27 @@ class BrokerInstance:
             return _bad_request(str(exc))
         return self._answer(query)
 
-    def _query_get(self, request: Request) -> Response:
+    def _query_get(self, request: Request, multistage: bool = False) -> Response:
         q = request.query
         try:
             query = BrokerQuery.from_fields(q.get("sql"), q.get("queryOptions"), q.get("trace"))
         except BadBrokerRequest as exc:
             return _bad_request(str(exc))
+        query.multistage = multistage
         return self._answer(query)
+
+    def _query_post_multistage(self, request: Request) -> Response:
+        """Pinot's multi-stage endpoint: the multi-stage engine unless the query's own
+        ``SET useMultistageEngine=false`` says otherwise."""
+        try:
+            query = BrokerQuery.from_json(request.body)
+        except BadBrokerRequest as exc:
+            return _bad_request(str(exc))
+        query.multistage = True
+        return self._answer(query)
+
+    def _query_get_multistage(self, request: Request) -> Response:
+        return self._query_get(request, multistage=True)
 
     def _answer(self, query: BrokerQuery) -> Response:
         # Until the first routing table is built every table looks missing; a 190 "table does

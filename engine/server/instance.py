@@ -9,7 +9,8 @@ Admin endpoints (``--admin-port``)::
     GET /tables/{t}/consumingSegmentsInfo   SegmentConsumerInfo of its consuming segments
     GET /metrics                 Prometheus text: queries, latency, docs scanned, segments
 
-Query endpoint (``--query-port``): ``POST /query`` (see ``engine.server.query``).
+Query endpoint (``--query-port``): ``POST /query`` (see ``engine.server.query``), and the
+multi-stage engine's ``/multistage/*`` (see ``engine.server.multistage``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from engine.runtime import HttpService, Participant, Request, Response, Router, 
 from engine.server.drain import DEFAULT_DRAIN_S
 from engine.server.follower import IdealStateFollower
 from engine.server.metrics import ServerMetrics
+from engine.server.multistage import MultiStageService
 from engine.server.query import QueryExecutor
 from engine.server.realtime import RealtimeSegmentManager
 from engine.server.segments import SegmentDataManager
@@ -101,6 +103,11 @@ class ServerInstance:
             self.instance_id, self.segments, self.schemas, self.metrics, self.query_engine
         )
         query_router.add("POST", "/query", self.executor.handle)
+        self.multistage = MultiStageService(
+            self.instance_id, f"{config.host}:{self.query_http.port}", self.segments,
+            self.schemas, self.query_engine,
+        )  # fmt: skip
+        self.multistage.routes(query_router)
         query_router.add("GET", "/health", self._health)
         admin_router.add("GET", "/health", self._health)
         admin_router.add("GET", "/segments", self._segments)
