@@ -13,6 +13,7 @@ import logging
 import time
 
 import orjson
+import pyarrow as pa
 import urllib3
 
 from engine.broker.errors import SEGMENTS_UNAVAILABLE_ERROR_CODE
@@ -134,7 +135,7 @@ class MultiStageHandler:
     def _response(self, compiled: CompiledQuery, stages, table, outcome, exceptions,
                   started) -> dict:  # fmt: skip
         types = compiled.column_types
-        columns = [column_json(table.column(i), t) for i, t in enumerate(types)]
+        columns = [column_json(_plain(table.column(i)), t) for i, t in enumerate(types)]
         rows = [list(r) for r in zip(*columns, strict=True)] if columns else []
         sums = totals(outcome.stats)
         servers = {s["server"] for s in outcome.stats if s["server"] != "broker"}
@@ -224,6 +225,13 @@ def explain_response(compiled: CompiledQuery, stages, started: float) -> dict:
         "numRowsResultSet": 1, "exceptions": [], "partialResult": False,
         "timeUsedMs": _ms(started),
     }  # fmt: skip
+
+
+def _plain(column):
+    """Timestamps as epoch ms, as ``column_json`` reads them."""
+    if pa.types.is_timestamp(column.type):
+        return column.cast(pa.int64())
+    return column
 
 
 def _ms(started: float) -> int:

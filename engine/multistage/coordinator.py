@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pyarrow as pa
 
 from engine.multistage.compiler import CompiledQuery
-from engine.multistage.errors import SERVER_NOT_RESPONDING_ERROR_CODE, StageFailure
+from engine.multistage.errors import SERVER_NOT_RESPONDING_ERROR_CODE, StageFailure, classify
 from engine.multistage.fragment import BROKER, StageSpec
 from engine.multistage.mailbox import MailboxClient, Mailboxes
 from engine.multistage.worker import StageWorker
@@ -52,12 +52,13 @@ class Coordinator:
                 deadline: float, servers: dict[str, str]) -> tuple[pa.Table, Outcome]:  # fmt: skip
         outcome = Outcome()
         senders = {s.id: len(s.workers) for s in stages}
+        wire_senders = {str(k): v for k, v in senders.items()}
         by_server: dict[str, list[dict]] = {}
         for spec in stages:
             for server in {w.server for w in spec.workers if w.server != BROKER}:
                 by_server.setdefault(server, []).append(spec.to_json())
         common = {"requestId": request_id, "options": compiled.options,
-                  "limits": compiled.limits.to_json(), "senders": senders}  # fmt: skip
+                  "limits": compiled.limits.to_json(), "senders": wire_senders}  # fmt: skip
         futures = []
         for server, specs in sorted(by_server.items()):
             payload = {
@@ -99,6 +100,11 @@ class Coordinator:
             if outcome.fail(error):
                 self.mailboxes.cancel(request_id)
                 self._cancel_all(request_id, servers, {server: []})
+            return
+        except Exception as exc:  # a bug here must fail the query now, not at its deadline
+            if outcome.fail(classify(exc)):
+                self.mailboxes.cancel(request_id)
+                self._cancel_all(request_id, servers, {})
             return
         with outcome.lock:
             outcome.stats += answer.get("stats", [])

@@ -167,7 +167,7 @@ class Fragmenter:
             return n
 
         body = _top_down(node, replace)
-        sql = Renderer(self.typing.mapper).sql(body)
+        sql = Renderer(self.typing.mapper, self.typing.types).sql(body)
         spec = StageSpec(stage_id, sql, self.typing.schema(body.fields), receives, leaves, [],
                          operators=operators)  # fmt: skip
         if send is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import pyarrow as pa
 from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
 
@@ -65,8 +66,9 @@ class Renderer:
     """Renders nodes; ``scalar`` maps a Pinot scalar call to a DataFusion expression (the
     UDF registry of the query, ``engine.multistage.udfs``)."""
 
-    def __init__(self, scalar) -> None:
+    def __init__(self, scalar, types: dict | None = None) -> None:
         self.scalar = scalar
+        self.types = types or {}  # field id -> Arrow type, where known
         self._alias = 0
 
     def _next(self) -> str:
@@ -215,6 +217,15 @@ class Renderer:
         def visit(n: exp.Expression) -> exp.Expression:
             if isinstance(n, exp.Cast):
                 return _cast(n)
+            if isinstance(n, exp.Between) and n.args.get("symmetric"):
+                low, high = n.args["low"], n.args["high"]
+                return exp.Between(
+                    this=n.this,
+                    low=exp.Anonymous(this="LEAST", expressions=[low, high.copy()]),
+                    high=exp.Anonymous(this="GREATEST", expressions=[low.copy(), high]),
+                )
+            if isinstance(n, _COMPARISONS):
+                return self._epoch_compare(n)
             if isinstance(n, exp.Ordered):
                 return n
             if isinstance(n, exp.Anonymous | exp.Func) and not isinstance(
@@ -224,6 +235,27 @@ class Renderer:
             return n
 
         return rewrite(e, visit)
+
+    def _epoch_compare(self, n: exp.Expression) -> exp.Expression:
+        """TIMESTAMP against an integer compares as epoch milliseconds (Pinot)."""
+        sides = [n.this, n.expression]
+        kinds = [self._kind(s) for s in sides]
+        if set(kinds) == {"timestamp", "integer"}:
+            for key, side, kind in zip(("this", "expression"), sides, kinds, strict=True):
+                if kind == "timestamp":
+                    n.set(key, exp.Cast(this=side, to=exp.DataType.build("BIGINT")))
+        return n
+
+    def _kind(self, e: exp.Expression) -> str | None:
+        if isinstance(e, exp.Literal):
+            return "integer" if not e.is_string and e.this.lstrip("-").isdigit() else None
+        if isinstance(e, exp.Column) and e.name in self.types:
+            t = self.types[e.name]
+            if pa.types.is_timestamp(t):
+                return "timestamp"
+            if pa.types.is_integer(t):
+                return "integer"
+        return None
 
     def _call(self, n: exp.Expression) -> exp.Expression:
         name = fn.call_name(n)
@@ -244,6 +276,9 @@ class Renderer:
         if k in WINDOW_ONLY:
             return n
         return self.scalar(name, args, n)
+
+
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
 
 
 def _cast(n: exp.Cast) -> exp.Expression:

@@ -129,7 +129,6 @@ class PhysicalPlanner:
     # --- aggregation -------------------------------------------------------------------------
     def _aggregate(self, agg: Aggregate) -> Node:
         inner = self._visit(agg.input)
-        key_ids = [f.id for f in agg.fields[: len(agg.keys)]]
         split = agg.grouping_sets is None and all(_decomposable(a) for a in agg.aggs) and \
             agg.hints.get("is_skip_leaf_stage_group_by", "").lower() != "true"  # fmt: skip
         if _is_singleton(inner):
@@ -141,7 +140,8 @@ class PhysicalPlanner:
                                            keys=project.keys)  # fmt: skip
             return agg.replace_inputs([_singleton(inner)])
         partial, final = split_aggregate(agg, inner, self.ids)
-        exchange = _hash(partial, key_ids) if agg.keys else _singleton(partial)
+        partial_keys = [f.id for f in partial.fields[: len(agg.keys)]]
+        exchange = _hash(partial, partial_keys) if agg.keys else _singleton(partial)
         return final.replace_inputs([exchange])
 
 

@@ -53,7 +53,7 @@ class Typing:
             inputs.append(Input(child.fields, name))
         self._register(_ALL, pa.schema(list(self.types.items())))
         shallow = node.replace_inputs(inputs) if inputs else node
-        sql = Renderer(self.mapper).sql(shallow)
+        sql = Renderer(self.mapper, self.types).sql(shallow)
         try:
             schema = self.ctx.sql(sql).schema()
         except Exception as exc:  # DataFusion's planning error: the query's fault
@@ -62,7 +62,7 @@ class Typing:
             self.types[f.id] = column.type
 
     def _arg_types(self, exprs) -> list[pa.DataType]:
-        renderer = Renderer(self.mapper)
+        renderer = Renderer(self.mapper, self.types)
         items = ", ".join(f"{renderer.expr(e)} AS {quote(f'a{i}')}" for i, e in enumerate(exprs))
         self._register(_ALL, pa.schema(list(self.types.items())))
         sql = f"SELECT {items} FROM {quote(_ALL)}"

@@ -145,8 +145,9 @@ def convert(pinot_type: str, value, single: bool = True):
         return timestamp_ms(value)
     if pinot_type == "BYTES":
         return bytes.fromhex(value) if isinstance(value, str) else value
-    if pinot_type == "BIG_DECIMAL":
-        return decimal.Decimal(str(value))
+    if pinot_type == "BIG_DECIMAL":  # Sprig stores decimal128(38, 18): 18 fractional digits
+        number = decimal.Decimal(str(value))
+        return number.quantize(decimal.Decimal("1e-18")) if abs(number) < 10**20 else number
     if pinot_type == "JSON" and not isinstance(value, str):
         return json.dumps(value)
     if pinot_type in ("INT", "LONG") and isinstance(value, str):
@@ -166,7 +167,7 @@ def timestamp_ms(value) -> int:
         stamp = dt.datetime.fromisoformat(text.replace("Z", "+00:00").replace(" ", "T"))
         return int(stamp.timestamp() * 1000)
     stamp = dt.datetime.fromisoformat(text.replace(" ", "T")).replace(tzinfo=LA)
-    return int(round(stamp.timestamp() * 1000))
+    return round(stamp.timestamp() * 1000)
 
 
 # --- the reference engine ------------------------------------------------------------------------
@@ -210,7 +211,9 @@ def duckdb_sql(query: Query) -> str:
 
 
 # --- comparison (compareRowEquals) -----------------------------------------------------------------
-def same_rows(actual: list[list], expected: list[list], types: list[str], keep_order: bool) -> str | None:
+def same_rows(
+    actual: list[list], expected: list[list], types: list[str], keep_order: bool
+) -> str | None:
     """None when equal under Pinot's rules, else what differs."""
     if len(actual) != len(expected):
         return f"{len(actual)} rows, expected {len(expected)}"
