@@ -173,6 +173,13 @@ class MultiStageHandler:
             return None
         columns = {f.name: (str(f.data_type), bool(f.single_value))
                    for f in sorted(schema.fields, key=lambda f: f.name)}  # fmt: skip
+        raw_schema = schema.to_json()
+        marked = {
+            spec.get("name") for key in ("dimensionFieldSpecs", "metricFieldSpecs",
+                                         "dateTimeFieldSpecs")
+            for spec in raw_schema.get(key) or [] if spec.get("notNull")
+        }  # fmt: skip
+        column_based = bool(raw_schema.get("enableColumnBasedNullHandling"))
         routes = [snapshot.routes[t] for t in tables]
         partition = next(iter(routes[0].partitioning.items()), None)
         return TableInfo(
@@ -182,6 +189,8 @@ class MultiStageHandler:
             num_partitions=partition[1].num_partitions if partition else 0,
             is_dim_table=all(r.dim_table for r in routes),
             num_docs=sum(s.num_docs for r in routes for s in r.segments.values()),
+            not_null=frozenset(marked if column_based else columns),
+            default_valued=frozenset(marked if column_based else ()),
         )  # fmt: skip
 
     def _route(self, snapshot, raw: str, request_id: int, exceptions: list,

@@ -57,10 +57,9 @@ def compile_request(sql: str, options: dict[str, str] | None, catalog: Catalog) 
 def compile_parsed(request: MultiStageQuery, catalog: Catalog) -> CompiledQuery:
     planner = Planner(catalog, request.options)
     logical = optimize(planner.plan(request.tree))
-    typing = Typing()
-    typing.run(logical)
     physical = PhysicalPlanner(planner.ids, request.options).plan(logical)
-    typing.run(physical)  # the partial aggregates the physical plan added
+    typing = Typing()
+    typing.run(physical)
     hints: dict = {}
     for select in request.tree.find_all(exp.Select):
         for key, value in hints_of(select).items():

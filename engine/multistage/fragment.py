@@ -18,7 +18,8 @@ import dataclasses
 import pyarrow as pa
 
 from engine.multistage.exchange import schema_bytes, schema_from_bytes
-from engine.multistage.logical import Exchange, LeafScan, Node, transform
+from engine.multistage.leaf_aggregate import STATE_COLUMN, STATE_SCHEMA, LeafAggregate
+from engine.multistage.logical import Exchange, Field, LeafScan, Node, transform
 from engine.multistage.render import Input, Renderer
 from engine.multistage.udfs import UdfSpec
 
@@ -33,16 +34,20 @@ class LeafSpec:
     filter: str | None
     schema: pa.Schema
     dim_table: bool = False
+    default_valued: list[str] = dataclasses.field(default_factory=list)  # never NULL
+    aggregate_sql: str | None = None  # a single-stage aggregation (leaf_aggregate)
 
     def to_json(self) -> dict:
         return {"table": self.table, "columns": self.columns, "fieldIds": self.field_ids,
                 "filter": self.filter, "schema": _b64(schema_bytes(self.schema)),
-                "dimTable": self.dim_table}  # fmt: skip
+                "dimTable": self.dim_table, "defaultValued": self.default_valued,
+                "aggregateSql": self.aggregate_sql}  # fmt: skip
 
     @classmethod
     def from_json(cls, d: dict) -> LeafSpec:
         return cls(d["table"], d["columns"], d["fieldIds"], d["filter"],
-                   schema_from_bytes(base64.b64decode(d["schema"])), d["dimTable"])  # fmt: skip
+                   schema_from_bytes(base64.b64decode(d["schema"])), d["dimTable"],
+                   d.get("defaultValued", []), d.get("aggregateSql"))  # fmt: skip
 
 
 @dataclasses.dataclass
@@ -52,6 +57,8 @@ class ReceiveSpec:
     schema: pa.Schema
     single_row: bool = False
     build_side: str | None = None  # "join" or "window": the limits of that operator apply
+    merge_sql: str | None = None  # single-stage states to merge (leaf_aggregate)
+    merge_columns: dict | None = None  # the table's columns, to plan the merge
 
     def to_json(self) -> dict:
         return {
@@ -60,12 +67,15 @@ class ReceiveSpec:
             "schema": _b64(schema_bytes(self.schema)),
             "singleRow": self.single_row,
             "buildSide": self.build_side,
+            "mergeSql": self.merge_sql,
+            "mergeColumns": self.merge_columns,
         }
 
     @classmethod
     def from_json(cls, d: dict) -> ReceiveSpec:
         return cls(d["stage"], d["table"], schema_from_bytes(base64.b64decode(d["schema"])),
-                   d["singleRow"], d.get("buildSide"))  # fmt: skip
+                   d["singleRow"], d.get("buildSide"), d.get("mergeSql"),
+                   d.get("mergeColumns"))  # fmt: skip
 
 
 @dataclasses.dataclass
@@ -154,22 +164,32 @@ class Fragmenter:
             if isinstance(n, Exchange):
                 child = self._new_stage_id()
                 self.stage_of_exchange[id(n)] = child
-                receives.append(ReceiveSpec(child, f"$r{child}", self.typing.schema(n.fields),
-                                            n.single_row))  # fmt: skip
+                receive = ReceiveSpec(child, f"$r{child}", self.typing.schema(n.fields),
+                                      n.single_row)  # fmt: skip
+                if isinstance(n.input, LeafAggregate):
+                    receive.merge_sql = n.input.sql
+                    receive.merge_columns = {k: list(v) for k, v in n.input.table.columns.items()}
+                receives.append(receive)
                 self._cut(n.input, child, n)
                 return Input(n.fields, f"$r{child}")
+            if isinstance(n, LeafAggregate):
+                leaves.append(LeafSpec(n.table.name, [], [], None, STATE_SCHEMA,
+                                       n.table.is_dim_table, aggregate_sql=n.sql))  # fmt: skip
+                return Input([Field(STATE_COLUMN, STATE_COLUMN)], "$leaf0")
             if isinstance(n, LeafScan):
                 leaves.append(LeafSpec(n.table.name, n.columns, [f.id for f in n.fields],
                                        n.filter, self.typing.schema(n.fields),
-                                       n.table.is_dim_table))  # fmt: skip
+                                       n.table.is_dim_table,
+                                       sorted(n.table.default_valued & set(n.columns))))  # fmt: skip
                 return Input(n.fields, f"$leaf{len(leaves) - 1}")
             operators.append(type(n).__name__)
             return n
 
         body = _top_down(node, replace)
         sql = Renderer(self.typing.mapper, self.typing.types).sql(body)
-        spec = StageSpec(stage_id, sql, self.typing.schema(body.fields), receives, leaves, [],
-                         operators=operators)  # fmt: skip
+        schema = (STATE_SCHEMA if isinstance(node, LeafAggregate)
+                  else self.typing.schema(body.fields))  # fmt: skip
+        spec = StageSpec(stage_id, sql, schema, receives, leaves, [], operators=operators)
         if send is not None:
             spec.distribution = send.distribution
             spec.keys = list(send.keys)

@@ -37,7 +37,8 @@ def filter_plan(compile_plan, table: str, columns: list[str], where: str | None,
 
 
 def scan(plan: QueryPlan, segments: list, columns: list[str], schema: pa.Schema,
-         cache: DecodedCache | None, deadline: float) -> tuple[pa.Table, dict]:  # fmt: skip
+         cache: DecodedCache | None, deadline: float,
+         default_valued: frozenset[str] = frozenset()) -> tuple[pa.Table, dict]:  # fmt: skip
     """The rows of ``segments`` that pass the plan's filter, as ``schema`` (the columns
     renamed to field ids), and Pinot's scan counters."""
     stats = empty_stats()
@@ -72,7 +73,7 @@ def scan(plan: QueryPlan, segments: list, columns: list[str], schema: pa.Schema,
         arrays = []
         for column, field in zip(columns, schema, strict=True):
             values = projection.selection_column(Identifier(column))
-            if null_handling:
+            if null_handling and column not in default_valued:
                 values = _with_nulls(values, view, column, doc_ids)
             arrays.append(_cast(values, field.type))
         stats["numEntriesScannedPostFilter"] += matched * len(columns)

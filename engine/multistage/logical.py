@@ -27,6 +27,11 @@ class TableInfo:
     is_dim_table: bool = False
     primary_keys: tuple[str, ...] = ()
     num_docs: int = 0  # an estimate, to pick the side to broadcast
+    # Pinot's planner nullability: without the schema's enableColumnBasedNullHandling no
+    # column is nullable (IS NULL is false), with it those marked notNull are not
+    not_null: frozenset[str] = frozenset()
+    # columns whose leaf answers the stored default instead of NULL (notNull ones)
+    default_valued: frozenset[str] = frozenset()
 
     def column(self, name: str) -> str | None:
         """The stored spelling of ``name`` (identifiers are case-insensitive)."""

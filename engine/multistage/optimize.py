@@ -32,9 +32,56 @@ from engine.multistage.scope import column_ids
 
 
 def optimize(node: Node) -> Node:
+    node, _ = fold_not_null(node)
     node = push_filters(node, [])
     node = prune_columns(node, {f.id for f in node.fields})
     return to_leaves(node)
+
+
+# --- nullability --------------------------------------------------------------------------------
+def fold_not_null(node: Node) -> tuple[Node, set[str]]:
+    """``x IS [NOT] NULL`` of a column Pinot's planner holds not nullable is a constant, as
+    in Pinot; (node, ids of its not-nullable fields)."""
+    if isinstance(node, Scan):
+        ids = {f.id for f, c in zip(node.fields, node.columns, strict=True)
+               if c in node.table.not_null}  # fmt: skip
+        return node, ids
+    results = [fold_not_null(c) for c in node.inputs]
+    inputs = [n for n, _ in results]
+    sets = [s for _, s in results]
+    if inputs:
+        node = node.replace_inputs(inputs)
+    if isinstance(node, Filter):
+        return Filter(node.fields, node.input, _fold(node.condition, sets[0])), sets[0]
+    if isinstance(node, Project):
+        exprs = [_fold(e, sets[0]) for e in node.exprs]
+        ids = {f.id for f, e in zip(node.fields, exprs, strict=True)
+               if isinstance(e, exp.Column) and e.name in sets[0]}  # fmt: skip
+        return Project(node.fields, node.input, exprs), ids
+    if isinstance(node, Sort):
+        return node, sets[0]
+    if isinstance(node, Join):
+        keep = {"inner": sets[0] | sets[1], "cross": sets[0] | sets[1], "left": sets[0],
+                "semi": sets[0], "anti": sets[0], "right": sets[1]}.get(node.kind, set())  # fmt: skip
+        return node, keep
+    return node, set()
+
+
+def _fold(e: exp.Expression, ids: set[str]) -> exp.Expression:
+    if not ids:
+        return e
+
+    def visit(n: exp.Expression) -> exp.Expression:
+        if (
+            isinstance(n, exp.Is)
+            and isinstance(n.expression, exp.Null)
+            and isinstance(n.this, exp.Column)
+            and n.this.name in ids
+        ):
+            return exp.false()
+        return n
+
+    return e.copy().transform(visit, copy=False)
 
 
 # --- filter pushdown --------------------------------------------------------------------------

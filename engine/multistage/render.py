@@ -104,10 +104,30 @@ class Renderer:
                 f"WHERE {self.expr(node.condition)}")  # fmt: skip
 
     def _project(self, node: Project) -> str:
+        if isinstance(node.input, Sort):  # the order must reach the stage's output
+            return self._sorted_project(node, node.input)
         items = ", ".join(f"{self.expr(e)} AS {quote(f.id)}"
                           for f, e in zip(node.fields, node.exprs, strict=True))  # fmt: skip
         items = items or _NONE
         return f"SELECT {items} FROM ({self.sql(node.input)}) AS {self._next()}"
+
+    def _sorted_project(self, node: Project, sort: Sort) -> str:
+        """A projection of sorted rows as one SELECT: DataFusion drops an ORDER BY inside a
+        subquery, so the sort keys (which may be columns the projection drops) go outside."""
+        items = ", ".join(f"{self.expr(e)} AS {quote(f.id)}"
+                          for f, e in zip(node.fields, node.exprs, strict=True))  # fmt: skip
+        out = f"SELECT {items or _NONE} FROM ({self.sql(sort.input)}) AS {self._next()}"
+        return out + self._order_limit(sort)
+
+    def _order_limit(self, node: Sort) -> str:
+        out = ""
+        if node.keys:
+            out += " ORDER BY " + ", ".join(self.order_key(k) for k in node.keys)
+        if node.limit is not None:
+            out += f" LIMIT {node.limit}"
+        if node.offset:
+            out += f" OFFSET {node.offset}"
+        return out
 
     def _aggregate(self, node: Aggregate) -> str:
         keys = [self.expr(k) for k in node.keys]
@@ -182,13 +202,7 @@ class Renderer:
 
     def _sort(self, node: Sort) -> str:
         out = f"SELECT {self._cols(node)} FROM ({self.sql(node.input)}) AS {self._next()}"
-        if node.keys:
-            out += " ORDER BY " + ", ".join(self.order_key(k) for k in node.keys)
-        if node.limit is not None:
-            out += f" LIMIT {node.limit}"
-        if node.offset:
-            out += f" OFFSET {node.offset}"
-        return out
+        return out + self._order_limit(node)
 
     def order_key(self, key: SortKey) -> str:
         return (f"{self.expr(key.expr)} {'DESC' if key.desc else 'ASC'} "

@@ -27,6 +27,7 @@ import dataclasses
 from sqlglot import exp
 
 from engine.multistage import functions as fn
+from engine.multistage.leaf_aggregate import as_leaf_aggregate
 from engine.multistage.logical import (
     Aggregate,
     Exchange,
@@ -44,6 +45,7 @@ from engine.multistage.logical import (
     ref,
 )
 from engine.multistage.scope import column_ids
+from engine.query.plan import compile_query
 
 BROADCAST_ROWS = 1_000_000  # a right side at most this big (estimated) is broadcast
 
@@ -128,6 +130,9 @@ class PhysicalPlanner:
 
     # --- aggregation -------------------------------------------------------------------------
     def _aggregate(self, agg: Aggregate) -> Node:
+        if not all(fn.is_sql_aggregate(a) for a in agg.aggs):
+            leaf = as_leaf_aggregate(agg, compile_query)
+            return Exchange(leaf.fields, leaf, "singleton")
         inner = self._visit(agg.input)
         split = agg.grouping_sets is None and all(_decomposable(a) for a in agg.aggs) and \
             agg.hints.get("is_skip_leaf_stage_group_by", "").lower() != "true"  # fmt: skip

@@ -13,6 +13,7 @@ import pyarrow as pa
 from datafusion import SessionContext
 
 from engine.multistage.errors import classify
+from engine.multistage.leaf_aggregate import LeafAggregate, schema_of
 from engine.multistage.logical import Exchange, LeafScan, Node
 from engine.multistage.render import Input, Renderer, quote
 from engine.multistage.types import arrow_type
@@ -43,6 +44,10 @@ class Typing:
             for f, column in zip(node.fields, node.columns, strict=True):
                 pinot, single = node.table.columns[column]
                 self.types[f.id] = arrow_type(pinot, single)
+            return
+        if isinstance(node, LeafAggregate):
+            for f, column in zip(node.fields, schema_of(node), strict=True):
+                self.types[f.id] = column.type
             return
         if isinstance(node, Input | Exchange):
             return  # (an exchange moves its input's fields unchanged)

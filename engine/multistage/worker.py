@@ -25,10 +25,12 @@ from engine.multistage.errors import (
 )
 from engine.multistage.exchange import partition
 from engine.multistage.fragment import StageSpec, WorkerSpec
+from engine.multistage.leaf_aggregate import merge
 from engine.multistage.mailbox import MailboxClient, Mailboxes
 from engine.multistage.options import Limits
 from engine.multistage.udfs import register
 from engine.query.errors import QueryError, QueryExecutionError, QueryTimeoutError
+from engine.query.plan import ColumnInfo, compile_query
 
 
 @dataclasses.dataclass
@@ -96,6 +98,8 @@ class StageWorker:
                                             self.senders[receive.stage], self.deadline)  # fmt: skip
             table = pa.concat_tables([t.cast(receive.schema) for t in tables]) if tables \
                 else receive.schema.empty_table()  # fmt: skip
+            if receive.merge_sql is not None:
+                table = self._merge(receive, table)
             table = self._check_input(receive, table)
             self.stats.input_rows += table.num_rows
             _register(ctx, receive.table, table)
@@ -116,6 +120,11 @@ class StageWorker:
         if table.schema != self.spec.schema:
             table = table.rename_columns(self.spec.schema.names).cast(self.spec.schema)
         return self._check_output(table)
+
+    def _merge(self, receive, table: pa.Table) -> pa.Table:
+        columns = {k: ColumnInfo(v[0], v[1]) for k, v in receive.merge_columns.items()}
+        plan = compile_query(receive.merge_sql, columns)
+        return merge(plan, table, receive.schema)
 
     def _session(self) -> SessionContext:
         config = SessionConfig().with_target_partitions(self.limits.threads)

@@ -12,6 +12,7 @@ import orjson
 import pyarrow as pa
 
 from engine.multistage.leaf import filter_plan, scan
+from engine.multistage.leaf_aggregate import states
 from engine.multistage.runner import StageRunner
 from engine.query.errors import QueryError
 from engine.query.intermediate import merge_stats
@@ -20,6 +21,10 @@ from engine.runtime import Request, Response, SchemaCache
 from engine.server.segments import SegmentDataManager
 
 SEGMENTS_MISSING_ERROR_CODE = 235
+
+
+def _null_option(options: dict) -> dict:
+    return {"enableNullHandling": str(options.get("enableNullHandling", "false"))}
 
 
 class MultiStageService:
@@ -50,14 +55,22 @@ class MultiStageService:
                 )
             schema = self.schemas.get(leaf.table) or (columns_from_segments(found) if found
                                                       else None)  # fmt: skip
+            if leaf.aggregate_sql is not None:
+                sql = leaf.aggregate_sql.replace(f'"{leaf.table}"', f'"{table}"', 1)
+                plan = self.engine.compile(sql, schema, _null_option(options))
+                parts.append(states(plan, self._execute, found))
+                continue
             plan = filter_plan(self.engine.compile, table, leaf.columns, leaf.filter, schema,
                                options)  # fmt: skip
             rows, counters = scan(plan, found, leaf.columns, leaf.schema, self.engine.decoded,
-                                  deadline)  # fmt: skip
+                                  deadline, frozenset(leaf.default_valued))  # fmt: skip
             parts.append(rows)
             stats.append(counters)
         table = pa.concat_tables(parts) if parts else leaf.schema.empty_table()
         return table, merge_stats(stats) if stats else {}
+
+    def _execute(self, plan, segments):
+        return self.engine.execute_server(plan, segments, parallel=False)
 
     def _submit(self, request: Request) -> Response:
         try:
