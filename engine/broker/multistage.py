@@ -189,6 +189,7 @@ class MultiStageHandler:
             num_partitions=partition[1].num_partitions if partition else 0,
             is_dim_table=all(r.dim_table for r in routes),
             num_docs=sum(s.num_docs for r in routes for s in r.segments.values()),
+            primary_keys=tuple(raw_schema.get("primaryKeyColumns") or ()),
             not_null=frozenset(marked if column_based else columns),
             default_valued=frozenset(marked if column_based else ()),
         )  # fmt: skip

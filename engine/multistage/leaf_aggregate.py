@@ -63,7 +63,7 @@ def as_leaf_aggregate(agg: Aggregate, compile_plan) -> LeafAggregate:
     if keys:
         sql += " GROUP BY " + ", ".join(k.sql() for k in keys)
     sql += f" LIMIT {NO_LIMIT}"
-    plan = compile_plan(sql, schema_columns(node.table), {})
+    plan = compile_plan(sql, schema_columns(node.table))
     return LeafAggregate(agg.fields, node.table, sql, plan.column_types)
 
 

@@ -31,6 +31,7 @@ from engine.multistage.logical import (
 )
 from engine.multistage.scope import rewrite
 from engine.multistage.types import sql_type
+from engine.multistage.window_exclude import without_exclude
 from engine.query.errors import QueryValidationError
 
 WINDOW_ONLY = {"rownumber", "rank", "denserank", "ntile", "percentrank", "cumedist", "lag",
@@ -240,6 +241,8 @@ class Renderer:
                 )
             if isinstance(n, _COMPARISONS):
                 return self._epoch_compare(n)
+            if isinstance(n, exp.Window):
+                return without_exclude(n)
             if isinstance(n, exp.Ordered):
                 return n
             if isinstance(n, exp.Anonymous | exp.Func) and not isinstance(

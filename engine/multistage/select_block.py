@@ -37,7 +37,9 @@ class SelectPlanner:
         order_items = list(order.expressions) if order is not None else []
         exprs = [e for e, _ in items] + [o.this for o in order_items]
         exprs += [having.this] if having is not None else []
-        aggregated = group is not None or any(_has_aggregate(e) for e in exprs)
+        aggregated = (
+            group is not None or having is not None or any(_has_aggregate(e) for e in exprs)
+        )
         if aggregated:
             node, bind = plan_aggregate(self, node, scope, items, group, order_items)
             if having is not None:

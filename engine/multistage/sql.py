@@ -38,6 +38,7 @@ class MultiStageDialect(PinotDialect):
     NULL_ORDERING = "nulls_are_large"
 
     class Tokenizer(Tokenizer):
+        HEX_STRINGS = [("x'", "'"), ("X'", "'")]  # bytes literals
         KEYWORDS = {
             **Tokenizer.KEYWORDS,
             "MINUS": TokenType.EXCEPT,

@@ -33,6 +33,7 @@ from engine.multistage.logical import (
     Exchange,
     Field,
     FieldIds,
+    Filter,
     Join,
     LeafScan,
     Node,
@@ -45,6 +46,7 @@ from engine.multistage.logical import (
     ref,
 )
 from engine.multistage.scope import column_ids
+from engine.query.errors import QueryValidationError
 from engine.query.plan import compile_query
 
 BROADCAST_ROWS = 1_000_000  # a right side at most this big (estimated) is broadcast
@@ -110,6 +112,7 @@ class PhysicalPlanner:
             and _dim_scan(join.right)
             and join.kind in ("inner", "left", "semi", "anti")
         ):
+            _check_primary_key(join, right_keys)
             return join.replace_inputs([left, right])  # scanned in the left side's stage
         if join.kind in ("right", "full") and not left_keys:
             return join.replace_inputs([_singleton(left), _singleton(right)])
@@ -131,8 +134,13 @@ class PhysicalPlanner:
     # --- aggregation -------------------------------------------------------------------------
     def _aggregate(self, agg: Aggregate) -> Node:
         if not all(fn.is_sql_aggregate(a) for a in agg.aggs):
-            leaf = as_leaf_aggregate(agg, compile_query)
-            return Exchange(leaf.fields, leaf, "singleton")
+            try:
+                leaf = as_leaf_aggregate(agg, compile_query)
+                return Exchange(leaf.fields, leaf, "singleton")
+            except QueryValidationError:
+                if not all(fn.is_sql_aggregate(a) or _distinct_estimate(a) for a in agg.aggs):
+                    raise
+                agg = dataclasses.replace(agg, aggs=[_exact_count(a) for a in agg.aggs])
         inner = self._visit(agg.input)
         split = agg.grouping_sets is None and all(_decomposable(a) for a in agg.aggs) and \
             agg.hints.get("is_skip_leaf_stage_group_by", "").lower() != "true"  # fmt: skip
@@ -201,6 +209,28 @@ def split_aggregate(agg: Aggregate, inner: Node, ids: FieldIds) -> tuple[Aggrega
     return partial_node, final
 
 
+_DISTINCT_ESTIMATES = {
+    "distinctcounthll",
+    "distinctcountsmarthll",
+    "distinctcounthllplus",
+    "distinctcountull",
+    "distinctcountcpcsketch",
+    "distinctcountthetasketch",
+}
+
+
+def _distinct_estimate(a: exp.Expression) -> bool:
+    return isinstance(a, exp.Anonymous) and fn.key(str(a.this)) in _DISTINCT_ESTIMATES
+
+
+def _exact_count(a: exp.Expression) -> exp.Expression:
+    """A distinct-count estimate above a join (no single-stage leaf can compute it there)
+    is answered exactly: COUNT(DISTINCT x), which any estimate approximates."""
+    if not _distinct_estimate(a):
+        return a
+    return exp.Anonymous(this="COUNT", expressions=[exp.Distinct(expressions=[a.expressions[0]])])
+
+
 def _with_name(a: exp.Expression, func: str) -> exp.Expression:
     copy = a.copy()
     call = copy.this if isinstance(copy, exp.Filter) else copy
@@ -220,6 +250,12 @@ def _decomposable(a: exp.Expression) -> bool:
     if any(isinstance(x, exp.Distinct) for x in call.expressions):
         return False
     return fn.SQL_AGGREGATES.get(fn.key(str(call.this)), "") in fn.DECOMPOSABLE
+
+
+def conjuncts(e):
+    from engine.multistage.planner import conjuncts as split
+
+    return split(e)
 
 
 def equi_keys(join: Join) -> tuple[list[str], list[str]]:
@@ -243,6 +279,32 @@ def equi_keys(join: Join) -> tuple[list[str], list[str]]:
                 lefts.append(b)
                 rights.append(a)
     return lefts, rights
+
+
+def _check_primary_key(join: Join, right_keys: list[str]) -> None:
+    """A lookup join reads the dimension by its primary key: the condition must bind every
+    key column, and only those (Pinot's errors)."""
+    leaf = next(n for n in _walk(join.right) if isinstance(n, LeafScan))
+    names = {f.id: c for f, c in zip(leaf.fields, leaf.columns, strict=True)}
+    keyed = [names.get(k) for k in right_keys]
+    primary = list(leaf.table.primary_keys)
+    for column in keyed:
+        if column is not None and primary and column not in primary:
+            raise QueryValidationError(
+                f"Lookup join key on column: {column}, which is not a primary key column"
+            )
+    constant = {
+        names.get(c.this.name)
+        for n in _walk(join.right)
+        if isinstance(n, Filter)
+        for c in conjuncts(n.condition)
+        if isinstance(c, exp.EQ)
+        and isinstance(c.this, exp.Column)
+        and isinstance(c.expression, exp.Literal)
+    }
+    missing = [c for c in primary if c not in keyed and c not in constant]
+    if missing:
+        raise QueryValidationError(f"Lookup join cannot determine primary key columns: {missing}")
 
 
 def _small(node: Node) -> bool:

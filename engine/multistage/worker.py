@@ -25,7 +25,7 @@ from engine.multistage.errors import (
 )
 from engine.multistage.exchange import partition
 from engine.multistage.fragment import StageSpec, WorkerSpec
-from engine.multistage.leaf_aggregate import merge
+from engine.multistage.leaf_aggregate import STATE_SCHEMA, merge
 from engine.multistage.mailbox import MailboxClient, Mailboxes
 from engine.multistage.options import Limits
 from engine.multistage.udfs import register
@@ -96,10 +96,12 @@ class StageWorker:
         for receive in self.spec.receives:
             tables = self.mailboxes.receive(self.request_id, receive.stage, self.worker.index,
                                             self.senders[receive.stage], self.deadline)  # fmt: skip
-            table = pa.concat_tables([t.cast(receive.schema) for t in tables]) if tables \
-                else receive.schema.empty_table()  # fmt: skip
-            if receive.merge_sql is not None:
-                table = self._merge(receive, table)
+            if receive.merge_sql is not None:  # single-stage states, one row per server
+                states = pa.concat_tables(tables) if tables else STATE_SCHEMA.empty_table()
+                table = self._merge(receive, states)
+            else:
+                table = pa.concat_tables([t.cast(receive.schema) for t in tables]) if tables \
+                    else receive.schema.empty_table()  # fmt: skip
             table = self._check_input(receive, table)
             self.stats.input_rows += table.num_rows
             _register(ctx, receive.table, table)

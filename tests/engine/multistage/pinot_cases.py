@@ -128,15 +128,15 @@ def rows_of(table: dict) -> list[list]:
     return [r for r in table.get("inputs") or [] if r != ["------"]]
 
 
-def record(table: dict, row: list, ts: int) -> dict:
+def record(table: dict, row: list, ts: int, stored: bool = True) -> dict:
     """One input row as a dict for the segment builder (stored forms)."""
     out = {"ts": ts}
     for spec, value in zip(table["schema"], row, strict=False):
-        out[spec["name"]] = convert(spec["type"], value, spec.get("isSingleValue", True))
+        out[spec["name"]] = convert(spec["type"], value, spec.get("isSingleValue", True), stored)
     return out
 
 
-def convert(pinot_type: str, value, single: bool = True):
+def convert(pinot_type: str, value, single: bool = True, stored: bool = False):
     if value is None:
         return None
     if not single:
@@ -147,7 +147,9 @@ def convert(pinot_type: str, value, single: bool = True):
         return bytes.fromhex(value) if isinstance(value, str) else value
     if pinot_type == "BIG_DECIMAL":  # Sprig stores decimal128(38, 18): 18 fractional digits
         number = decimal.Decimal(str(value))
-        return number.quantize(decimal.Decimal("1e-18")) if abs(number) < 10**20 else number
+        if abs(number) >= 10**20:  # past Sprig's decimal128(38, 18): stored as NULL
+            return None if stored else number
+        return number.quantize(decimal.Decimal("1e-18"), context=decimal.Context(prec=60))
     if pinot_type == "JSON" and not isinstance(value, str):
         return json.dumps(value)
     if pinot_type in ("INT", "LONG") and isinstance(value, str):
@@ -185,7 +187,7 @@ def duckdb_load(con, name: str, table: dict, ts: int) -> None:
     con.execute(f'CREATE TABLE "{name}" ({", ".join(defs)})')
     rows = []
     for row in rows_of(table):
-        rec = record(table, row, ts)
+        rec = record(table, row, ts, stored=False)
         values = []
         for c in columns:
             v = rec.get(c["name"])
