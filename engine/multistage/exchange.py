@@ -51,6 +51,9 @@ def _hash_column(column: pa.ChunkedArray) -> np.ndarray:
     elif pa.types.is_timestamp(t) or pa.types.is_date(t):
         h = pc.fill_null(array.cast(pa.int64()), 0).to_numpy(zero_copy_only=False).view(np.uint64)
         h = h * _MIX
+    elif pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_struct(t):
+        h = np.array([mmh3.hash64(repr(v).encode(), signed=False)[0] for v in array.to_pylist()],
+                     dtype=np.uint64)  # fmt: skip
     else:
         encoded = pc.dictionary_encode(array.cast(pa.string()) if not pa.types.is_binary(t)
                                        else array)  # fmt: skip

@@ -31,6 +31,7 @@ from engine.multistage.logical import (
 )
 from engine.multistage.scope import rewrite
 from engine.multistage.types import sql_type
+from engine.multistage.udfs import NEGATE
 from engine.multistage.window_exclude import without_exclude
 from engine.query.errors import QueryValidationError
 
@@ -46,6 +47,7 @@ class DataFusionDialect(Postgres):
             exp.RespectNulls: lambda self, e: f"{self.sql(e, 'this')} RESPECT NULLS",
             # integer division truncates, as in Pinot: no cast to a fractional type
             exp.Div: lambda self, e: self.binary(e, "/"),
+            exp.BitwiseXor: lambda self, e: self.binary(e, "^"),
         }
 
 
@@ -243,6 +245,10 @@ class Renderer:
                 return self._epoch_compare(n)
             if isinstance(n, exp.Window):
                 return without_exclude(n)
+            if isinstance(n, exp.Neg) and isinstance(n.this, exp.Column):
+                t = self.types.get(n.this.name)
+                if t is not None and str(t) in NEGATE:
+                    return exp.Anonymous(this=NEGATE[str(t)], expressions=[n.this])
             if isinstance(n, exp.Ordered):
                 return n
             if isinstance(n, exp.Anonymous | exp.Func) and not isinstance(
@@ -264,6 +270,8 @@ class Renderer:
         return n
 
     def _kind(self, e: exp.Expression) -> str | None:
+        if isinstance(e, exp.Cast):
+            return "timestamp" if e.to.is_type("timestamp") else None
         if isinstance(e, exp.Literal):
             return "integer" if not e.is_string and e.this.lstrip("-").isdigit() else None
         if isinstance(e, exp.Column) and e.name in self.types:

@@ -17,7 +17,7 @@ from engine.multistage.leaf_aggregate import LeafAggregate, schema_of
 from engine.multistage.logical import Exchange, LeafScan, Node
 from engine.multistage.render import Input, Renderer, quote
 from engine.multistage.types import arrow_type
-from engine.multistage.udfs import ScalarMapper
+from engine.multistage.udfs import ScalarMapper, register_builtins
 
 _ALL = "$typed"
 
@@ -25,6 +25,7 @@ _ALL = "$typed"
 class Typing:
     def __init__(self) -> None:
         self.ctx = SessionContext()
+        register_builtins(self.ctx)
         self.types: dict[str, pa.DataType] = {}
         self.mapper = ScalarMapper()
         self.mapper.ctx = self.ctx

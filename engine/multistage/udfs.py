@@ -35,8 +35,15 @@ NATIVE = {
     "degrees": "degrees", "radians": "radians", "cot": "cot", "trim": "trim",
     "initcap": "initcap", "ascii": "ascii", "chr": "chr", "left": "left", "right": "right",
     "repeat": "repeat", "truncate": "trunc", "arraylength": "array_length",
-    "cardinality": "cardinality", "isnan": "isnan",
+    "cardinality": "cardinality", "isnan": "isnan", "concatws": "concat_ws", "md5": "md5",
 }  # fmt: skip
+_BITWISE = {
+    "bitand": exp.BitwiseAnd,
+    "bitor": exp.BitwiseOr,
+    "bitxor": exp.BitwiseXor,
+    "bitshiftleft": exp.BitwiseLeftShift,
+    "bitshiftright": exp.BitwiseRightShift,
+}
 _ARITHMETIC = {"plus": exp.Add, "add": exp.Add, "minus": exp.Sub, "sub": exp.Sub,
                "times": exp.Mul, "mult": exp.Mul, "divide": exp.Div, "div": exp.Div}  # fmt: skip
 
@@ -91,6 +98,29 @@ def register(ctx: SessionContext, spec: UdfSpec) -> None:
     ctx.register_udf(udf(call, types, out_type, "immutable", spec.name))
 
 
+NEGATE = {"int32": "sprig_negate_int", "int64": "sprig_negate_long"}
+
+
+def register_builtins(ctx: SessionContext) -> None:
+    """Functions every stage may call: integer negation that fails on overflow, as Pinot's
+    (``-Integer.MIN_VALUE`` is an error, not MIN_VALUE again)."""
+    for arrow_name, name in NEGATE.items():
+        arrow = pa.type_for_alias(arrow_name)
+        ctx.register_udf(udf(_negate(arrow), [arrow], arrow, "immutable", name))
+
+
+def _negate(arrow: pa.DataType):
+    lowest = -(2 ** (arrow.bit_width - 1))
+    word = "integer" if arrow.bit_width == 32 else "long"
+
+    def negate(values: pa.Array) -> pa.Array:
+        if pc.any(pc.equal(values, lowest)).as_py():
+            raise ValueError(f"{word} overflow")
+        return pc.negate(values)
+
+    return negate
+
+
 def parse_type(text: str) -> pa.DataType:
     return _TYPES.get(text) or pa.type_for_alias(text)
 
@@ -139,6 +169,14 @@ class ScalarMapper:
             return exp.Paren(this=out)
         if key_name in ("arraytomv", "valuein"):
             return args[0]
+        if key_name == "regexpreplace" and len(args) == 3:  # every match, as in Pinot
+            return exp.Anonymous(
+                this="regexp_replace", expressions=[*args, exp.Literal.string("g")]
+            )
+        if key_name in _BITWISE and len(args) == 2:
+            return exp.Paren(this=_BITWISE[key_name](this=args[0], expression=args[1]))
+        if key_name == "bitnot" and len(args) == 1:  # two's complement: ~x = -1 - x
+            return exp.Paren(this=exp.Sub(this=exp.Literal.number(-1), expression=args[0]))
         return self._udf(name, args)
 
     def _udf(self, name: str, args: list[exp.Expression]) -> exp.Expression:

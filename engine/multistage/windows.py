@@ -63,6 +63,8 @@ def plan_windows(sp, node, items, order_items, bind):
 
 
 def _outermost_window(w: exp.Window, root: exp.Expression) -> bool:
+    if w is root:
+        return True
     parent = w.parent
     while parent is not None and parent is not root:
         if isinstance(parent, exp.Window | exp.Subquery):

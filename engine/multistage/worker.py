@@ -28,7 +28,7 @@ from engine.multistage.fragment import StageSpec, WorkerSpec
 from engine.multistage.leaf_aggregate import STATE_SCHEMA, merge
 from engine.multistage.mailbox import MailboxClient, Mailboxes
 from engine.multistage.options import Limits
-from engine.multistage.udfs import register
+from engine.multistage.udfs import register, register_builtins
 from engine.query.errors import QueryError, QueryExecutionError, QueryTimeoutError
 from engine.query.plan import ColumnInfo, compile_query
 
@@ -132,6 +132,7 @@ class StageWorker:
         config = SessionConfig().with_target_partitions(self.limits.threads)
         runtime = RuntimeEnvBuilder().with_fair_spill_pool(self.limits.memory_bytes)
         ctx = SessionContext(config, runtime)
+        register_builtins(ctx)
         for spec in self.spec.udfs:
             register(ctx, spec)
         return ctx

@@ -15,6 +15,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 LA = ZoneInfo("America/Los_Angeles")
+UTC = dt.UTC
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
@@ -159,7 +160,7 @@ def convert(pinot_type: str, value, single: bool = True, stored: bool = False):
     return value
 
 
-def timestamp_ms(value) -> int:
+def timestamp_ms(value, zone=LA) -> int:
     if isinstance(value, int | float):
         return int(value)
     text = str(value).strip()
@@ -168,7 +169,7 @@ def timestamp_ms(value) -> int:
     if text.endswith("Z") or re.search(r"[+-]\d\d:\d\d$", text):
         stamp = dt.datetime.fromisoformat(text.replace("Z", "+00:00").replace(" ", "T"))
         return int(stamp.timestamp() * 1000)
-    stamp = dt.datetime.fromisoformat(text.replace(" ", "T")).replace(tzinfo=LA)
+    stamp = dt.datetime.fromisoformat(text.replace(" ", "T")).replace(tzinfo=zone)
     return round(stamp.timestamp() * 1000)
 
 
@@ -219,7 +220,8 @@ def same_rows(
     """None when equal under Pinot's rules, else what differs."""
     if len(actual) != len(expected):
         return f"{len(actual)} rows, expected {len(expected)}"
-    a = [[normalize(v, t) for v, t in zip(r, types, strict=False)] for r in actual]
+    # Sprig writes TIMESTAMP values in UTC; Pinot's expected ones are in the harness's zone
+    a = [[normalize(v, t, UTC) for v, t in zip(r, types, strict=False)] for r in actual]
     e = [[normalize(v, t) for v, t in zip(r, types, strict=False)] for r in expected]
     if not keep_order:
         a.sort(key=_sort_key)
@@ -233,12 +235,12 @@ def same_rows(
     return None
 
 
-def normalize(value, pinot_type: str):
+def normalize(value, pinot_type: str, zone=LA):
     if value is None:
         return None
     base = pinot_type.removesuffix("_ARRAY")
     if pinot_type.endswith("_ARRAY") and isinstance(value, list):
-        return tuple(normalize(v, base) for v in value)
+        return tuple(normalize(v, base, zone) for v in value)
     try:
         if base in ("INT", "LONG"):
             return int(float(value)) if not isinstance(value, bool) else int(value)
@@ -257,7 +259,7 @@ def normalize(value, pinot_type: str):
                 return int(value)
             if isinstance(value, dt.datetime):
                 return int(value.replace(tzinfo=LA).timestamp() * 1000)
-            return timestamp_ms(str(value))
+            return timestamp_ms(str(value), zone)
     except (TypeError, ValueError):
         return value
     if isinstance(value, float) and value.is_integer():
