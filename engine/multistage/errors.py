@@ -21,6 +21,12 @@ class ResourceLimitError(QueryError):
     error_code = RESOURCE_LIMIT_ERROR_CODE
 
 
+class InternalPlanError(QueryError):
+    """Physical planning failed, e.g. a partition hint that does not match the table."""
+
+    error_code = INTERNAL_ERROR_CODE
+
+
 class QueryCancelledError(QueryError):
     error_code = CANCELLED_ERROR_CODE
 

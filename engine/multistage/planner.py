@@ -15,6 +15,7 @@ from collections.abc import Callable
 from sqlglot import exp
 
 from engine.multistage import functions as fn
+from engine.multistage.errors import InternalPlanError
 from engine.multistage.logical import (
     Aggregate,
     Field,
@@ -173,7 +174,9 @@ class Planner:
         qualifier = item.alias or name
         columns = list(table.columns)
         fields = [self.ids.new(c, qualifier) for c in columns]
-        return Scan(fields, table, columns, table_hints(item)), qualifier, fields
+        hints = table_hints(item)
+        _check_partition_hint(table, hints)
+        return Scan(fields, table, columns, hints), qualifier, fields
 
     def unnest(self, node: Node, scope: Scope, item: exp.Unnest) -> tuple[Node, str, list[Field]]:
         arrays = [bind_columns(e, scope) for e in item.expressions]
@@ -249,6 +252,28 @@ class Planner:
 
     def hints(self, select: exp.Select) -> dict[str, dict[str, str]]:
         return hints_of(select)
+
+
+def _check_partition_hint(table: TableInfo, hints: dict[str, str]) -> None:
+    """``tableOptions(partition_key, partition_function, partition_size)`` must describe the
+    table's partitioning: a wrong one would colocate rows that are not (Pinot refuses it)."""
+    key = hints.get("partition_key")
+    if key is None:
+        return
+    function = hints.get("partition_function", table.partition_function or "")
+    size = hints.get("partition_size", str(table.num_partitions))
+    same = (
+        table.partition_column is not None and key.lower() == table.partition_column.lower()
+        and function.lower() == (table.partition_function or "").lower()
+        and size.isdigit() and int(size) == table.num_partitions
+    )  # fmt: skip
+    if not same:
+        raise InternalPlanError(
+            f"Error composing query plan for '{table.name}': tableOptions(partition_key='{key}', "
+            f"partition_function='{function}', partition_size='{size}') does not match the "
+            f"table's partitioning ({table.partition_column}, {table.partition_function}, "
+            f"{table.num_partitions})"
+        )
 
 
 def _cte_names(definition: exp.CTE, fields: list[Field]) -> list[str]:

@@ -233,7 +233,7 @@ class Renderer:
     def _pinot_to_sql(self, e: exp.Expression) -> exp.Expression:
         def visit(n: exp.Expression) -> exp.Expression:
             if isinstance(n, exp.Cast):
-                return _cast(n)
+                return _cast(n, self.types)
             if isinstance(n, exp.Between) and n.args.get("symmetric"):
                 low, high = n.args["low"], n.args["high"]
                 return exp.Between(
@@ -306,12 +306,18 @@ class Renderer:
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
 
 
-def _cast(n: exp.Cast) -> exp.Expression:
+def _cast(n: exp.Cast, types: dict | None = None) -> exp.Expression:
     to = n.args["to"]
     name = to.args.get("kind") if to.this == exp.DataType.Type.USERDEFINED else to.sql()
     target = sql_type(str(name)) if name else None
     if target is None:
         raise QueryValidationError(f"Unknown type {to.sql()} in CAST")
+    inner = n.this
+    if target == "TIMESTAMP" and isinstance(inner, exp.Literal) and not inner.is_string:
+        return exp.Anonymous(this="to_timestamp_millis", expressions=[inner])  # epoch ms
+    source = types.get(inner.name) if types and isinstance(inner, exp.Column) else None
+    if target == "VARCHAR" and source is not None and pa.types.is_binary(source):
+        return exp.Anonymous(this="encode", expressions=[inner, exp.Literal.string("hex")])
     return exp.Cast(this=n.this, to=exp.DataType.build(target, dialect="postgres"))
 
 

@@ -103,6 +103,11 @@ def pinot_table_config(name: str, table: dict) -> dict:
     }  # fmt: skip
     if table.get("isDimTable"):
         config["isDimTable"] = True
+    if table.get("partitionColumns"):  # Pinot's harness: Java hashCode of the values
+        config["tableIndexConfig"]["segmentPartitionConfig"] = {"columnPartitionMap": {
+            c: {"functionName": "HashCode", "numPartitions": int(table.get("partitionCount", 4))}
+            for c in table["partitionColumns"]
+        }}  # fmt: skip
     return config
 
 
@@ -209,6 +214,12 @@ def duckdb_sql(query: Query) -> str:
         while re.match(r"^\s*SET\s", sql, re.IGNORECASE):
             sql = sql.split(";", 1)[1]
     sql = re.sub(r"\bMINUS\b", "EXCEPT", sql, flags=re.IGNORECASE)
+    sql = re.sub(
+        r"(\w+)\s+BETWEEN\s+SYMMETRIC\s+(\w+)\s+AND\s+(\w+)",
+        r"\1 BETWEEN LEAST(\2, \3) AND GREATEST(\2, \3)",
+        sql,
+        flags=re.IGNORECASE,
+    )
     sql = re.sub(r"/\*\+.*?\*/", "", sql, flags=re.DOTALL)
     return sql
 
