@@ -41,7 +41,9 @@ def load(controller: str, workdir: Path, tables: dict, segments_of_fact: int) ->
         schema_json = ssb.schema_json(name, table)
         config_json = ssb.table_config_json(name, replication=2 if dim else 1, dim=dim)
         for path, body in (("/schemas", schema_json), ("/tables", config_json)):
-            requests.post(f"{controller}{path}", json=body, timeout=60).raise_for_status()
+            response = requests.post(f"{controller}{path}", json=body, timeout=60)
+            if not response.ok:
+                raise RuntimeError(f"POST {path} {name}: {response.status_code} {response.text}")
         schema, config = Schema.from_json(schema_json), TableConfig.from_json(config_json)
         pieces = segments_of_fact if not dim else 1
         size = math.ceil(table.num_rows / pieces)

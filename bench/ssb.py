@@ -119,13 +119,20 @@ def generate(sf: float, seed: int = 7) -> dict[str, pa.Table]:
 _PINOT = {pa.int32(): "INT", pa.int64(): "LONG", pa.string(): "STRING", pa.float64(): "DOUBLE"}
 
 
+PRIMARY_KEYS = {"dates": "D_DATEKEY", "customer": "C_CUSTKEY", "supplier": "S_SUPPKEY",
+                "part": "P_PARTKEY"}  # fmt: skip
+
+
 def schema_json(name: str, table: pa.Table) -> dict:
-    return {
+    schema = {
         "schemaName": name,
         "dimensionFieldSpecs": [
             {"name": f.name, "dataType": _PINOT.get(f.type, "STRING")} for f in table.schema
         ],
     }
+    if name in PRIMARY_KEYS:
+        schema["primaryKeyColumns"] = [PRIMARY_KEYS[name]]
+    return schema
 
 
 def table_config_json(name: str, *, replication: int = 1, dim: bool = False) -> dict:
