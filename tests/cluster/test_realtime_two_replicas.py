@@ -1,8 +1,9 @@
 """Two replicas of a consuming segment reach the end criteria at different offsets; through
 the controller's real completion FSM the one with the larger offset commits, the other
 catches up to the same offset and keeps an identical build. Real Kafka-protocol broker;
-the protocol's calls go to the FSM in-process (its HTTP endpoints come with the server
-wiring)."""
+the protocol's calls go to the FSM in-process, so that the test can time each replica's
+calls (its HTTP endpoints are tested in tests/cluster/test_llc_api.py and, between real
+processes, in tests/cluster_e2e/test_realtime.py)."""
 
 from __future__ import annotations
 
