@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from cluster import models
 from cluster.api.common import json_body, query, store
+from cluster.api.openapi import STRING_LIST
 from cluster.errors import NotFound
 from cluster.logic.reload_segments import reload_schema_tables
 from cluster.logic.save_schema import add_schema, delete_schema, update_schema
@@ -34,7 +35,7 @@ class SchemaListView(APIView):
         summary="List schema names",
         operation_id="listSchemas",
         tags=TAG,
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: STRING_LIST},
     )
     def get(self, request):
         return Response(list(models.Schema.objects.values_list("name", flat=True)))

@@ -9,6 +9,7 @@ from rest_framework.views import APIView
 
 from cluster import models
 from cluster.api.common import json_body, store
+from cluster.api.openapi import STRING_LIST
 from cluster.logic.table_configs import (
     delete_table_configs,
     get_table_configs,
@@ -20,7 +21,7 @@ TAG = ["Table"]
 
 class TableConfigsListView(APIView):
     @extend_schema(summary="List tables (tableConfigs)", operation_id="listTableConfigs",
-                   tags=TAG, responses={200: OpenApiTypes.OBJECT})  # fmt: skip
+                   tags=TAG, responses={200: STRING_LIST})  # fmt: skip
     def get(self, request):
         names = models.TableConfig.objects.values_list("table_name", flat=True)
         return Response(sorted(set(names)))
