@@ -26,6 +26,7 @@ from engine.clusterstate import OFFLINE, REALTIME, split_table_name
 from engine.query import QueryError, reduce
 from engine.query.errors import QueryExecutionError, TableNotFoundError
 from engine.query.explain import explain_response
+from engine.query.intermediate import CONSUMING_KEY, FRESHNESS_KEY, merged_freshness
 from engine.query.parser import parse_sql
 from engine.query.plan_cache import PlanCache
 from engine.query.response import error_response
@@ -280,12 +281,13 @@ class QueryRunner:
 def trace_info(responses) -> dict[str, dict]:
     """Pinot's ``traceInfo``, by server: the round trip as the broker saw it (``timeUsedMs``)
     and the server's trace (``engine.query.trace``): its own stages and each segment's
-    operators. A server asked twice (a hybrid table's two halves) has both halves merged."""
+    operators, with its consuming segments queried and their freshness. A server asked twice
+    (a hybrid table's two halves) has both halves merged."""
     out: dict[str, dict] = {}
     for r in responses:
         entry = out.setdefault(r.server.instance_id, {
             "timeUsedMs": 0, "responded": True, "serverTimeMs": 0.0, "gcPauseMs": 0.0,
-            "operators": [], "segments": [],
+            CONSUMING_KEY: 0, FRESHNESS_KEY: 0, "operators": [], "segments": [],
         })  # fmt: skip
         entry["timeUsedMs"] = max(entry["timeUsedMs"], r.elapsed_ms)
         entry["responded"] = entry["responded"] and r.responded
@@ -293,6 +295,8 @@ def trace_info(responses) -> dict[str, dict]:
         if trace:
             for key in ("serverTimeMs", "gcPauseMs"):  # the server's time, the GC pauses in it
                 entry[key] = round(entry[key] + trace.get(key, 0), 3)
+            entry[FRESHNESS_KEY] = merged_freshness([entry, trace])
+            entry[CONSUMING_KEY] += trace.get(CONSUMING_KEY, 0)
             entry["operators"].extend(trace.get("operators", ()))
             entry["segments"].extend(trace.get("segments", ()))
     return out

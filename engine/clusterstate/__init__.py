@@ -84,8 +84,9 @@ from engine.clusterstate.records import (
     table_config_from_record,
     table_config_to_record,
 )
-from engine.clusterstate.store import ClusterStore, session_id_of
+from engine.clusterstate.store import ClusterStore
 from engine.clusterstate.tags import InstanceType
+from engine.clusterstate.znode_store import session_id_of
 from engine.clusterstate.znrecord import ZNRecord
 
 __all__ = [

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import time
 
-from engine.realtime.partition_consumer import ConsumerState, PartitionConsumer
+from engine.realtime.consumer_state import ConsumerState
+from engine.realtime.partition_consumer import PartitionConsumer
 
 NOT_CALCULATED = "NOT_CALCULATED"
 _CONSUMING = frozenset({ConsumerState.INITIAL_CONSUMING, ConsumerState.CATCHING_UP})

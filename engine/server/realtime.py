@@ -28,9 +28,10 @@ from engine.clusterstate.realtime_metadata import END_OFFSET, FLUSH_THRESHOLD_SI
 from engine.common.errors import EngineError
 from engine.realtime import MutableSegment
 from engine.realtime.completion import HttpCompletionClient
+from engine.realtime.consumer_state import ConsumerState
 from engine.realtime.consuming_info import segment_consumer_info
 from engine.realtime.llc_name import LLCSegmentName
-from engine.realtime.partition_consumer import ConsumerState, PartitionConsumer
+from engine.realtime.partition_consumer import PartitionConsumer
 from engine.server.errors import SegmentLoadError
 from engine.spi.schema import Schema
 from engine.spi.table_config import TableConfig

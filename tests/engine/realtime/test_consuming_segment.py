@@ -16,8 +16,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from engine.clusterstate.records import SegmentZKMetadata
 from engine.realtime import completion as proto
 from engine.realtime.completion import CompletionResponse
+from engine.realtime.consumer_state import ConsumerState
 from engine.realtime.consuming_segment import ConsumingSegment
-from engine.realtime.partition_consumer import ConsumerState
 from engine.segment import load_segment
 from engine.spi import Schema, TableConfig
 
