@@ -13,6 +13,7 @@ is the controller rejecting the segment, and is not retried.
 
 from __future__ import annotations
 
+import functools
 import io
 import tarfile
 import time
@@ -113,12 +114,13 @@ def push_segment(
         sleep=sleep,
         reraise=True,
     )
+    send = functools.partial(
+        _send, target, tar_path, segment_name, download_uri, metadata_files, http
+    )
     try:
         for attempt in retrying:
             with attempt:
-                ok, message = _push_once(
-                    target, tar_path, segment_name, download_uri, metadata_files, http
-                )
+                ok, message = _attempt(send)
                 return PushOutcome(
                     segment_name, str(tar_path), target.controller_uri, ok, message,
                     attempt.retry_state.attempt_number,
@@ -135,17 +137,10 @@ class _ServerFailure(Exception):
     """The controller did not answer, or answered with a 5xx: worth another attempt."""
 
 
-def _push_once(
-    target: PushTarget,
-    tar_path: Path,
-    segment_name: str,
-    download_uri: str | None,
-    metadata_files: tuple[str, ...],
-    http: requests.Session,
-) -> tuple[bool, str]:
-    """(pushed, message) of one attempt; raises _ServerFailure when another may succeed."""
+def _attempt(send: Callable[[], requests.Response]) -> tuple[bool, str]:
+    """(pushed, message) of one ``send``; raises _ServerFailure when another may succeed."""
     try:
-        response = _send(target, tar_path, segment_name, download_uri, metadata_files, http)
+        response = send()
     except PushError as exc:
         return False, str(exc)
     except (requests.RequestException, OSError) as exc:
