@@ -86,10 +86,8 @@ class DecodedCache:
         with self._lock:
             if self._dropped:
                 self._drop_collected()
-            try:
-                return self._entries[(id(segment), key)]
-            except KeyError:
-                return None
+            # get, not [] and KeyError: a miss (a memo never kept) is as common as a hit
+            return self._entries.get((id(segment), key))
 
     def put(self, segment, key, value) -> None:
         with self._lock:

@@ -60,10 +60,7 @@ class PlanCache:
     def _get(self, cache: LRUCache, key):
         """The entry (now the most recently used), or None."""
         with self._lock:
-            try:
-                return cache[key]
-            except KeyError:
-                return None
+            return cache.get(key)
 
     def _put(self, cache: LRUCache, key, value) -> None:
         with self._lock:
