@@ -6,8 +6,8 @@ import orjson
 from rest_framework import serializers
 from rest_framework.request import Request
 
-from cluster.errors import BadRequest
-from cluster.zk import get_store
+from controller.errors import BadRequest
+from controller.zk import get_store
 from engine.clusterstate import ClusterStore
 
 

@@ -8,7 +8,7 @@ import logging
 import requests
 from django.db import transaction
 
-from cluster.errors import BadRequest, Conflict, NotFound
+from controller.errors import BadRequest, Conflict, NotFound
 from engine.common.clock import now_ms
 from monitoring.errors import RuleError
 from monitoring.evaluation.alerts import AlertEvent, AlertRule, evaluate_rule

@@ -25,10 +25,10 @@ import orjson
 import sqlglot
 from sqlglot import exp
 
-from cluster.periods import period_ms
 from engine.clusterstate import split_table_name
 from engine.clusterstate.segment_status import is_completed
 from engine.realtime.llc_name import LLCSegmentName
+from engine.spi.periods import period_ms
 from tasks.errors import TaskConfigError
 from tasks.generators.base import TABLE_NAME_KEY, UPLOAD_URL_KEY, GenerationContext, TaskGenerator
 
