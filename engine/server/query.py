@@ -25,6 +25,7 @@ import time
 import orjson
 
 from engine.clusterstate import split_table_name
+from engine.common import clock
 from engine.query import QueryError, numeric_frame
 from engine.query.errors import QueryExecutionError
 from engine.query.explain import segment_plans
@@ -38,6 +39,7 @@ from engine.runtime.metrics import PerTableChildren
 from engine.server.errors import BadQueryRequest
 from engine.server.metrics import ServerMetrics
 from engine.server.segments import SegmentDataManager
+from engine.spi.table_name import REALTIME
 
 SEGMENTS_MISSING_ERROR_CODE = 235
 ARROW_STREAM = "application/vnd.apache.arrow.stream"
@@ -180,7 +182,7 @@ class QueryExecutor:
             raise QueryExecutionError(
                 f"QueryExecutionError on {self.instance_id}: {type(exc).__name__}: {exc}"
             ) from exc
-        _consuming_stats(result.stats, found, query.table.endswith("_REALTIME"))
+        _consuming_stats(result.stats, found, split_table_name(query.table)[1] == REALTIME)
         if missing:
             shown = ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else "")
             result.exceptions.append({
@@ -229,7 +231,7 @@ def _consuming_stats(stats: dict, segments: list, realtime: bool = True) -> None
     if not realtime:  # an OFFLINE table has no consuming segments
         stats[CONSUMING_KEY] = stats[FRESHNESS_KEY] = 0
         return
-    now_ms = int(time.time() * 1000)
+    now_ms = clock.now_ms()
     consuming = [s for s in segments if hasattr(s, "freshness_ms")]
     fresh = [f for f in (s.freshness_ms(now_ms) for s in consuming) if f is not None and f > 0]
     if not fresh:
