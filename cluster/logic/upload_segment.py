@@ -2,9 +2,9 @@
 its metadata and assign it. The same segment name again is a refresh, decided by CRC.
 
 Nothing is stored until the archive has been unpacked and its metadata read, so a corrupt or
-truncated upload leaves no trace. A URI or METADATA push's ``DOWNLOAD_URI`` is opened only
-when it lies under the readable data roots (tasks.data_roots); anything else is a 400 naming
-the setting, before the controller touches it.
+truncated upload leaves no trace. A URI push's ``DOWNLOAD_URI`` is opened only when it lies
+under the readable data roots (tasks.data_roots); anything else is a 400 naming the setting,
+before the controller touches it.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def upload_segment(store: ClusterStore, upload: Upload) -> dict:
         raise BadRequest(f"uploadType={kind} needs the DOWNLOAD_URI header")
     if kind != "URI" and upload.tar_path is None:
         raise BadRequest("no segment file in the request: send the tar.gz as a multipart file")
-    location = _readable(upload.download_uri) if kind != "SEGMENT" else None
+    location = _readable(upload.download_uri) if kind == "URI" else None
     # an unknown table is a 404 before the file is even looked at
     row = _upload_table(upload.table_name, upload.table_type) if upload.table_name else None
     with tempfile.TemporaryDirectory(prefix="sprig-upload-") as work:
@@ -91,7 +91,7 @@ def upload_segment(store: ClusterStore, upload: Upload) -> dict:
         if row is None:
             raw, suffix_type = split_table_name(metadata.table_name)
             row = table_row(raw, upload.table_type or suffix_type)
-        size = tar_path.stat().st_size if kind != "METADATA" else _remote_size(location)
+        size = tar_path.stat().st_size if kind != "METADATA" else _remote_size(upload.download_uri)
         return _store(store, row, metadata, tar_path if kind == "SEGMENT" else None, size, upload)
 
 

@@ -20,17 +20,16 @@ DEEP_STORE_URI = env.str("SPRIG_DEEP_STORE_URI", default=str(DATA_DIR / "deepsto
 # outputDirURI writes under the output roots. Local directories or fsspec URLs (s3://b/p).
 INPUT_ROOTS = env.list("SPRIG_INPUT_ROOTS", default=[str(DATA_DIR / "incoming")])
 OUTPUT_ROOTS = env.list("SPRIG_OUTPUT_ROOTS", default=[])
+# URLs from requests (lag-alert webhooks, DOWNLOAD_URIs) reach only public addresses, and
+# these hosts (names or networks) although loopback, link-local or private; or any such host
+OUTBOUND_ALLOWED_HOSTS = env.list("SPRIG_OUTBOUND_ALLOWED_HOSTS", default=[])
+OUTBOUND_ALLOW_PRIVATE = env.bool("SPRIG_OUTBOUND_ALLOW_PRIVATE", default=False)
 
 # --- cluster services -------------------------------------------------------------------
 CLUSTER_NAME = env.str("SPRIG_CLUSTER_NAME", default="PinotCluster")
 ZK_ADDRESS = env.str("SPRIG_ZK", default="127.0.0.1:2181")
 REDIS_URL = env.str("SPRIG_REDIS_URL", default="redis://127.0.0.1:6379/0")
 KAFKA_BROKERS = env.str("SPRIG_KAFKA_BROKERS", default="127.0.0.1:9092")
-# Where consumer-lag alert webhooks may go (engine.runtime.outbound): schemes, host globs, and
-# the loopback/private/link-local networks allowed despite not being public (CIDRs)
-WEBHOOK_SCHEMES = env.list("SPRIG_WEBHOOK_SCHEMES", default=["https", "http"])
-WEBHOOK_HOSTS = env.list("SPRIG_WEBHOOK_HOSTS", default=["*"])
-WEBHOOK_NETWORKS = env.list("SPRIG_WEBHOOK_NETWORKS", default=[])
 # The name the consumer-lag APIs (Burrow paths, kafka-lag-exporter labels) give that Kafka cluster
 KAFKA_CLUSTER_NAME = env.str("SPRIG_KAFKA_CLUSTER_NAME", default="local")
 SPARK_MASTER = env.str("SPRIG_SPARK_MASTER", default="local[*]")

@@ -1,8 +1,9 @@
 """Alert rules: create (validated by monitoring.evaluation.alerts), list, delete, and the
 periodic evaluation that records firing/resolved transitions and POSTs them to a webhook.
 
-A webhook URL must pass the SPRIG_WEBHOOK_* policy (engine.runtime.outbound) when the rule is
-created and again at each delivery, which connects to the address it checked then."""
+A webhook is an http(s) URL whose host resolves to public addresses only (or is allowed by
+SPRIG_OUTBOUND_ALLOWED_HOSTS; engine.runtime.outbound), checked when the rule is created and
+again at each delivery, which connects to the address it checked then."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from django.db import transaction
 
 from cluster.errors import BadRequest, Conflict, NotFound
 from engine.common.clock import now_ms
-from engine.runtime.outbound import OutboundPolicy, OutboundRefusedError, post_json
+from engine.runtime.outbound import OutboundPolicy, OutboundRefused, Target, post_json
 from monitoring.errors import RuleError
 from monitoring.evaluation.alerts import AlertEvent, AlertRule, evaluate_rule
 from monitoring.kafka_admin import KafkaGroupReader
@@ -41,9 +42,11 @@ def parsed(rule: LagAlertRule) -> AlertRule:
     return AlertRule.parse(rule.name, rule.group_pattern, rule.condition, rule.duration_s)
 
 
-def webhook_policy() -> OutboundPolicy:
-    return OutboundPolicy.of(settings.WEBHOOK_SCHEMES, settings.WEBHOOK_HOSTS,
-                             settings.WEBHOOK_NETWORKS, "SPRIG_WEBHOOK")  # fmt: skip
+def webhook_target(url: str) -> Target:
+    """Where to POST for ``url``; OutboundRefused naming the setting that would allow it."""
+    policy = OutboundPolicy(tuple(settings.OUTBOUND_ALLOWED_HOSTS),
+                            settings.OUTBOUND_ALLOW_PRIVATE)  # fmt: skip
+    return policy.target(url, "webhookUrl")
 
 
 def create_rule(name: str, group_pattern: str, condition: str, duration: str | float,
@@ -56,9 +59,9 @@ def create_rule(name: str, group_pattern: str, condition: str, duration: str | f
         raise BadRequest(str(exc)) from exc
     if webhook_url:
         try:
-            webhook_policy().check(webhook_url)
-        except OutboundRefusedError as exc:
-            raise BadRequest(f"webhookUrl: {exc}") from None
+            webhook_target(webhook_url)
+        except OutboundRefused as exc:
+            raise BadRequest(str(exc)) from None
     if LagAlertRule.objects.filter(name=name).exists():
         raise Conflict(f"alert rule '{name}' already exists")
     return LagAlertRule.objects.create(
@@ -124,8 +127,8 @@ def deliver(url: str, payload: dict) -> str:
     or no longer allowed must not stop the other rules, so the failure is kept on the event
     and logged. A redirect is a failure: it is not followed."""
     try:
-        status = post_json(webhook_policy().check(url), payload, WEBHOOK_TIMEOUT_S)
-    except OutboundRefusedError as exc:
+        status = post_json(webhook_target(url), payload, WEBHOOK_TIMEOUT_S)
+    except OutboundRefused as exc:
         log.warning("lag alert webhook %s refused: %s", url, exc)
         return f"POST {url} refused: {exc}"[:1000]
     except urllib3.exceptions.HTTPError as exc:

@@ -131,11 +131,6 @@ def test_uri_pushes_read_only_under_the_roots(controller, listener, airline_segm
         response = ctl.call("POST", "/v2/segments", params=push, headers={"DOWNLOAD_URI": uri})
         assert response.status_code == 400, (uri, response.text)
         assert "SPRIG_INPUT_ROOTS" in response.json()["error"], response.text
-    metadata = {**push, "uploadType": "METADATA"}
-    with (ctl.outside / "segment.tar.gz").open("rb") as handle:
-        response = ctl.call("POST", "/v2/segments", params=metadata, files={"f": handle},
-                            headers={"DOWNLOAD_URI": (ctl.outside / "x.tar.gz").as_uri()})  # fmt: skip
-    assert response.status_code == 400 and "SPRIG_INPUT_ROOTS" in response.text
     assert listener.accepted == 0
     assert _deep_store_files(ctl) == []
     assert ctl.call("GET", "/segments/airlineStats").json() in ([], [{"OFFLINE": []}])
@@ -168,7 +163,8 @@ def test_lag_alert_webhooks_never_reach_internal_addresses(controller, listener)
         response = ctl.call("POST", "/consumerLagAlerts/rules", json=rule)
         assert response.status_code == 400, (url, response.text)
         error = response.json()["error"]
-        assert "SPRIG_WEBHOOK_" in error or "webhookUrl" in error, error
+        assert error.startswith("webhookUrl"), error
+        assert "SPRIG_OUTBOUND_ALLOWED_HOSTS" in error or "http or https URL" in error, error
     assert listener.accepted == 0
     assert ctl.call("GET", "/consumerLagAlerts/rules").json() == {"rules": []}
     assert ctl.healthy()

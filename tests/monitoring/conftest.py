@@ -17,7 +17,7 @@ from tests.cluster_e2e.conftest import Cluster, start_cluster, stop_cluster
 def lag_cluster(zookeeper, kafka, tmp_path) -> Iterator[Cluster]:
     # the alert tests' webhook listens on loopback, which the operator must allow
     running = start_cluster(zookeeper.address, tmp_path, servers=1,
-                            extra_env={"SPRIG_WEBHOOK_NETWORKS": "127.0.0.1/32"})  # fmt: skip
+                            extra_env={"SPRIG_OUTBOUND_ALLOWED_HOSTS": "127.0.0.1"})  # fmt: skip
     try:
         yield running
     finally:

@@ -108,7 +108,7 @@ def test_an_event_whose_webhook_is_down_is_kept_with_the_reason(settings):
     from monitoring.evaluation.alerts import AlertEvent
     from monitoring.logic.alert_rules import record
 
-    settings.WEBHOOK_NETWORKS = ["127.0.0.0/8"]  # a loopback webhook, allowed by the operator
+    settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.0/8"]  # a loopback webhook, allowed by the operator
     rule = LagAlertRule.objects.create(name="r", group_pattern="g", condition="lag > 1",
                                        webhook_url="http://127.0.0.1:1/hook")  # fmt: skip
     stored = record(rule, AlertEvent("r", "g", "firing", 5000, 7.0, "lag 7"))
