@@ -7,8 +7,8 @@ from rest_framework import serializers
 from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.request import Request
 
-from cluster.errors import BadRequest
-from cluster.zk import get_store
+from controller.errors import BadRequest
+from controller.zk import get_store
 from engine.clusterstate import ClusterStore
 
 

@@ -10,10 +10,10 @@ from rest_framework.views import APIView
 
 from cluster import models
 from cluster.api.common import JSON_FILE_PARSERS, json_file_body, query, store
-from cluster.errors import NotFound
 from cluster.logic.reload_segments import reload_schema_tables
 from cluster.logic.save_schema import add_schema, delete_schema, update_schema
 from cluster.logic.validate_config import parse_schema
+from controller.errors import NotFound
 from engine.spi.schema_validation import schema_unrecognized_properties
 
 TAG = ["Schema"]

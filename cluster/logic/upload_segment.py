@@ -21,7 +21,6 @@ from pathlib import Path
 import fsspec
 from django.conf import settings
 
-from cluster.errors import BadRequest, Conflict, Forbidden
 from cluster.logic import audit
 from cluster.logic.assign_segments import assign_segment
 from cluster.logic.cluster_view import (
@@ -34,7 +33,7 @@ from cluster.logic.cluster_view import (
 from cluster.logic.completed_placement import completed_server_tag, completed_servers
 from cluster.logic.deep_store import get_deep_store
 from cluster.logic.instance_partitions import segment_placement
-from cluster.periods import data_size_bytes
+from controller.errors import BadRequest, Conflict, Forbidden
 from engine.clusterstate import (
     ClusterStore,
     Message,
@@ -51,6 +50,7 @@ from engine.common.clock import now_ms
 from engine.common.errors import SegmentError
 from engine.segment import SegmentMetadata, read_metadata, unpack_segment
 from engine.spi.data_roots import OutsideRootsError
+from engine.spi.periods import data_size_bytes
 from tasks.data_roots import readable_roots
 
 METADATA_FILE = "metadata.json"

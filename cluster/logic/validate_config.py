@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from cluster import models
-from cluster.errors import BadRequest
-from cluster.periods import data_size_bytes
+from controller.errors import BadRequest
 from engine.common.errors import ConfigError
 from engine.ingest.expression import Expression, ExpressionError
 from engine.spi import Schema, TableConfig
+from engine.spi.periods import data_size_bytes
 from engine.spi.schema_validation import validate_schema
 from engine.stream.config import table_stream_configs
 from tasks.errors import TaskConfigError

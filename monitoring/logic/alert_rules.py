@@ -13,7 +13,7 @@ import urllib3
 from django.conf import settings
 from django.db import transaction
 
-from cluster.errors import BadRequest, Conflict, NotFound
+from controller.errors import BadRequest, Conflict, NotFound
 from engine.common.clock import now_ms
 from engine.runtime.outbound import OutboundPolicy, OutboundRefused, Target, post_json
 from monitoring.errors import RuleError

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import orjson
 
-from cluster.periods import period_ms
 from engine.clusterstate import split_table_name
 from engine.clusterstate.segment_status import is_completed
 from engine.realtime.llc_name import LLCSegmentName
+from engine.spi.periods import period_ms
 from spark_jobs.minion.sql_expression import ExpressionRefusedError, checked_expression
 from tasks.errors import TaskConfigError
 from tasks.generators.base import TABLE_NAME_KEY, UPLOAD_URL_KEY, GenerationContext, TaskGenerator

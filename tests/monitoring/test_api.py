@@ -138,7 +138,7 @@ def test_burrow_paths_without_a_watched_cluster_answer_in_burrows_shape(api):
 @pytest.fixture
 def zk_settings(settings, zookeeper):
     """/metrics reads the segment status from ZooKeeper: the session's real one."""
-    from cluster.zk import close_zk
+    from controller.zk import close_zk
 
     settings.ZK_ADDRESS = zookeeper.address
     settings.CLUSTER_NAME = f"test_{uuid.uuid4().hex[:10]}"

@@ -43,7 +43,7 @@ def task_redis_url(redis_server) -> str:
 @pytest.fixture(scope="session")
 def celery_link(task_redis_url):
     """Points the controller's Celery app at the test Redis."""
-    from config.celery_app import app
+    from tasks.celery_app import app
 
     app.conf.broker_url = task_redis_url
     app.conf.result_backend = task_redis_url
@@ -107,7 +107,7 @@ def api(task_settings, db):
 
 @pytest.fixture
 def store(task_settings):
-    from cluster.zk import get_store
+    from controller.zk import get_store
 
     return get_store()
 
