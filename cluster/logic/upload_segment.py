@@ -10,16 +10,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
-import tarfile
 import tempfile
 import uuid
-import zlib
 from pathlib import Path
 
 import fsspec
 from django.conf import settings
 
-from cluster.errors import BadRequest, Conflict, Forbidden
+from cluster.errors import BadRequest, Conflict, Forbidden, PayloadTooLarge
 from cluster.logic import audit
 from cluster.logic.assign_segments import assign_segment
 from cluster.logic.cluster_view import (
@@ -39,12 +37,15 @@ from engine.clusterstate import (
     ResourceAssignment,
     SegmentState,
     SegmentZKMetadata,
+    ZnodeTooLargeError,
     ZooKeeperUnavailableError,
 )
 from engine.clusterstate import realtime_metadata as llc
 from engine.clusterstate.records import now_ms
 from engine.common.errors import SegmentError
+from engine.common.names import InvalidNameError, check_segment_name
 from engine.segment import SegmentMetadata, read_metadata, unpack_segment
+from engine.segment.tarball import SegmentTooLargeError, extract_checked
 
 METADATA_FILE = "metadata.json"
 
@@ -97,8 +98,11 @@ def _upload_table(table: str, table_type: str | None):
 
 
 def _read_segment(tar_path: Path, work: Path) -> SegmentMetadata:
+    limit = settings.SEGMENT_MAX_UNPACKED_BYTES
     try:
-        return read_metadata(unpack_segment(tar_path, work / "unpacked"))
+        return read_metadata(unpack_segment(tar_path, work / "unpacked", max_unpacked_bytes=limit))
+    except SegmentTooLargeError as exc:
+        raise PayloadTooLarge(f"Invalid segment upload: {exc}") from exc
     except SegmentError as exc:
         raise BadRequest(f"Invalid segment upload: {exc}") from exc
 
@@ -106,10 +110,11 @@ def _read_segment(tar_path: Path, work: Path) -> SegmentMetadata:
 def _metadata_only(tar_path: Path, work: Path) -> SegmentMetadata:
     """A METADATA push carries only the segment's metadata files."""
     try:
-        with tarfile.open(tar_path, "r:gz") as tar:
-            tar.extractall(work / "meta", filter="data")
-    except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
-        raise BadRequest(f"Invalid segment metadata upload: corrupt tar.gz ({exc})") from exc
+        extract_checked(tar_path, work / "meta", settings.SEGMENT_MAX_UNPACKED_BYTES)
+    except SegmentTooLargeError as exc:
+        raise PayloadTooLarge(f"Invalid segment metadata upload: {exc}") from exc
+    except SegmentError as exc:
+        raise BadRequest(f"Invalid segment metadata upload: {exc}") from exc
     found = sorted((work / "meta").rglob(METADATA_FILE))
     if not found:
         raise BadRequest(f"Invalid segment metadata upload: no {METADATA_FILE} in the archive")
@@ -152,7 +157,10 @@ def _type_of(name: str) -> str | None:
 
 def _store(store, row, metadata: SegmentMetadata, tar_path, size: int, upload: Upload) -> dict:
     resource = row.name_with_type
-    segment = metadata.segment_name
+    try:  # it becomes a file name in the deep store and on every server, and a znode
+        segment = check_segment_name(metadata.segment_name)
+    except InvalidNameError as exc:
+        raise BadRequest(f"Invalid segment upload: {exc}") from None
     existing = store.segment_metadata(resource, segment)
     crc = str(metadata.crc)
     if existing is not None:
@@ -222,7 +230,7 @@ def _store(store, row, metadata: SegmentMetadata, tar_path, size: int, upload: U
             )
         else:
             instances = _notify_refresh(store, resource, segment)
-    except ZooKeeperUnavailableError:
+    except (ZooKeeperUnavailableError, ZnodeTooLargeError):
         if stored_url is not None and existing is None:
             deep_store.remove(row.table_name, segment, keep=False)
         raise

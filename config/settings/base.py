@@ -15,6 +15,8 @@ DATA_DIR = Path(env.str("SPRIG_DATA_DIR", default=str(ROOT_DIR / "var"))).resolv
 DATA_DIR.mkdir(parents=True, exist_ok=True)
 # Pinot's controller.data.dir: the deep store. A local directory or any fsspec URL.
 DEEP_STORE_URI = env.str("SPRIG_DEEP_STORE_URI", default=str(DATA_DIR / "deepstore"))
+# what one uploaded segment may unpack to, read from the archive's headers before extracting
+SEGMENT_MAX_UNPACKED_BYTES = env.int("SPRIG_SEGMENT_MAX_UNPACKED_BYTES", default=8 << 30)
 
 # --- cluster services -------------------------------------------------------------------
 CLUSTER_NAME = env.str("SPRIG_CLUSTER_NAME", default="PinotCluster")
@@ -31,6 +33,9 @@ CONTROLLER_PORT = env.int("SPRIG_CONTROLLER_PORT", default=9000)
 ZK_SESSION_TIMEOUT_S = env.float("SPRIG_ZK_SESSION_TIMEOUT_S", default=10.0)
 ZK_CONNECT_TIMEOUT_S = env.float("SPRIG_ZK_CONNECT_TIMEOUT_S", default=5.0)
 ZK_REQUEST_TIMEOUT_S = env.float("SPRIG_ZK_REQUEST_TIMEOUT_S", default=10.0)
+# the largest znode the controller writes (schemas, table configs, ideal states, ...): bigger
+# is a 413, since ZooKeeper drops the session of a client that sends over its jute.maxbuffer
+ZK_MAX_ZNODE_BYTES = env.int("SPRIG_ZK_MAX_ZNODE_BYTES", default=1_000_000)
 # controller.tenant.isolation.enable: new servers/brokers join DefaultTenant (else untagged)
 TENANT_ISOLATION_ENABLED = env.bool("SPRIG_TENANT_ISOLATION", default=True)
 # periodic tasks: Pinot's period syntax ("6h", "5m", "30s", "1d"); initial delay in seconds
