@@ -29,6 +29,7 @@ from cluster.logic.cluster_view import (
 )
 from cluster.logic.completed_placement import completed_server_tag, completed_servers
 from cluster.logic.deep_store import get_deep_store
+from cluster.logic.download_uri import check_download_uri
 from cluster.logic.instance_partitions import segment_placement
 from cluster.periods import data_size_bytes
 from engine.clusterstate import (
@@ -71,6 +72,8 @@ def upload_segment(store: ClusterStore, upload: Upload) -> dict:
         raise BadRequest(f"uploadType={kind} needs the DOWNLOAD_URI header")
     if kind != "URI" and upload.tar_path is None:
         raise BadRequest("no segment file in the request: send the tar.gz as a multipart file")
+    if kind == "METADATA":  # every server of the segment will fetch it
+        check_download_uri(upload.download_uri)
     # an unknown table is a 404 before the file is even looked at
     row = _upload_table(upload.table_name, upload.table_type) if upload.table_name else None
     with tempfile.TemporaryDirectory(prefix="sprig-upload-") as work:

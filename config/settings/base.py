@@ -15,6 +15,13 @@ DATA_DIR = Path(env.str("SPRIG_DATA_DIR", default=str(ROOT_DIR / "var"))).resolv
 DATA_DIR.mkdir(parents=True, exist_ok=True)
 # Pinot's controller.data.dir: the deep store. A local directory or any fsspec URL.
 DEEP_STORE_URI = env.str("SPRIG_DEEP_STORE_URI", default=str(DATA_DIR / "deepstore"))
+# where ingestion jobs and minions write the segments they push: a METADATA push's
+# DOWNLOAD_URI may point there (or into the deep store). Local directories or fsspec URLs.
+OUTPUT_ROOTS = env.list("SPRIG_OUTPUT_ROOTS", default=[])
+# hosts (names or networks) a DOWNLOAD_URI may name although they are loopback, link-local or
+# private; or any such host at all
+OUTBOUND_ALLOWED_HOSTS = env.list("SPRIG_OUTBOUND_ALLOWED_HOSTS", default=[])
+OUTBOUND_ALLOW_PRIVATE = env.bool("SPRIG_OUTBOUND_ALLOW_PRIVATE", default=False)
 # what one uploaded segment may unpack to, read from the archive's headers before extracting
 SEGMENT_MAX_UNPACKED_BYTES = env.int("SPRIG_SEGMENT_MAX_UNPACKED_BYTES", default=8 << 30)
 
@@ -84,6 +91,8 @@ SECRET_KEY = env.str(
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["*"])
 AUTH_ENABLED = env.bool("SPRIG_AUTH_ENABLED", default=False)
+# /zk/put and /zk/delete (staff users only once auth is on); false turns them off
+ZK_WRITES_ENABLED = env.bool("SPRIG_ZK_WRITES_ENABLED", default=True)
 
 DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{DATA_DIR / 'controller.sqlite3'}")

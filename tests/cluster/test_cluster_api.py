@@ -36,12 +36,17 @@ def test_zookeeper_browser_api(api, store, cluster_settings):
     assert set(lsl) == {server} and "mtime" in lsl[server]
     assert api.get(f"/zk/get?path={root}/nope").status_code == 404
     assert api.get("/zk/ls").status_code == 400  # path is required
+    # the rest of a shared ZooKeeper stays unseen: "/" lists only this cluster
+    assert api.get("/zk/ls?path=/").json() == [cluster_settings.CLUSTER_NAME]
+    for outside in ("/zookeeper/config", "/zookeeper", f"{root}x"):
+        assert api.get(f"/zk/get?path={outside}").status_code == 403
+        assert api.get(f"/zk/lsl?path={outside}").status_code == 403
 
     assert api.put(f"/zk/put?path={root}/scratch&data=hello").status_code == 200
     assert api.get(f"/zk/get?path={root}/scratch").content == b"hello"
     conflict = api.put(f"/zk/put?path={root}/scratch&data=x&expectedVersion=7")
     assert conflict.status_code == 409
-    assert api.put("/zk/put?path=/zookeeper/quota&data=x").status_code == 400
+    assert api.put("/zk/put?path=/zookeeper/quota&data=x").status_code == 403
     assert api.put(f"/zk/put?path={root}/absent&data=x&expectedVersion=0").status_code == 404
     assert api.delete(f"/zk/delete?path={root}").status_code == 400
     assert api.delete(f"/zk/delete?path={root}/scratch").status_code == 200
