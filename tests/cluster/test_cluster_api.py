@@ -84,3 +84,13 @@ def test_audit_history_and_broker_resource_rebuild(api, store, airline_schema,
     assert response.status_code == 200
     brokers = store.ideal_state("brokerResource").segments["airlineStats_OFFLINE"]
     assert brokers == {"Broker_b_1": "ONLINE"}
+
+
+def test_znode_writes_can_be_turned_off(api, cluster_settings):
+    cluster_settings.ZK_WRITES_ENABLED = False
+    root = f"/{cluster_settings.CLUSTER_NAME}"
+    for response in (api.put(f"/zk/put?path={root}/scratch&data=x"),
+                     api.delete(f"/zk/delete?path={root}/scratch")):  # fmt: skip
+        assert response.status_code == 403
+        assert "SPRIG_ZK_WRITES_ENABLED" in response.json()["error"]
+    assert api.get(f"/zk/ls?path={root}").status_code == 200  # reads stay

@@ -107,8 +107,10 @@ def airline_tars(pinot_examples, tmp_path_factory) -> list[tuple[str, Path, int]
 
 
 def start_cluster(
-    zk_address: str, workdir: Path, *, servers: int = 2, session_timeout_s: float = 6.0
-) -> Cluster:
+    zk_address: str, workdir: Path, *, servers: int = 2, session_timeout_s: float = 6.0,
+    extra_env: dict[str, str] | None = None,
+) -> Cluster:  # fmt: skip
+    """``extra_env``: more variables for every process (settings under test)."""
     env = {
         "SPRIG_ZK": zk_address,
         "SPRIG_CLUSTER_NAME": f"e2e_{uuid.uuid4().hex[:8]}",
@@ -117,6 +119,7 @@ def start_cluster(
         "SPRIG_ZK_SESSION_TIMEOUT_S": str(session_timeout_s),
         "SPRIG_LOG_LEVEL": "INFO",
         "DJANGO_SETTINGS_MODULE": "config.settings.local",
+        **(extra_env or {}),
     }
     controller_port = free_port()
     controller = controller_process(workdir, controller_port, env)
