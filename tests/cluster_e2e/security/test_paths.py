@@ -55,10 +55,14 @@ def test_bad_names_written_to_zookeeper_never_touch_a_disk(target, tmp_path):
         zk.stop()
         zk.close()
     expected = {**{name: {server: "ERROR"} for name in bad}, "victims_ok_0": {server: "ONLINE"}}
+
+    def states() -> dict:
+        return {name: _segment_states(target).get(name) for name in expected}
+
     deadline = time.monotonic() + 30
-    while _segment_states(target) != expected and time.monotonic() < deadline:
+    while states() != expected and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert _segment_states(target) == expected
+    assert states() == expected
     target.assert_healthy()
     response = requests.delete(f"{target.ctl}/tables/victims", params={"type": "OFFLINE"},
                                timeout=60)  # fmt: skip
