@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import posixpath
 import re
-import time
 from urllib.parse import quote
 
 import fsspec
 from django.conf import settings
 
+from engine.common import clock
 from engine.common.names import InvalidNameError, check_segment_name, check_table_name
 
 DELETED_DIR = "Deleted_Segments"
@@ -79,7 +79,7 @@ class DeepStore:
             folder = f"{self.root}/{DELETED_DIR}/{raw_table}"
             self.fs.makedirs(folder, exist_ok=True)
             stored_name = path.rsplit("/", 1)[-1]  # quoted already
-            self.fs.mv(path, f"{folder}/{stored_name}__deleted_{int(time.time() * 1000)}")
+            self.fs.mv(path, f"{folder}/{stored_name}__deleted_{clock.now_ms()}")
         else:
             self.fs.rm(path)
 
@@ -96,7 +96,7 @@ class DeepStore:
 
     def purge_deleted(self, older_than_ms: int, now_ms: int | None = None) -> list[str]:
         """Remove kept deleted segments deleted more than ``older_than_ms`` ago."""
-        now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
+        now_ms = now_ms if now_ms is not None else clock.now_ms()
         base = f"{self.root}/{DELETED_DIR}"
         if not self.fs.exists(base):
             return []

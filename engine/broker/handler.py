@@ -23,6 +23,7 @@ from engine.broker.scatter import ScatterGather
 from engine.broker.selection import BalancedSelector
 from engine.broker.time_boundary import TimeBoundary, compute_time_boundary
 from engine.clusterstate import OFFLINE, REALTIME, split_table_name
+from engine.common.clock import now_ms
 from engine.query import QueryError, reduce
 from engine.query.errors import QueryExecutionError, TableNotFoundError
 from engine.query.explain import explain_response
@@ -142,7 +143,7 @@ class QueryRunner:
             partial.inc()
         freshness_ms = response.get("minConsumingFreshnessTimeMs") or 0
         if freshness_ms > 0 and response.get("numConsumingSegmentsQueried"):
-            lag_ms = max(0, int(time.time() * 1000) - freshness_ms)
+            lag_ms = max(0, now_ms() - freshness_ms)
             freshness_lag.set(lag_ms)
         return response
 

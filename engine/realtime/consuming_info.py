@@ -4,8 +4,7 @@ offsets and lags are strings; a lag that cannot be computed is ``NOT_CALCULATED`
 
 from __future__ import annotations
 
-import time
-
+from engine.common import clock
 from engine.realtime.consumer_state import ConsumerState
 from engine.realtime.partition_consumer import PartitionConsumer
 
@@ -21,7 +20,7 @@ def segment_consumer_info(
     at 0 (brokers may report the high watermark behind the last consumed offset for a
     moment); availability lag is how long ago the newest consumed message was produced, 0
     when caught up."""
-    now = int(time.time() * 1000) if now_ms is None else int(now_ms)
+    now = clock.now_ms() if now_ms is None else int(now_ms)
     partition = str(consumer.partition)
     current = consumer.current_offset
     stats = consumer.stats

@@ -22,6 +22,7 @@ import threading
 import time
 from pathlib import Path
 
+from engine.common.clock import now_ms
 from engine.common.errors import EngineError
 from engine.realtime import completion as proto
 from engine.realtime.committer import build_consumed, commit_built
@@ -89,8 +90,8 @@ class PartitionConsumer:
         # The time limit runs from the segment's creation (ZK segment.creation.time), so a
         # restart does not extend it; a replica restarted past it still consumes a while
         # (Pinot's minimum of 10 minutes, or the whole limit when shorter).
-        created = time.time() * 1000 if created_ms is None else created_ms
-        remaining = created + self.time_limit_ms - time.time() * 1000
+        created = now_ms() if created_ms is None else created_ms
+        remaining = created + self.time_limit_ms - now_ms()
         remaining = max(remaining, min(MIN_CONSUME_MS, self.time_limit_ms))
         self._deadline = time.monotonic() + remaining / 1000
 
@@ -252,7 +253,7 @@ class PartitionConsumer:
                 self._record_bad(batch.offsets[decoded.positions[error.row]], error.message)
             if stamp >= 0:
                 stats.last_message_time_ms = stamp
-            stats.last_consumed_at_ms = int(time.time() * 1000)
+            stats.last_consumed_at_ms = now_ms()
             self.current_offset = (
                 batch.offsets[take - 1] + 1 if take < len(batch) else batch.next_offset
             )

@@ -26,6 +26,7 @@ import time
 import orjson
 
 from engine.clusterstate import split_table_name
+from engine.common import clock
 from engine.query import QueryError, numeric_frame
 from engine.query.errors import QueryExecutionError
 from engine.query.explain import segment_plans
@@ -39,6 +40,7 @@ from engine.runtime.metrics import PerTableChildren
 from engine.server.errors import BadQueryRequest
 from engine.server.metrics import ServerMetrics
 from engine.server.segments import SegmentDataManager
+from engine.spi.table_name import REALTIME
 
 log = logging.getLogger(__name__)
 
@@ -181,7 +183,7 @@ class QueryExecutor:
             raise
         except Exception as exc:  # an engine bug fails this query, not the server
             raise QueryExecutionError.internal(self.instance_id, exc, log) from exc
-        _consuming_stats(result.stats, found, query.table.endswith("_REALTIME"))
+        _consuming_stats(result.stats, found, split_table_name(query.table)[1] == REALTIME)
         if missing:
             shown = ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else "")
             result.exceptions.append({
@@ -227,7 +229,7 @@ def _consuming_stats(stats: dict, segments: list, realtime: bool = True) -> None
     if not realtime:  # an OFFLINE table has no consuming segments
         stats[CONSUMING_KEY] = stats[FRESHNESS_KEY] = 0
         return
-    now_ms = int(time.time() * 1000)
+    now_ms = clock.now_ms()
     consuming = [s for s in segments if hasattr(s, "freshness_ms")]
     fresh = [f for f in (s.freshness_ms(now_ms) for s in consuming) if f is not None and f > 0]
     if not fresh:

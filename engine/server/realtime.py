@@ -19,12 +19,12 @@ import logging
 import os
 import shutil
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 from engine.clusterstate import ClusterStore, ZooKeeperUnavailableError
 from engine.clusterstate.realtime_metadata import END_OFFSET, FLUSH_THRESHOLD_SIZE, START_OFFSET
+from engine.common import clock
 from engine.common.errors import EngineError
 from engine.common.names import InvalidNameError, child_path
 from engine.realtime import MutableSegment
@@ -98,7 +98,7 @@ class RealtimeSegmentManager:
         """(table, partition) -> rows consumed, malformed and filtered since this process
         started, and the ingestion delay: ms since the newest consumed message was produced
         (None before the first message)."""
-        now = int(time.time() * 1000) if now_ms is None else now_ms
+        now = clock.now_ms() if now_ms is None else now_ms
         totals = {key: {"consumed": c, "malformed": m, "filtered": f, "delay_ms": None}
                   for key, (c, m, f) in self._finished.items()}  # fmt: skip
         for (table, _name), entry in list(self._consuming.items()):

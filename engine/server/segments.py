@@ -30,6 +30,7 @@ from engine.clusterstate import (
     SegmentState,
     ZooKeeperUnavailableError,
 )
+from engine.common.clock import now_ms
 from engine.common.errors import EngineError
 from engine.common.names import InvalidNameError, child_path
 from engine.segment import ImmutableSegment, load_segment
@@ -188,7 +189,7 @@ class SegmentDataManager:
         for name, hosted in self._hosted.get(resource, {}).items():
             if (segment in (None, "", name)) and hosted.state == ERROR:
                 hosted.state, hosted.error = OFFLINE, None
-                hosted.updated_ms = _now_ms()
+                hosted.updated_ms = now_ms()
                 reset.append(name)
         if reset:
             self.publish(resource)
@@ -263,18 +264,15 @@ class SegmentDataManager:
 
     # --- the steps ---------------------------------------------------------------------------
     def _segment_dir(self, resource: str, name: str) -> Path:
-        """The local copy's directory; InvalidNameError for names that would leave the data
-        directory (they come from ZooKeeper, which anyone with access can write)."""
-        return child_path(self.data_dir, resource, name)
+        return child_path(self.data_dir, resource, name)  # names from ZooKeeper: checked
 
     def _refused(self, resource: str, name: str) -> bool:
-        """Whether ``resource``/``name`` cannot be a local path; such a segment is put in
-        ERROR with the reason and never touches the disk (nor does its later drop)."""
+        """A name that cannot be a local path: ERROR with the reason, no disk, now or later."""
         try:
             self._segment_dir(resource, name)
         except InvalidNameError as exc:
             hosted = self._hosted[resource].setdefault(name, HostedSegment(name, resource))
-            hosted.state, hosted.error, hosted.updated_ms = ERROR, str(exc), _now_ms()
+            hosted.state, hosted.error, hosted.updated_ms = ERROR, str(exc), now_ms()
             log.error("segment %r of %r refused: %s", name, resource, exc)
             return True
         return False
@@ -313,7 +311,7 @@ class SegmentDataManager:
         except ZooKeeperUnavailableError:
             raise  # the loop retries once ZooKeeper is back; the segment is not at fault
         except (EngineError, OSError) as exc:
-            hosted.error, hosted.updated_ms = str(exc), _now_ms()
+            hosted.error, hosted.updated_ms = str(exc), now_ms()
             if hosted.state == ONLINE and hosted.segment is not None:
                 log.error("segment %s/%s: the new copy failed to load, the old one keeps "
                           "serving: %s", resource, name, exc)  # fmt: skip
@@ -323,7 +321,7 @@ class SegmentDataManager:
             return
         hosted.state, hosted.segment, hosted.error = ONLINE, segment, None
         hosted.crc = str(segment.metadata.crc)
-        hosted.updated_ms = _now_ms()
+        hosted.updated_ms = now_ms()
         self._set_online(resource, name, segment)
         self._drain.discard(resource, name)
         if previous is not None:
@@ -340,7 +338,7 @@ class SegmentDataManager:
             log.error("segment %s/%s cannot consume: %s", resource, name, exc)
         else:
             hosted.state, hosted.error = CONSUMING, None
-        hosted.updated_ms = _now_ms()
+        hosted.updated_ms = now_ms()
 
     def _stop_consuming(self, resource: str, name: str) -> None:
         if self.realtime is not None:
@@ -353,7 +351,7 @@ class SegmentDataManager:
         if hosted.state == CONSUMING:
             self._stop_consuming(resource, name)
         segment, hosted.state, hosted.segment = hosted.segment, OFFLINE, None
-        hosted.updated_ms = _now_ms()
+        hosted.updated_ms = now_ms()
         if segment is not None:
             self._retire(resource, name, segment, remove_dir=False, drain=drain)
 
@@ -402,7 +400,3 @@ class SegmentDataManager:
         else:
             online.pop(resource, None)
         self._online = online
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)

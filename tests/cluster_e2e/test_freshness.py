@@ -13,6 +13,7 @@ import orjson
 import pytest
 import requests
 
+from engine.common.clock import now_ms
 from sprig.stack.producer import (
     SampleStream,
     airline_flights,
@@ -44,10 +45,6 @@ def stream_cluster(zookeeper, kafka, tmp_path_factory):
         yield running
     finally:
         stop_cluster(running)
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def freshness(cluster, where: str = "") -> tuple[int, dict]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from engine.common.clock import now_ms
 from engine.query.errors import QueryExecutionError, QueryValidationError
 from engine.query.evaluate import evaluate
 from engine.query.parser import parse_sql
@@ -100,9 +101,8 @@ def test_datetimeconvert_and_todatetime():
 
 
 def test_now_and_ago():
-    import time
 
-    now = int(time.time() * 1000)
+    now = now_ms()
     assert abs(run("NOW()")[0] - now) < 5000
     assert abs(run("AGO('PT1H')")[0] - (now - 3_600_000)) < 5000
     assert abs(run("AGO('P2D')")[0] - (now - 2 * DAY)) < 5000
@@ -130,3 +130,12 @@ def test_json_extract_scalar_and_timeconvert():
     with pytest.raises(QueryValidationError, match="JSON path"):
         run("JSONEXTRACTSCALAR(j, 'a.b', 'INT')", j=docs)
     assert run("TIMECONVERT(t, 'MILLISECONDS', 'HOURS')", t=[T2]) == [T2 // 3_600_000]
+
+
+def test_in_compares_big_decimals_as_numbers():
+    """BIG_DECIMAL values are Decimal objects: IN compares them as numbers, not as text."""
+    from decimal import Decimal
+
+    values = np.array([Decimal("2.50"), Decimal("-1.25"), Decimal("3")], dtype=object)
+    assert run("bd IN (2.5, 3)", bd=values) == [True, False, True]
+    assert run("bd NOT IN (-1.25)", bd=values) == [True, False, True]
