@@ -253,7 +253,7 @@ class _Handler(socketserver.BaseRequestHandler):
             raise _Refusal(411, "chunked request bodies are not supported; send Content-Length")
         # llhttp has already refused a Content-Length that is not a number
         length = int(headers.get("content-length") or 0)
-        if length:
+        if length > self.server.router.smallest_body_cap:
             cap = self._body_cap()
             if length > cap:
                 raise _Refusal(413, f"request body over {cap} bytes, this endpoint's limit")

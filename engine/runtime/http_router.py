@@ -60,6 +60,8 @@ class Router:
         self._routes: list[tuple[str, re.Pattern, Handler]] = []
         self._body_caps: dict[tuple[str, str], int] = {}  # (method, pattern) -> bytes
         self._body_cap_of: dict[tuple[str, str], int] = {}  # (method, path) -> bytes
+        # no route takes less: a body up to this size needs no lookup (nearly every request)
+        self.smallest_body_cap = DEFAULT_ROUTE_BODY_BYTES
         # (method, path) -> resolve's answer: a query port sees one path over and over, and
         # matching it against every pattern again cost more than the rest of the dispatch
         self._resolved: dict[tuple[str, str], tuple[Handler | None, dict[str, str], bool]] = {}
@@ -72,7 +74,9 @@ class Router:
         regex = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", regex)
         compiled = re.compile(f"^{regex}/?$")
         self._routes.append((method.upper(), compiled, handler))
-        self._body_caps[(method.upper(), compiled.pattern)] = min(max_body_bytes, MAX_BODY_BYTES)
+        cap = min(max_body_bytes, MAX_BODY_BYTES)
+        self._body_caps[(method.upper(), compiled.pattern)] = cap
+        self.smallest_body_cap = min(self.smallest_body_cap, cap)
         self._resolved, self._body_cap_of = {}, {}
 
     def body_cap(self, method: str, path: str) -> int:
