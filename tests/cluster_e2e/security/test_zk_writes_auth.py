@@ -3,18 +3,12 @@ a controller process of its own, with a staff and a plain user."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import uuid
 from collections.abc import Iterator
 
 import pytest
 import requests
 
-from sprig.runtime import REPO_ROOT
-from sprig.stack.cluster import controller_process
-from sprig.stack.process import free_port
+from tests.secured_controller import secured_controller
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -23,28 +17,9 @@ PASSWORD = "pw-for-tests-7"
 
 @pytest.fixture(scope="module")
 def secured(zookeeper, tmp_path_factory) -> Iterator[tuple[str, str]]:
-    workdir = tmp_path_factory.mktemp("secured")
-    cluster = f"secured_{uuid.uuid4().hex[:8]}"
-    env = {
-        "SPRIG_ZK": zookeeper.address, "SPRIG_CLUSTER_NAME": cluster,
-        "SPRIG_DATA_DIR": str(workdir / "data"), "SPRIG_AUTH_ENABLED": "true",
-        "DJANGO_SETTINGS_MODULE": "config.settings.local",
-    }  # fmt: skip
-    port = free_port()
-    process = controller_process(workdir, port, env)
-    process.start()
-    try:
-        process.wait_ready()
-        create = (
-            "from django.contrib.auth import get_user_model as m; U = m().objects; "
-            f"U.create_user('analyst', password={PASSWORD!r}); "
-            f"U.create_user('admin', password={PASSWORD!r}, is_staff=True)"
-        )
-        subprocess.run([sys.executable, "manage.py", "shell", "-c", create], cwd=REPO_ROOT,
-                       env={**os.environ, **env}, check=True)  # fmt: skip
-        yield f"http://127.0.0.1:{port}", cluster
-    finally:
-        process.stop()
+    users = {"analyst": {"password": PASSWORD}, "admin": {"password": PASSWORD, "is_staff": True}}
+    with secured_controller(zookeeper.address, tmp_path_factory.mktemp("secured"), users) as got:
+        yield got
 
 
 def _session(base: str, user: str | None) -> requests.Session:
