@@ -20,8 +20,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from cluster.api.common import query, store
-from cluster.errors import BadRequest, Conflict, Forbidden, NotFound
 from cluster.logic import audit
+from controller.errors import BadRequest, Conflict, Forbidden, NotFound
 from engine.spi.secrets import mask_znode, restore_znode
 
 TAG = ["Zookeeper"]

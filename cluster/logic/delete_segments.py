@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import logging
 
-from cluster.errors import BadRequest, Conflict, NotFound
 from cluster.logic import audit
 from cluster.logic.deep_store import get_deep_store
 from cluster.logic.table_views import existing_types
-from cluster.periods import period_ms
+from controller.errors import BadRequest, Conflict, NotFound
 from engine.clusterstate import (
     ClusterStore,
     ResourceAssignment,
@@ -18,6 +17,7 @@ from engine.clusterstate import (
 )
 from engine.clusterstate.lineage import delete_blocked_segments, delete_lineage, read_lineage
 from engine.common.names import is_valid_segment_name
+from engine.spi.periods import period_ms
 
 log = logging.getLogger(__name__)
 

@@ -141,9 +141,8 @@ def run(args: argparse.Namespace) -> int:
         env = {
             **stack.env(),
             "SPRIG_DATA_DIR": str(data_dir / "controller"),
+            **example_streams.data_root_env(data_dir),
             "SPRIG_CONTROLLER_HOST": INSTANCE_HOST,
-            # the minion example's METADATA pushes point there (example_streams.airline_task_dirs)
-            "SPRIG_OUTPUT_ROOTS": str(data_dir / "segments"),
             "DJANGO_SETTINGS_MODULE": os.environ.get(
                 "DJANGO_SETTINGS_MODULE", "config.settings.local"
             ),

@@ -107,10 +107,13 @@ def airline_tars(pinot_examples, tmp_path_factory) -> list[tuple[str, Path, int]
 
 
 def start_cluster(
-    zk_address: str, workdir: Path, *, servers: int = 2, session_timeout_s: float = 6.0,
+    zk_address: str,
+    workdir: Path,
+    *,
+    servers: int = 2,
+    session_timeout_s: float = 6.0,
     extra_env: dict[str, str] | None = None,
-) -> Cluster:  # fmt: skip
-    """``extra_env``: more variables for every process (settings under test)."""
+) -> Cluster:
     env = {
         "SPRIG_ZK": zk_address,
         "SPRIG_CLUSTER_NAME": f"e2e_{uuid.uuid4().hex[:8]}",
