@@ -15,6 +15,7 @@ from cluster.logic.table_configs import (
     get_table_configs,
     save_table_configs,
 )
+from engine.spi.secrets import mask_secrets
 
 TAG = ["Table"]
 
@@ -41,7 +42,7 @@ class TableConfigsDetailView(APIView):
     @extend_schema(summary="A table's schema and configs", tags=TAG,
                    responses={200: OpenApiTypes.OBJECT})  # fmt: skip
     def get(self, request, table: str):
-        return Response(get_table_configs(table))
+        return Response(mask_secrets(get_table_configs(table)))
 
     @extend_schema(summary="Update a table's schema and configs", tags=TAG,
                    request=OpenApiTypes.OBJECT, responses={200: OpenApiTypes.OBJECT})  # fmt: skip

@@ -131,8 +131,8 @@ class QueryRunner:
             err = QueryExecutionError("Query is nested too deeply")
             response = error_response(err, time_used_ms=_ms_since(started))
         except Exception as exc:  # a bug must be an answer, never a dropped request
-            log.exception("query failed: %s", query.sql)
-            err = QueryExecutionError(f"QueryExecutionError: {type(exc).__name__}: {exc}")
+            log.error("query failed: %s", query.sql)
+            err = QueryExecutionError.internal("the broker", exc, log)
             response = error_response(err, time_used_ms=_ms_since(started))
         response["requestId"] = str(request_id)
         queries, latency, docs_scanned, partial, freshness_lag = self._metrics_of(table_label)
