@@ -11,9 +11,9 @@ import dataclasses
 import logging
 import threading
 import time
-from collections import OrderedDict
 
 import orjson
+from cachetools import LRUCache
 
 from engine.broker.errors import SEGMENTS_UNAVAILABLE_ERROR_CODE, BadBrokerRequest
 from engine.broker.metrics import BrokerMetrics
@@ -106,8 +106,8 @@ class QueryRunner:
         self.selector = selector
         self.scatter = scatter
         self.metrics = metrics
-        self._tables: OrderedDict[str, str] = OrderedDict()
-        self._prune_cache: OrderedDict[tuple, tuple] = OrderedDict()
+        self._tables: LRUCache = LRUCache(_TABLE_CACHE_SIZE)  # SQL -> table name
+        self._prune_cache: LRUCache = LRUCache(_TABLE_CACHE_SIZE)  # (route id, filter) -> kept
         # the same cache by identity: a cached plan hands over the same filter object each
         # time, and hashing its tree for the equality key cost more than the rest of routing
         self._pruned_by_id: dict[tuple[int, int], tuple] = {}
@@ -142,8 +142,8 @@ class QueryRunner:
             err = QueryExecutionError("Query is nested too deeply")
             response = error_response(err, time_used_ms=_ms_since(started))
         except Exception as exc:  # a bug must be an answer, never a dropped request
-            log.exception("query failed: %s", query.sql)
-            err = QueryExecutionError(f"QueryExecutionError: {type(exc).__name__}: {exc}")
+            log.error("query failed: %s", query.sql)
+            err = QueryExecutionError.internal("the broker", exc, log)
             response = error_response(err, time_used_ms=_ms_since(started))
         response["requestId"] = str(request_id)
         response[ENGINE_KEY] = SINGLE_STAGE
@@ -183,8 +183,6 @@ class QueryRunner:
             table = parse_sql(sql).table
             with self._lock:
                 self._tables[sql] = table
-                if len(self._tables) > _TABLE_CACHE_SIZE:
-                    self._tables.popitem(last=False)
         return table
 
     def _run(self, query: BrokerQuery, table: str, request_id: int, started: float) -> dict:
@@ -287,9 +285,8 @@ class QueryRunner:
         if key is not None:
             with self._lock:
                 hit = self._prune_cache.get(key)
-                if hit is not None and hit[0] is route:  # the route is held, its id not reused
-                    self._prune_cache.move_to_end(key)
-                    return hit[1], hit[2]
+            if hit is not None and hit[0] is route:  # the route is held, its id not reused
+                return hit[1], hit[2]
         candidates = list(route.segments.values())
         kept = [s.name for s in prune(
             candidates, where, time_column=route.time_column,
@@ -298,8 +295,6 @@ class QueryRunner:
         if key is not None:
             with self._lock:
                 self._prune_cache[key] = (route, kept, len(candidates))
-                if len(self._prune_cache) > _TABLE_CACHE_SIZE:
-                    self._prune_cache.popitem(last=False)
         return kept, len(candidates)
 
     def time_boundary(self, snapshot: RoutingSnapshot, raw_table: str) -> TimeBoundary | None:

@@ -33,8 +33,11 @@ from engine.clusterstate import InstanceConfig, InstanceType, split_table_name
 from engine.clusterstate.tags import instance_id as make_instance_id
 from engine.query.response import exception_response
 from engine.runtime import HttpService, Participant, Request, Response, Router, SchemaCache
+from engine.runtime.http_limits import HttpLimits
 
 log = logging.getLogger(__name__)
+# a query's JSON: SQL with long IN lists fits, a data upload does not
+QUERY_BODY_BYTES = 16 << 20
 
 
 @dataclasses.dataclass
@@ -49,6 +52,8 @@ class BrokerConfig:
     session_timeout_s: float = 10.0
     resync_interval_s: float = 30.0
     health_probe_interval_s: float = 0.5
+    # connections and read deadline of its port (``HttpLimits.from_env`` in ``sprig broker``)
+    http: HttpLimits = dataclasses.field(default_factory=HttpLimits)
 
     @property
     def resolved_instance_id(self) -> str:
@@ -60,7 +65,7 @@ class BrokerInstance:
         self.config = config
         self.instance_id = config.resolved_instance_id
         router = Router()
-        self.http_service = HttpService("broker", config.bind, config.port, router)
+        self.http_service = HttpService("broker", config.bind, config.port, router, config.http)
         self.metrics = BrokerMetrics()
         self.participant = Participant(
             config.zk_address,
@@ -85,9 +90,9 @@ class BrokerInstance:
         )
         self.runner.multistage = self.multistage
         self.multistage.routes(router)
-        router.add("POST", "/query/sql", self._query_post)
+        router.add("POST", "/query/sql", self._query_post, max_body_bytes=QUERY_BODY_BYTES)
         router.add("GET", "/query/sql", self._query_get)
-        router.add("POST", "/query", self._query_post_multistage)
+        router.add("POST", "/query", self._query_post_multistage, max_body_bytes=QUERY_BODY_BYTES)
         router.add("GET", "/query", self._query_get_multistage)
         router.add("GET", "/health", self._health)
         router.add("GET", "/debug/routingTable/{table}", self._routing_table)

@@ -30,6 +30,7 @@ from engine.multistage.stats import stage_stats, totals
 from engine.query.errors import QueryError, QueryExecutionError
 from engine.query.response import column_json, error_response
 from engine.runtime import Request, Response
+from engine.runtime.http_limits import MAX_BODY_BYTES
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +81,8 @@ class MultiStageHandler:
         self.coordinator = Coordinator(self.mailboxes, self.client, HttpTransport())
 
     def routes(self, router) -> None:
-        router.add("POST", "/multistage/mailbox", self._mailbox)
+        # stage 0's input comes in messages of up to 16 MB
+        router.add("POST", "/multistage/mailbox", self._mailbox, max_body_bytes=MAX_BODY_BYTES)
 
     def _mailbox(self, request: Request) -> Response:
         try:

@@ -25,6 +25,8 @@ from engine.clusterstate.tags import instance_id as make_instance_id
 from engine.query.runner import QueryEngine
 from engine.query.settings import QuerySettings
 from engine.runtime import HttpService, Participant, Request, Response, Router, SchemaCache
+from engine.runtime.http_limits import MAX_BODY_BYTES, HttpLimits
+from engine.segment.tarball import DEFAULT_MAX_UNPACKED_BYTES
 from engine.server.drain import DEFAULT_DRAIN_S
 from engine.server.follower import IdealStateFollower
 from engine.server.metrics import ServerMetrics
@@ -52,6 +54,10 @@ class ServerConfig:
     resync_interval_s: float = 10.0
     # seconds a segment taken away keeps serving (``drain_seconds_from_env`` in ``sprig server``)
     drop_drain_s: float = DEFAULT_DRAIN_S
+    # the most one downloaded segment may unpack to (``max_unpacked_bytes_from_env``)
+    max_unpacked_bytes: int = DEFAULT_MAX_UNPACKED_BYTES
+    # connections and read deadline of both ports (``HttpLimits.from_env`` in ``sprig server``)
+    http: HttpLimits = dataclasses.field(default_factory=HttpLimits)
     # read once at start-up (``QuerySettings.from_env`` in ``sprig server``)
     query: QuerySettings = dataclasses.field(default_factory=QuerySettings)
 
@@ -68,8 +74,12 @@ class ServerInstance:
         self.metrics = ServerMetrics()
         self.query_engine = QueryEngine(config.query)  # plan and column caches, segment pool
         query_router, admin_router = Router(), Router()
-        self.query_http = HttpService("query", config.bind, config.query_port, query_router)
-        self.admin_http = HttpService("admin", config.bind, config.admin_port, admin_router)
+        self.query_http = HttpService(
+            "query", config.bind, config.query_port, query_router, config.http
+        )
+        self.admin_http = HttpService(
+            "admin", config.bind, config.admin_port, admin_router, config.http
+        )
         self.participant = Participant(
             config.zk_address,
             config.cluster_name,
@@ -89,6 +99,7 @@ class ServerInstance:
             self.participant.session_id,
             on_unload=self.query_engine.forget_segment,
             drain_s=config.drop_drain_s,
+            max_unpacked_bytes=config.max_unpacked_bytes,
             wake=lambda: self.follower.poke(),
         )
         self.follower = IdealStateFollower(
@@ -102,7 +113,8 @@ class ServerInstance:
         self.executor = QueryExecutor(
             self.instance_id, self.segments, self.schemas, self.metrics, self.query_engine
         )
-        query_router.add("POST", "/query", self.executor.handle)
+        # a broker's request names the segments to query: thousands of names for a big table
+        query_router.add("POST", "/query", self.executor.handle, max_body_bytes=MAX_BODY_BYTES)
         self.multistage = MultiStageService(
             self.instance_id, f"{config.host}:{self.query_http.port}", self.segments,
             self.schemas, self.query_engine,

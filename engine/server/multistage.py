@@ -18,6 +18,7 @@ from engine.query.errors import QueryError
 from engine.query.intermediate import merge_stats
 from engine.query.runner import QueryEngine, columns_from_segments
 from engine.runtime import Request, Response, SchemaCache
+from engine.runtime.http_limits import MAX_BODY_BYTES
 from engine.server.segments import SegmentDataManager
 
 SEGMENTS_MISSING_ERROR_CODE = 235
@@ -36,8 +37,9 @@ class MultiStageService:
         self.runner = StageRunner(instance_id, address, self.read_leaf)
 
     def routes(self, router) -> None:
-        router.add("POST", "/multistage/submit", self._submit)
-        router.add("POST", "/multistage/mailbox", self._mailbox)
+        # a stage's rows come in messages of up to 16 MB; a submit names every segment
+        router.add("POST", "/multistage/submit", self._submit, max_body_bytes=MAX_BODY_BYTES)
+        router.add("POST", "/multistage/mailbox", self._mailbox, max_body_bytes=MAX_BODY_BYTES)
         router.add("POST", "/multistage/cancel", self._cancel)
 
     def read_leaf(self, leaf, segments_by_table: dict[str, list[str]], deadline: float,

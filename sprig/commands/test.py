@@ -14,9 +14,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "test",
         help="run ruff, the import contract and the whole test suite (what CI runs)",
-        description="Run ruff (lint and format check), import-linter (engine/ imports no Django) and "
-        "pytest. Extra arguments go to pytest, e.g. `sprig test -m 'not slow'` for the fast part "
-        "or `sprig test tests/engine -x`.",
+        description="Run ruff (lint and format check), import-linter (the packages' layers; "
+        "engine/ imports no Django) and pytest. Extra arguments go to pytest, e.g. "
+        "`sprig test -m 'not slow'` for the fast part or `sprig test tests/engine -x`.",
     )
     parser.add_argument("--no-lint", action="store_true", help="skip ruff and import-linter")
     parser.add_argument("pytest_args", nargs=argparse.REMAINDER, help="arguments passed to pytest")
@@ -38,7 +38,10 @@ def _ensure_chromium() -> int:
         return 0
     if os.geteuid() != 0:
         print(
-            f"==> chromium: {CHROMIUM} is missing and we are not root; browser tests will be skipped"
+            f"==> chromium: {CHROMIUM} is missing and we are not root, so the browser tests will "
+            "fail; install it with `sudo apt-get install chromium`, or leave them out with "
+            "`-m 'not browser'`",
+            flush=True,
         )
         return 0
     print(

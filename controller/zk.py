@@ -1,6 +1,7 @@
 """The controller process's one ZooKeeper session, created on first use.
 
-Request handlers and the runtime share it. kazoo reconnects by itself after an outage
+Request handlers, the runtime and the task manager share it; a minion's executors, which run
+with the same Django settings, open their own the same way. kazoo reconnects by itself after an outage
 (``connection_retry`` retries forever); while it is disconnected every ClusterStore call fails
 fast with ZooKeeperUnavailableError, which the API answers with 503.
 """
@@ -76,7 +77,8 @@ def get_zk() -> KazooClient:
 
 def get_store() -> ClusterStore:
     """A ClusterStore over the process's client, with the cluster skeleton in place."""
-    store = ClusterStore(get_zk(), settings.CLUSTER_NAME, timeout_s=settings.ZK_REQUEST_TIMEOUT_S)
+    store = ClusterStore(get_zk(), settings.CLUSTER_NAME, timeout_s=settings.ZK_REQUEST_TIMEOUT_S,
+                         max_znode_bytes=settings.ZK_MAX_ZNODE_BYTES)  # fmt: skip
     key = (settings.ZK_ADDRESS, settings.CLUSTER_NAME)
     if key not in _ready_clusters:
         store.ensure_cluster()
