@@ -150,3 +150,22 @@ def test_join_over_its_row_limit_fails_with_pinot_error(engine):
     with pytest.raises(QueryError, match="reached number of rows limit: 2") as err:
         run(engine, sql)
     assert err.value.error_code == 245
+
+
+class _DeadServer(_Transport):
+    def submit(self, address, payload, deadline):
+        if address == "s2:1":
+            raise ConnectionResetError("connection reset by peer")
+        return super().submit(address, payload, deadline)
+
+
+def test_a_server_that_dies_fails_the_query_naming_it_at_once(engine):
+    dead = Coordinator(engine.mailboxes, engine.client, _DeadServer(engine.transport.runners))
+    compiled = compile_request("SELECT a.k, SUM(m) FROM a JOIN b ON a.k = b.k GROUP BY a.k", {},
+                               lambda name: INFO.get(name.lower()))  # fmt: skip
+    route = lambda table, everything_on=None: {s: {f"{table}_OFFLINE": ["seg"]} for s in SERVERS}  # noqa: E731
+    stages = Fragmenter(compiled.typing, route, SERVERS, "broker:1").fragment(compiled.physical)
+    started = time.monotonic()
+    _, outcome = dead.execute(compiled, stages, next(_IDS), started + 20, SERVERS)
+    assert outcome.error is not None and "s2" in outcome.error.message
+    assert time.monotonic() - started < 10  # not the 20 s deadline: no wait for its rows
