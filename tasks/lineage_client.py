@@ -25,9 +25,8 @@ entry, which the task's retry cleans up with ``force_cleanup``.
 
 from __future__ import annotations
 
-import time
-
 import requests
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_fixed
 
 from spark_jobs.ingestion.table_source import controller_message
 from tasks.errors import SubtaskFailedError
@@ -121,20 +120,30 @@ def _post(
     retries: int = RETRIES,
     timeout_s: float = TIMEOUT_S,
 ) -> requests.Response:
-    for attempt in range(retries + 1):
-        last = attempt == retries
+    """The controller's 200 answer; up to ``retries`` more tries on a lost connection or a
+    503, ``RETRY_PAUSE_S`` apart. Raises LineageRequestError with the last refusal."""
+
+    def once() -> requests.Response:
         try:
             response = requests.post(url, params=params, json=body, timeout=timeout_s)
         except requests.RequestException as exc:
-            if last:
-                raise LineageRequestError(what, None, str(exc)) from exc
-        else:
-            if response.status_code == 200:
-                return response
-            if response.status_code != 503 or last:
-                raise LineageRequestError(what, response.status_code, controller_message(response))
-        time.sleep(RETRY_PAUSE_S)
-    raise AssertionError("unreachable")
+            raise LineageRequestError(what, None, str(exc)) from exc
+        if response.status_code != 200:
+            raise LineageRequestError(what, response.status_code, controller_message(response))
+        return response
+
+    retrying = Retrying(
+        stop=stop_after_attempt(retries + 1),
+        wait=wait_fixed(RETRY_PAUSE_S),
+        retry=retry_if_exception(_transient),
+        reraise=True,
+    )
+    return retrying(once)
+
+
+def _transient(exc: BaseException) -> bool:
+    """No answer, or ZooKeeper briefly away behind the controller."""
+    return isinstance(exc, LineageRequestError) and exc.status in (None, 503)
 
 
 def _flag(value: bool) -> str:

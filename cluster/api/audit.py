@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -18,6 +17,14 @@ class AuditParams(serializers.Serializer):
     limit = serializers.IntegerField(required=False, default=100, min_value=1, max_value=1000)
 
 
+class AuditEventSerializer(serializers.Serializer):
+    time = serializers.DateTimeField(help_text="when the change was made (ISO 8601, UTC)")
+    action = serializers.CharField(help_text="e.g. table.create, segment.upload")
+    resourceType = serializers.CharField()
+    resourceName = serializers.CharField()
+    detail = serializers.DictField(help_text="what the change carried, by action")
+
+
 class AuditView(APIView):
     @extend_schema(
         summary="The controller's change history",
@@ -25,7 +32,7 @@ class AuditView(APIView):
         "(schema, table, segment, instance, tenant, cluster, znode) and resourceName.",
         tags=["Cluster"],
         parameters=[AuditParams],
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: AuditEventSerializer(many=True)},
     )
     def get(self, request):
         params = query(request, AuditParams)

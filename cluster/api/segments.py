@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import orjson
 from django.http import FileResponse
+from drf_spectacular.plumbing import build_array_type, build_object_type
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -11,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from cluster.api.common import TableTypeParam, query, store
+from cluster.api.openapi import STRING_LIST
 from cluster.logic.cluster_view import table_row, table_types
 from cluster.logic.deep_store import get_deep_store
 from cluster.logic.delete_segments import delete_all_segments, delete_segments, keep_deleted
@@ -53,7 +55,7 @@ class SegmentListView(APIView):
         description='`[{"OFFLINE": [segment, ...]}, {"REALTIME": [...]}]`',
         tags=TAG,
         parameters=[TableTypeParam],
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: build_array_type(build_object_type(additionalProperties=STRING_LIST))},
     )
     def get(self, request, table: str):
         params = query(request, TableTypeParam)
@@ -147,12 +149,19 @@ class SegmentZkMetadataView(APIView):
         return Response(out)
 
 
+class SegmentServersSerializer(serializers.Serializer):
+    tableName = serializers.CharField(help_text="with its type")
+    serverToSegmentsMap = serializers.DictField(child=serializers.ListField(
+        child=serializers.CharField()), help_text="server instance id to its segments")  # fmt: skip
+
+
 class SegmentServersView(APIView):
     @extend_schema(
         summary="Which server holds which segments",
+        description="One entry per table type, from the ideal state.",
         tags=TAG,
         parameters=[TableTypeParam],
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: SegmentServersSerializer(many=True)},
     )
     def get(self, request, table: str):
         params = query(request, TableTypeParam)

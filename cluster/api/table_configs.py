@@ -9,18 +9,20 @@ from rest_framework.views import APIView
 
 from cluster import models
 from cluster.api.common import json_body, store
+from cluster.api.openapi import STRING_LIST
 from cluster.logic.table_configs import (
     delete_table_configs,
     get_table_configs,
     save_table_configs,
 )
+from engine.spi.secrets import mask_secrets
 
 TAG = ["Table"]
 
 
 class TableConfigsListView(APIView):
     @extend_schema(summary="List tables (tableConfigs)", operation_id="listTableConfigs",
-                   tags=TAG, responses={200: OpenApiTypes.OBJECT})  # fmt: skip
+                   tags=TAG, responses={200: STRING_LIST})  # fmt: skip
     def get(self, request):
         names = models.TableConfig.objects.values_list("table_name", flat=True)
         return Response(sorted(set(names)))
@@ -40,7 +42,7 @@ class TableConfigsDetailView(APIView):
     @extend_schema(summary="A table's schema and configs", tags=TAG,
                    responses={200: OpenApiTypes.OBJECT})  # fmt: skip
     def get(self, request, table: str):
-        return Response(get_table_configs(table))
+        return Response(mask_secrets(get_table_configs(table)))
 
     @extend_schema(summary="Update a table's schema and configs", tags=TAG,
                    request=OpenApiTypes.OBJECT, responses={200: OpenApiTypes.OBJECT})  # fmt: skip

@@ -75,6 +75,14 @@ class TableSizeView(APIView):
         return Response(table_size(store(), table))
 
 
+class SegmentStatusSerializer(serializers.Serializer):
+    segmentName = serializers.CharField()
+    segmentStatus = serializers.ChoiceField(choices=["GOOD", "BAD", "UPDATING"])
+    tableNameWithType = serializers.CharField()
+    replicasOnline = serializers.IntegerField()
+    replicasExpected = serializers.IntegerField()
+
+
 class SegmentsStatusView(APIView):
     @extend_schema(
         summary="Per-segment status",
@@ -82,7 +90,7 @@ class SegmentsStatusView(APIView):
         "UPDATING, with replicasOnline and replicasExpected.",
         tags=TAG,
         parameters=[TableTypeParam],
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: SegmentStatusSerializer(many=True)},
     )
     def get(self, request, table: str):
         params = query(request, TableTypeParam)

@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from cluster.api import tasks_serializers as s
 from cluster.api.common import json_body, query, store
+from cluster.api.openapi import STRING_LIST, string_map
 from controller.errors import BadRequest, NotFound
 from tasks import registry
 from tasks.logic import queue_ops, task_info
@@ -24,7 +25,7 @@ TAG = ["Task"]
 
 class TaskTypesView(APIView):
     @extend_schema(summary="Task types with a queue", tags=TAG,
-                   responses={200: s.STRING_LIST})  # fmt: skip
+                   responses={200: STRING_LIST})  # fmt: skip
     def get(self, request):
         return Response(task_info.task_types())
 
@@ -93,7 +94,7 @@ class ExecuteView(APIView):
         description="taskConfigs override the table's config of the type. Answers "
         "{tableNameWithType: taskName}, or {} while the queue is stopped.",
         tags=TAG, request=s.ExecuteRequest,
-        responses={200: s.string_map("tableNameWithType to the new task name")},
+        responses={200: string_map("tableNameWithType to the new task name")},
     )  # fmt: skip
     def post(self, request):
         body = s.ExecuteRequest(data=json_body(request))
@@ -107,7 +108,7 @@ class ExecuteView(APIView):
 class TaskMetadataView(APIView):
     @extend_schema(summary="A table's minion task metadata (watermarks) for a type",
                    description="The raw ZNRecord, or {} when there is none.", tags=TAG,
-                   responses={200: s.ZNRecordSerializer})  # fmt: skip
+                   responses={200: s.TaskMetadataSerializer})  # fmt: skip
     def get(self, request, task_type: str, table: str):
         record, _ = read_metadata(store(), table, task_type)
         return Response(record.to_json() if record else {})

@@ -10,12 +10,13 @@ from rest_framework.views import APIView
 
 from cluster.api import tasks_serializers as s
 from cluster.api.common import query, store
+from cluster.api.openapi import STRING_LIST, string_map
 from tasks.logic import task_info
 from tasks.logic.dispatch import minion_instance_ids
 from tasks.logic.queue_ops import delete_task, get_queue
 
 TAG = ["Task"]
-STATE_MAP = s.string_map("task or subtask name to its state")
+STATE_MAP = string_map("task or subtask name to its state")
 
 
 def _names(raw: str | None) -> list[str] | None:
@@ -25,7 +26,7 @@ def _names(raw: str | None) -> list[str] | None:
 
 class TaskListView(APIView):
     @extend_schema(summary="Tasks of a type", tags=TAG,
-                   responses={200: s.STRING_LIST})  # fmt: skip
+                   responses={200: STRING_LIST})  # fmt: skip
     def get(self, request, task_type: str):
         return Response(list(get_queue(task_type).tasks.values_list("name", flat=True)))
 
@@ -56,7 +57,7 @@ class TaskCountsView(APIView):
         summary="Subtask counts per task of a type",
         description="waiting: no minion took it yet; running: INIT or RUNNING.",
         tags=TAG, parameters=[s.CountsParams],
-        responses={200: s.map_of("SubtaskCounts", "task name to its subtask counts")},
+        responses={200: s.SUBTASK_COUNTS_BY_TASK},
     )  # fmt: skip
     def get(self, request, task_type: str):
         params = query(request, s.CountsParams)
@@ -67,7 +68,7 @@ class TaskCountsView(APIView):
 class TypeDebugView(APIView):
     @extend_schema(summary="Debug info of every task of a type", tags=TAG,
                    parameters=[s.DebugParams],
-                   responses={200: s.map_of("TaskDebug", "task name to its debug info")})  # fmt: skip
+                   responses={200: s.TASK_DEBUG_BY_TASK})  # fmt: skip
     def get(self, request, task_type: str, table: str | None = None):
         params = query(request, s.DebugParams)
         return Response(task_info.type_debug(task_type, params["verbosity"], table))
@@ -77,7 +78,7 @@ class TableTypeDebugView(TypeDebugView):
     @extend_schema(summary="Debug info of the tasks of a type on a table", tags=TAG,
                    operation_id="tasks_table_debug",
                    parameters=[s.DebugParams],
-                   responses={200: s.map_of("TaskDebug", "task name to its debug info")})  # fmt: skip
+                   responses={200: s.TASK_DEBUG_BY_TASK})  # fmt: skip
     def get(self, request, task_type: str, table: str | None = None):
         return super().get(request, task_type, table)
 
@@ -141,7 +142,7 @@ class SubtaskStateView(APIView):
 class SubtaskConfigView(APIView):
     @extend_schema(summary="PinotTaskConfig of a task's subtasks", tags=TAG,
                    parameters=[s.SubtaskNamesParams],
-                   responses={200: s.map_of("PinotTaskConfig", "subtask name to its config")})  # fmt: skip
+                   responses={200: s.TASK_CONFIG_BY_SUBTASK})  # fmt: skip
     def get(self, request, name: str):
         task = task_info.get_task(name)
         names = _names(query(request, s.SubtaskNamesParams).get("subtaskNames"))
@@ -152,7 +153,7 @@ class SubtaskConfigView(APIView):
 class SubtaskProgressView(APIView):
     @extend_schema(summary="The last progress each subtask's minion reported", tags=TAG,
                    parameters=[s.SubtaskNamesParams],
-                   responses={200: s.string_map("subtask name to its progress")})  # fmt: skip
+                   responses={200: string_map("subtask name to its progress")})  # fmt: skip
     def get(self, request, name: str):
         task = task_info.get_task(name)
         names = _names(query(request, s.SubtaskNamesParams).get("subtaskNames"))

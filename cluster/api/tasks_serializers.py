@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from drf_spectacular.plumbing import build_array_type, build_basic_type, build_object_type
-from drf_spectacular.types import OpenApiTypes
 from rest_framework import serializers
 
+from cluster.api.openapi import map_of
 from tasks.logic.task_info import COUNT_KEYS, MinionTaskState
 
 
@@ -162,25 +161,25 @@ class SummarySerializer(serializers.Serializer):
     taskBreakdown = TenantBreakdownSerializer(many=True)
 
 
-def string_map(description: str) -> dict:
-    """The schema of a ``{name: string}`` map (e.g. task name to TaskState)."""
-    schema = build_object_type(additionalProperties=build_basic_type(OpenApiTypes.STR))
-    return {**schema, "description": description}
+class TaskMetadataSerializer(ZNRecordSerializer):
+    """A ZNRecord, or ``{}`` (every field absent) when the table has none for the type."""
+
+    def get_fields(self) -> dict:
+        fields = super().get_fields()
+        for field in fields.values():
+            field.required = False
+        return fields
 
 
-STRING_LIST = build_array_type(build_basic_type(OpenApiTypes.STR))
-
-
-def map_of(component: str, description: str) -> dict:
-    """The schema of a ``{name: <component>}`` map; the component is a serializer above
-    (drf-spectacular names it without the Serializer suffix)."""
-    return {**build_object_type(additionalProperties={"$ref": f"#/components/schemas/{component}"}),
-            "description": description}  # fmt: skip
-
-
-# ``{minion id: {subtask name: SubtaskProgress}}``
-WORKERS_PROGRESS = {
-    **build_object_type(additionalProperties=build_object_type(
-        additionalProperties={"$ref": "#/components/schemas/SubtaskProgress"})),
-    "description": "minion instance id to the subtasks it ran, by name",
-}  # fmt: skip
+SUBTASK_COUNTS_BY_TASK = map_of(
+    SubtaskCountsSerializer, "SubtaskCountsByTask", "task name to its subtask counts"
+)
+TASK_DEBUG_BY_TASK = map_of(TaskDebugSerializer, "TaskDebugByTask", "task name to its debug info")
+TASK_CONFIG_BY_SUBTASK = map_of(
+    PinotTaskConfigSerializer, "PinotTaskConfigBySubtask", "subtask name to its config"
+)
+WORKERS_PROGRESS = map_of(
+    map_of(SubtaskProgressSerializer, "SubtaskProgressBySubtask", "subtask name to its progress"),
+    "WorkersProgress",
+    "minion instance id to the subtasks it ran, by name",
+)

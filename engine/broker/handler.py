@@ -11,9 +11,9 @@ import dataclasses
 import logging
 import threading
 import time
-from collections import OrderedDict
 
 import orjson
+from cachetools import LRUCache
 
 from engine.broker.errors import SEGMENTS_UNAVAILABLE_ERROR_CODE, BadBrokerRequest
 from engine.broker.metrics import BrokerMetrics
@@ -26,6 +26,7 @@ from engine.broker.selection import BalancedSelector
 from engine.broker.time_boundary import TimeBoundary, compute_time_boundary
 from engine.clusterstate import OFFLINE, REALTIME, split_table_name
 from engine.common.clock import now_ms
+from engine.multistage.sql import needs_multistage, wants_multistage
 from engine.query import QueryError, reduce
 from engine.query.errors import (
     QUERY_CANCELLATION_ERROR_CODE,
@@ -46,6 +47,8 @@ log = logging.getLogger(__name__)
 
 _TABLE_CACHE_SIZE = 1024
 CLIENT_QUERY_ID = "clientQueryId"  # Pinot's query option: the client's id for a cancel
+ENGINE_KEY = "queryEngine"  # Sprig's: which engine answered (MULTI_STAGE or SINGLE_STAGE)
+SINGLE_STAGE = "SINGLE_STAGE"
 
 
 @dataclasses.dataclass
@@ -53,6 +56,7 @@ class BrokerQuery:
     sql: str
     options: dict[str, str]
     trace: bool = False
+    multistage: bool = False  # asked on Pinot's multi-stage endpoint (POST /query)
     client_ip: str | None = None  # X-Forwarded-For, for the query log's clientIp
 
     @classmethod
@@ -115,8 +119,8 @@ class QueryRunner:
         self.selector = selector
         self.scatter = scatter
         self.metrics = metrics
-        self._tables: OrderedDict[str, str] = OrderedDict()
-        self._prune_cache: OrderedDict[tuple, tuple] = OrderedDict()
+        self._tables: LRUCache = LRUCache(_TABLE_CACHE_SIZE)  # SQL -> table name
+        self._prune_cache: LRUCache = LRUCache(_TABLE_CACHE_SIZE)  # (route id, filter) -> kept
         # the same cache by identity: a cached plan hands over the same filter object each
         # time, and hashing its tree for the equality key cost more than the rest of routing
         self._pruned_by_id: dict[tuple[int, int], tuple] = {}
@@ -132,10 +136,14 @@ class QueryRunner:
         self.broker_id = broker_id  # with the request id, the id servers know a query by
         self.query_log = query_log
         self._lock = threading.Lock()
+        self.multistage = None  # the broker's MultiStageHandler (engine.broker.multistage)
 
     def run(self, query: BrokerQuery) -> dict:
         started = time.monotonic()
         request_id = self.selector.next_request_id()
+        choice = wants_multistage(query.sql, query.options, query.multistage)
+        if choice and self.multistage is not None:
+            return self._run_multistage(query, request_id, started)
         table_label = queried = "unknown"
         phases: dict[str, float] = {}  # Pinot's query phases, ms
         running = None
@@ -152,18 +160,22 @@ class QueryRunner:
             table_label = split_table_name(table)[0]
             response = self._run(query, table, request_id, started, running, phases)
         except QueryError as err:
+            if choice is None and self.multistage is not None and needs_multistage(query.sql):
+                # what only the multi-stage engine runs goes there by itself
+                return self._run_multistage(query, request_id, started)
             response = error_response(err, time_used_ms=_ms_since(started))
         except RecursionError:
             err = QueryExecutionError("Query is nested too deeply")
             response = error_response(err, time_used_ms=_ms_since(started))
         except Exception as exc:  # a bug must be an answer, never a dropped request
-            log.exception("query failed: %s", query.sql)
-            err = QueryExecutionError(f"QueryExecutionError: {type(exc).__name__}: {exc}")
+            log.error("query failed: %s", query.sql)
+            err = QueryExecutionError.internal("the broker", exc, log)
             response = error_response(err, time_used_ms=_ms_since(started))
         finally:
             if running is not None:
                 self.running.unregister(running)
         response["requestId"] = str(request_id)
+        response[ENGINE_KEY] = SINGLE_STAGE
         if query_log is not None:
             query_log.answered(logged, lambda: query_log.line(
                 response, query.sql, queried,
@@ -185,6 +197,19 @@ class QueryRunner:
             freshness_lag.set(lag_ms)
         return response
 
+    def _run_multistage(self, query: BrokerQuery, request_id: int, started: float) -> dict:
+        response = self.multistage.run(query.sql, query.options, request_id)
+        tables = response.get("tablesQueried") or ["unknown"]
+        queries, latency, docs_scanned, partial, _ = self._metrics_of(
+            split_table_name(tables[0])[0]
+        )
+        queries.inc()
+        latency.observe(time.monotonic() - started)
+        docs_scanned.inc(response.get("numDocsScanned", 0))
+        if response.get("partialResult"):
+            partial.inc()
+        return response
+
     def _metrics_of(self, table: str) -> tuple:
         """(queries, latency, docs scanned, partial, freshness lag) children of ``table``."""
         return self._table_metrics.of(table)
@@ -196,8 +221,6 @@ class QueryRunner:
             table = parse_sql(sql).table
             with self._lock:
                 self._tables[sql] = table
-                if len(self._tables) > _TABLE_CACHE_SIZE:
-                    self._tables.popitem(last=False)
         return table
 
     def _run(
@@ -329,9 +352,8 @@ class QueryRunner:
         if key is not None:
             with self._lock:
                 hit = self._prune_cache.get(key)
-                if hit is not None and hit[0] is route:  # the route is held, its id not reused
-                    self._prune_cache.move_to_end(key)
-                    return hit[1], hit[2]
+            if hit is not None and hit[0] is route:  # the route is held, its id not reused
+                return hit[1], hit[2]
         candidates = list(route.segments.values())
         kept = [s.name for s in prune(
             candidates, where, time_column=route.time_column,
@@ -340,8 +362,6 @@ class QueryRunner:
         if key is not None:
             with self._lock:
                 self._prune_cache[key] = (route, kept, len(candidates))
-                if len(self._prune_cache) > _TABLE_CACHE_SIZE:
-                    self._prune_cache.popitem(last=False)
         return kept, len(candidates)
 
     def time_boundary(self, snapshot: RoutingSnapshot, raw_table: str) -> TimeBoundary | None:

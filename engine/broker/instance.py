@@ -2,6 +2,8 @@
 
 POST /query/sql       {"sql", "queryOptions": "k=v;..." | {...}, "trace"}
 GET  /query/sql?sql=&queryOptions=&trace=
+POST /query, GET /query?sql=   Pinot's multi-stage endpoint (engine.broker.multistage)
+POST /multistage/mailbox       rows from the servers' stages for stage 0
 GET  /health          200 OK once registered with a routing table; 503 otherwise
 GET  /debug/routingTable/{table}     {table_TYPE: {server: [segments]}}
 GET  /debug/timeBoundary/{table}     {"timeColumn", "timeValue"} (hybrid tables)
@@ -30,6 +32,7 @@ from engine.broker.errors import (
 )
 from engine.broker.handler import BrokerQuery, QueryRunner
 from engine.broker.metrics import BrokerMetrics
+from engine.broker.multistage import MultiStageHandler
 from engine.broker.query_log import QueryLogger
 from engine.broker.routing import RoutingManager
 from engine.broker.running import RunningQueries
@@ -39,9 +42,12 @@ from engine.clusterstate import InstanceConfig, InstanceType, split_table_name
 from engine.clusterstate.tags import instance_id as make_instance_id
 from engine.query.response import exception_response
 from engine.runtime import HttpService, Participant, Request, Response, Router, SchemaCache
+from engine.runtime.http_limits import HttpLimits
 from engine.runtime.properties import PinotProperties
 
 log = logging.getLogger(__name__)
+# a query's JSON: SQL with long IN lists fits, a data upload does not
+QUERY_BODY_BYTES = 16 << 20
 
 QUERY_CANCELLATION_KEY = "pinot.broker.enable.query.cancellation"
 
@@ -58,6 +64,8 @@ class BrokerConfig:
     session_timeout_s: float = 10.0
     resync_interval_s: float = 30.0
     health_probe_interval_s: float = 0.5
+    # connections and read deadline of its port (``HttpLimits.from_env`` in ``sprig broker``)
+    http: HttpLimits = dataclasses.field(default_factory=HttpLimits)
     # Pinot's broker config (``pinot.broker.*`` keys), from ``sprig broker --config FILE``
     properties: PinotProperties = dataclasses.field(default_factory=PinotProperties)
 
@@ -71,7 +79,7 @@ class BrokerInstance:
         self.config = config
         self.instance_id = config.resolved_instance_id
         router = Router()
-        self.http_service = HttpService("broker", config.bind, config.port, router)
+        self.http_service = HttpService("broker", config.bind, config.port, router, config.http)
         self.metrics = BrokerMetrics()
         self.participant = Participant(
             config.zk_address,
@@ -95,9 +103,15 @@ class BrokerInstance:
             running=self.running, broker_id=self.instance_id,
             query_log=QueryLogger(config.properties),
         )  # fmt: skip
-        router.add("POST", "/query/sql", self._query_post)
+        self.multistage = MultiStageHandler(
+            self.runner, f"{config.host}:{self.http_service.port}", self.instance_id
+        )
+        self.runner.multistage = self.multistage
+        self.multistage.routes(router)
+        router.add("POST", "/query/sql", self._query_post, max_body_bytes=QUERY_BODY_BYTES)
         router.add("GET", "/query/sql", self._query_get)
-        router.add("POST", "/query", self._query_post)
+        router.add("POST", "/query", self._query_post_multistage, max_body_bytes=QUERY_BODY_BYTES)
+        router.add("GET", "/query", self._query_get_multistage)
         router.add("GET", "/health", self._health)
         router.add("GET", "/debug/routingTable/{table}", self._routing_table)
         router.add("GET", "/debug/timeBoundary/{table}", self._time_boundary)
@@ -139,14 +153,28 @@ class BrokerInstance:
         query.client_ip = request.headers.get("x-forwarded-for")
         return self._answer(query)
 
-    def _query_get(self, request: Request) -> Response:
+    def _query_get(self, request: Request, multistage: bool = False) -> Response:
         q = request.query
         try:
             query = BrokerQuery.from_fields(q.get("sql"), q.get("queryOptions"), q.get("trace"))
         except BadBrokerRequest as exc:
             return _bad_request(str(exc))
+        query.multistage = multistage
         query.client_ip = request.headers.get("x-forwarded-for")
         return self._answer(query)
+
+    def _query_post_multistage(self, request: Request) -> Response:
+        """Pinot's multi-stage endpoint: the multi-stage engine unless the query's own
+        ``SET useMultistageEngine=false`` says otherwise."""
+        try:
+            query = BrokerQuery.from_json(request.body)
+        except BadBrokerRequest as exc:
+            return _bad_request(str(exc))
+        query.multistage = True
+        return self._answer(query)
+
+    def _query_get_multistage(self, request: Request) -> Response:
+        return self._query_get(request, multistage=True)
 
     def _answer(self, query: BrokerQuery) -> Response:
         # Until the first routing table is built every table looks missing; a 190 "table does

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
 
 from kazoo.exceptions import NoNodeError
+from kazoo.protocol.states import ZnodeStat
 
 from engine.broker.errors import BROKER_RESOURCE_MISSING_ERROR_CODE
 from engine.broker.pruning import (
@@ -88,6 +90,7 @@ class TableRoute:
     push_frequency_ms: int = DAY_MS
     instance_selector: str = "balanced"  # routing.instanceSelectorType (engine.broker.selection)
     unroutable: str | None = None  # why the table cannot be queried (then no segments)
+    dim_table: bool = False  # isDimTable: on every server, for lookup joins
 
     @property
     def time_unit_ms(self) -> float | None:
@@ -138,7 +141,10 @@ class RoutingManager(Membership):
         super().__init__(participant, "routing", interval_s=resync_interval_s)
         self.schemas = schemas
         self.snapshot = RoutingSnapshot({}, {}, frozenset())
-        self._segment_cache: dict[tuple[str, str], SegmentInfo | None] = {}
+        # (table, segment) -> info; dropped by the segment's watch, on kazoo's event thread
+        self._segment_cache: dict[tuple[str, str], SegmentInfo] = {}
+        self._segment_reads: dict[tuple[str, str], object] = {}  # reads in progress
+        self._segment_lock = threading.Lock()
         self._on_change = on_change
 
     def follow(self) -> None:
@@ -172,8 +178,9 @@ class RoutingManager(Membership):
             if route is not None:
                 routes[table] = route
         known = set(routes)
-        for key in [k for k in self._segment_cache if k[0] not in known]:
-            self._segment_cache.pop(key, None)
+        with self._segment_lock:  # a watch may drop an entry meanwhile
+            for key in [k for k in self._segment_cache if k[0] not in known]:
+                del self._segment_cache[key]
         self.snapshot = RoutingSnapshot(routes, servers, live, self.snapshot.version + 1)
         return self.snapshot
 
@@ -233,6 +240,7 @@ class RoutingManager(Membership):
             time_format=time_format,
             partitioning=_partitioning(config, self.schemas.get(split_table_name(table)[0])),
             push_frequency_ms=_push_frequency_ms(config),
+            dim_table=bool((config.to_json() if config else {}).get("isDimTable")),
             instance_selector=str(
                 ((config.to_json() if config else {}).get("routing") or {}).get(
                     "instanceSelectorType"
@@ -280,37 +288,57 @@ class RoutingManager(Membership):
             return column, None
 
     def _segment_info(self, table: str, segment: str) -> SegmentInfo:
+        """What the segment's ZooKeeper metadata says, kept until its watch fires (also while
+        the znode does not exist yet). A change notified while the metadata is being read is
+        not lost: what was read serves this rebuild only, and the next one reads it again."""
         key = (table, segment)
-        if key in self._segment_cache and self._segment_cache[key] is not None:
-            return self._segment_cache[key]
+        info = self._segment_cache.get(key)
+        if info is not None:
+            return info
+        reading = object()
+        with self._segment_lock:
+            self._segment_reads[key] = reading
         path = self.participant.store.paths.segment(table, segment)
-        record = self._record(path, watch=lambda _e, k=key: self._stale_segment(k))
+        got = self._read_watched(path, lambda _e, k=key: self._stale_segment(k))
+        record = _parse_record(path, got[0]) if got is not None else None
         info = SegmentInfo(segment)
         if record is not None:
             info = segment_info_from_metadata(SegmentZKMetadata.from_record(record, table))
-        self._segment_cache[key] = info
+        with self._segment_lock:
+            if self._segment_reads.pop(key, None) is reading:  # no change notified meanwhile
+                self._segment_cache[key] = info
         return info
+
+    def _stale_segment(self, key: tuple[str, str]) -> None:
+        # on kazoo's event thread, possibly while the routing thread reads the same segment
+        with self._segment_lock:
+            self._segment_cache.pop(key, None)
+            self._segment_reads.pop(key, None)
+        self.poke()
 
     def _lineage(self, table: str) -> tuple[SegmentLineage | None, int | None]:
         """The table's segment lineage and the zxid of its last change (None while the znode
         does not exist), watched (also while it does not exist yet)."""
         path = self.participant.store.paths.segment_lineage(table)
+        got = self._read_watched(path, self.poke)
+        if got is None:
+            return None, None
+        data, stat = got
+        if not data:
+            return None, stat.mzxid
+        return SegmentLineage.from_record(ZNRecord.from_bytes(data, where=path)), stat.mzxid
+
+    def _read_watched(self, path: str, watch) -> tuple[bytes, ZnodeStat] | None:
+        """The znode's data and stat with ``watch`` set on its next change; None while it does
+        not exist, with ``watch`` set on its creation. kazoo's get leaves no watch on a missing
+        znode, so exists sets it; a znode created between the two is read."""
         client = self.participant.client
         while True:
             try:
-                data, stat = client.get(path, watch=self.poke)
+                return client.get(path, watch=watch)
             except NoNodeError:
-                # get() leaves no watch on a missing znode; exists() does, for its creation
-                if client.exists(path, watch=self.poke) is None:
-                    return None, None
-                continue  # created in between
-            if not data:
-                return None, stat.mzxid
-            return SegmentLineage.from_record(ZNRecord.from_bytes(data, where=path)), stat.mzxid
-
-    def _stale_segment(self, key: tuple[str, str]) -> None:
-        self._segment_cache.pop(key, None)
-        self.poke()
+                if client.exists(path, watch=watch) is None:
+                    return None
 
     def _children(self, path: str) -> list[str]:
         try:
@@ -323,13 +351,18 @@ class RoutingManager(Membership):
             data, _ = self.participant.client.get(path, watch=watch or self.poke)
         except NoNodeError:
             return None
-        if not data:
-            return None
-        try:
-            return ZNRecord.from_bytes(data, where=path)
-        except ClusterStateError as exc:
-            log.error("ignoring a malformed znode: %s", exc)
-            return None
+        return _parse_record(path, data)
+
+
+def _parse_record(path: str, data: bytes) -> ZNRecord | None:
+    """The ZNRecord in ``data``; None when empty or malformed (logged)."""
+    if not data:
+        return None
+    try:
+        return ZNRecord.from_bytes(data, where=path)
+    except ClusterStateError as exc:
+        log.error("ignoring a malformed znode: %s", exc)
+        return None
 
 
 def segment_info_from_metadata(meta: SegmentZKMetadata) -> SegmentInfo:
@@ -340,7 +373,7 @@ def segment_info_from_metadata(meta: SegmentZKMetadata) -> SegmentInfo:
         start = end = None
     raw = meta.extra.get("segment.partition.metadata")
     partitions, functions = recorded_partitions(raw, meta.segment_name)
-    return SegmentInfo(meta.segment_name, start, end, partitions, functions)
+    return SegmentInfo(meta.segment_name, start, end, partitions, functions, meta.total_docs)
 
 
 def _partitioning(config: TableConfig | None, schema) -> dict[str, ColumnPartitioning]:

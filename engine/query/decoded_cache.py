@@ -1,6 +1,7 @@
-"""A byte-bounded LRU of decoded column data (forward indexes, raw values, string
-dictionaries as numpy) and of what a filter predicate resolved to on a segment (dictionary
-ids, index doc sets), one per ``engine.query.QueryEngine``.
+"""A byte-bounded LRU (cachetools' ``LRUCache`` weighted by each value's bytes) of decoded
+column data (forward indexes, raw values, string dictionaries as numpy) and of what a filter
+predicate resolved to on a segment (dictionary ids, index doc sets), one per
+``engine.query.QueryEngine``.
 
 Segments keep forward indexes chunk-compressed on disk; decoding a 5M-row column costs far
 more than scanning it, so hot columns stay decoded here, like Pinot's HEAP load mode, but
@@ -11,12 +12,13 @@ called, so a refreshed segment is never served stale.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 import weakref
-from collections import OrderedDict
 
 import numpy as np
+from cachetools import LRUCache
 from pyroaring import BitMap
 
 from engine.query.docset import DocSet
@@ -60,30 +62,36 @@ class MemoKey:
 
 
 class DecodedCache:
+    """cachetools' LRU weighted by ``_nbytes``, keyed by (segment id, key). A value larger
+    than the whole budget is not kept."""
+
     def __init__(self, budget_bytes: int):
         self.budget = budget_bytes
-        self.used = 0
-        self._entries: OrderedDict[tuple, tuple[object, int]] = OrderedDict()
-        # Re-entrant: a segment's finalizer (drop_segment) can run inside put or drop, on
-        # the thread holding the lock, when an allocation there starts a garbage collection
-        # that frees a segment; a plain Lock would deadlock that thread.
+        self._entries: LRUCache = LRUCache(maxsize=budget_bytes, getsizeof=_nbytes)
+        # Re-entrant, so that nothing run on the thread holding it (a finalizer started by
+        # a garbage collection inside put) can deadlock that thread.
         self._lock = threading.RLock()
         self._tracked: set[int] = set()
+        # ids of collected segments whose entries are still to drop (see drop_segment)
+        self._dropped: list[int] = []
+
+    @property
+    def used(self) -> int:
+        """The bytes of the entries kept now."""
+        with self._lock:
+            self._drop_collected()
+            return self._entries.currsize
 
     def get(self, segment, key):
-        full_key = (id(segment), key)
         with self._lock:
-            entry = self._entries.get(full_key)
-            if entry is None:
-                return None
-            self._entries.move_to_end(full_key)
-            return entry[0]
+            if self._dropped:
+                self._drop_collected()
+            # get, not [] and KeyError: a miss (a memo never kept) is as common as a hit
+            return self._entries.get((id(segment), key))
 
     def put(self, segment, key, value) -> None:
-        size = _nbytes(value)
-        if size > self.budget:
-            return
         with self._lock:
+            self._drop_collected()  # a dead segment's id may be this one's now
             seg_id = id(segment)
             if seg_id not in self._tracked:
                 try:
@@ -91,25 +99,29 @@ class DecodedCache:
                 except TypeError:
                     return  # not weak-referenceable: do not cache (its id could be reused)
                 self._tracked.add(seg_id)
-            old = self._entries.pop((seg_id, key), None)
-            if old is not None:
-                self.used -= old[1]
-            self._entries[(seg_id, key)] = (value, size)
-            self.used += size
-            while self.used > self.budget and self._entries:
-                _, (_, dropped) = self._entries.popitem(last=False)
-                self.used -= dropped
+            # evicts the least recently used; raises ValueError for a value larger than the
+            # whole budget, which is then not kept
+            with contextlib.suppress(ValueError):
+                self._entries[(seg_id, key)] = value
 
     def forget(self, segment) -> None:
         """Drop ``segment``'s decoded data now (call when unloading or replacing a segment;
         otherwise it goes when the segment object is garbage-collected)."""
-        self.drop_segment(id(segment))
+        with self._lock:
+            self.drop_segment(id(segment))
+            self._drop_collected()
 
     def drop_segment(self, seg_id: int) -> None:
-        with self._lock:
+        """Note that the segment ``seg_id`` is gone; its entries go before the next call
+        reads or writes. A segment's finalizer calls this, at whatever point a garbage
+        collection starts, even inside this cache's own bookkeeping on the thread holding
+        the lock, so it only notes (``list.append`` is atomic) and never touches the LRU."""
+        self._dropped.append(seg_id)
+
+    def _drop_collected(self) -> None:
+        """Drop the entries of the segments noted by drop_segment; under the lock."""
+        while self._dropped:
+            seg_id = self._dropped.pop()
             self._tracked.discard(seg_id)
-            # a snapshot: a nested drop of another segment may change the entries meanwhile
-            for key in [k for k in list(self._entries) if k[0] == seg_id]:
-                entry = self._entries.pop(key, None)
-                if entry is not None:
-                    self.used -= entry[1]
+            for key in [k for k in self._entries if k[0] == seg_id]:
+                del self._entries[key]

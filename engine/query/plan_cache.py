@@ -1,7 +1,7 @@
 """Compiled plans, cached: sqlglot parsing costs far more than running a small query, so a
 repeated query must not parse again.
 
-Three LRUs, each ``size`` entries: by (SQL, options, schema object), so a repeated query
+Three LRUs (cachetools' ``LRUCache``), each ``size`` entries: by (SQL, options, schema object), so a repeated query
 against the same schema costs one dict lookup; by (SQL, columns, options), so a schema read
 anew with the same columns still hits; and the parsed SQL by its text, so only planning runs
 when the columns change.
@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections import OrderedDict
+
+from cachetools import LRUCache
 
 from engine.query.parser import parse_sql
 from engine.query.plan import QueryPlan, build_plan, columns_from_schema
@@ -24,9 +25,9 @@ class PlanCache:
         if size < 1:
             raise ValueError(f"a plan cache needs room for at least one plan, got size={size}")
         self.size = size
-        self._by_schema: OrderedDict[tuple, tuple[object, QueryPlan]] = OrderedDict()
-        self._by_columns: OrderedDict[tuple, QueryPlan] = OrderedDict()
-        self._parsed: OrderedDict[str, object] = OrderedDict()
+        self._by_schema: LRUCache = LRUCache(size)  # -> (schema, plan)
+        self._by_columns: LRUCache = LRUCache(size)  # -> plan
+        self._parsed: LRUCache = LRUCache(size)  # SQL -> parsed
         self._lock = threading.Lock()  # servers and brokers compile from many request threads
 
     def compile(self, sql: str, schema=None, options: dict | None = None) -> QueryPlan:
@@ -35,12 +36,10 @@ class PlanCache:
         query's own ``SET`` options. Raises QueryError subclasses."""
         option_key = tuple(sorted((options or {}).items()))
         fast_key = (sql, option_key, id(schema))
-        with self._lock:
-            hit = self._by_schema.get(fast_key)
-            # the schema object is kept with the plan, so its id cannot be reused meanwhile
-            if hit is not None and hit[0] is schema:
-                self._by_schema.move_to_end(fast_key)
-                return hit[1]
+        hit = self._get(self._by_schema, fast_key)
+        # the schema object is kept with the plan, so its id cannot be reused meanwhile
+        if hit is not None and hit[0] is schema:
+            return hit[1]
         columns = columns_from_schema(schema)
         key = (sql, tuple(sorted(columns.items())), option_key)
         plan = self._get(self._by_columns, key)
@@ -58,16 +57,11 @@ class PlanCache:
         self._put(self._by_schema, fast_key, (schema, plan))
         return plan
 
-    def _get(self, cache: OrderedDict, key):
+    def _get(self, cache: LRUCache, key):
+        """The entry (now the most recently used), or None."""
         with self._lock:
-            value = cache.get(key)
-            if value is not None:
-                cache.move_to_end(key)
-            return value
+            return cache.get(key)
 
-    def _put(self, cache: OrderedDict, key, value) -> None:
+    def _put(self, cache: LRUCache, key, value) -> None:
         with self._lock:
-            cache[key] = value
-            cache.move_to_end(key)
-            if len(cache) > self.size:
-                cache.popitem(last=False)
+            cache[key] = value  # evicts the least recently used

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+
+from cachetools import LRUCache
 
 from engine.common.cancel import WorkToken, working_on
 from engine.query.combine import combine
@@ -46,7 +47,7 @@ class QueryEngine:
         self.plans = PlanCache(self.settings.plan_cache_size)
         self.decoded = DecodedCache(self.settings.decoded_cache_bytes)
         self._pool: ThreadPoolExecutor | None = None
-        self._segment_cost_ms: OrderedDict[str, float] = OrderedDict()  # SQL -> recent ms
+        self._segment_cost_ms: LRUCache = LRUCache(self.settings.plan_cache_size)  # SQL -> ms
         self._lock = threading.Lock()
 
     def compile(self, sql: str, schema=None, options: dict | None = None) -> QueryPlan:
@@ -180,10 +181,7 @@ class QueryEngine:
         with self._lock:
             previous = self._segment_cost_ms.get(plan.sql)
             smoothed = ms_per_segment if previous is None else 0.5 * previous + 0.5 * ms_per_segment
-            self._segment_cost_ms[plan.sql] = smoothed
-            self._segment_cost_ms.move_to_end(plan.sql)
-            if len(self._segment_cost_ms) > self.settings.plan_cache_size:
-                self._segment_cost_ms.popitem(last=False)
+            self._segment_cost_ms[plan.sql] = smoothed  # evicts the least recently used
 
     def _run_segment(self, plan: QueryPlan, segment) -> IntermediateResult:
         return _execute_segment_safely(plan, segment, self.decoded)

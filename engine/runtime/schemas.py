@@ -1,5 +1,10 @@
 """Table schemas read from ZooKeeper (``PROPERTYSTORE/SCHEMAS``) and cached until their znode
-changes (a one-shot watch drops the entry), so a query costs no ZooKeeper round trip."""
+changes (a one-shot watch drops the entry), so a query costs no ZooKeeper round trip.
+
+A missing schema is cached too, with an ``exists`` watch that fires when it is created (a
+``get`` of a missing znode sets no watch). A watch that fires while a read is under way
+bumps the table's generation, and the read's answer is then used once but not kept: it
+may predate the change."""
 
 from __future__ import annotations
 
@@ -30,6 +35,7 @@ class SchemaCache:
         self.store = store
         self.timeout_s = timeout_s
         self._schemas: dict[str, Schema | None] = {}
+        self._generations: dict[str, int] = {}
         self._table_nulls: dict[str, bool] = {}  # raw table -> a config has nullHandlingEnabled
         self._lock = threading.Lock()
 
@@ -40,13 +46,15 @@ class SchemaCache:
         with self._lock:
             if raw_table in self._schemas:
                 return self._schemas[raw_table]
+            generation = self._generations.get(raw_table, 0)
         try:
             schema = self._load(raw_table)
         except (ZooKeeperUnavailableError, KazooException, KazooTimeoutError) as exc:
             log.warning("cannot read the schema of %s now: %s", raw_table, exc)
             return None  # not cached: the next query tries again
         with self._lock:
-            self._schemas[raw_table] = schema
+            if self._generations.get(raw_table, 0) == generation:
+                self._schemas[raw_table] = schema
         return schema
 
     def nullable_columns(self, raw_table: str) -> frozenset[str]:
@@ -60,10 +68,10 @@ class SchemaCache:
 
     def invalidate(self, raw_table: str | None = None) -> None:
         with self._lock:
-            if raw_table is None:
-                self._schemas.clear()
-            else:
-                self._schemas.pop(raw_table, None)
+            tables = list(self._schemas) if raw_table is None else [raw_table]
+            for table in {*tables, *([] if raw_table else self._generations)}:
+                self._generations[table] = self._generations.get(table, 0) + 1
+                self._schemas.pop(table, None)
 
     def _load(self, raw_table: str) -> Schema | None:
         client = self.store.client
@@ -75,12 +83,20 @@ class SchemaCache:
             try:
                 data, _ = client.get_async(path, watch=watch).get(timeout=self.timeout_s)
             except NoNodeError:
+                # no watch was set: ask to hear of the znode's creation (a creation between
+                # the get and this exists is seen by the exists itself, and then reread)
+                if client.exists_async(path, watch=watch).get(timeout=self.timeout_s):
+                    return self._load(raw_table)
                 continue
             try:
                 return Schema.from_json(schema_from_record(ZNRecord.from_bytes(data, where=path)))
             except (ClusterStateError, ConfigError) as exc:
                 log.error("schema %s in ZooKeeper is invalid: %s", name, exc)
                 return None
+        # none yet: a table config created or changed later may name a schema
+        for table_type in (OFFLINE, REALTIME):
+            config_path = self.store.paths.table_config(table_name_with_type(raw_table, table_type))
+            client.exists_async(config_path, watch=watch).get(timeout=self.timeout_s)
         return None
 
     def _schema_names(self, raw_table: str) -> list[str]:

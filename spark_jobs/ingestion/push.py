@@ -13,6 +13,7 @@ is the controller rejecting the segment, and is not retried.
 
 from __future__ import annotations
 
+import functools
 import io
 import tarfile
 import time
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import requests
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from spark_jobs.ingestion.errors import PushError
 from spark_jobs.ingestion.table_source import controller_message
@@ -88,6 +90,10 @@ def metadata_tar_bytes(tar_path: Path, metadata_files: tuple[str, ...]) -> bytes
     return out.getvalue()
 
 
+class _ServerFailure(Exception):
+    """An attempt the controller did not answer, or answered with a 5xx: worth another."""
+
+
 def push_segment(
     target: PushTarget,
     tar_path: Path,
@@ -99,36 +105,53 @@ def push_segment(
     """Push one segment tar to `target`; never raises for a failed push, the outcome says it."""
     segment_name = segment_name_of(tar_path)
     http = http or requests.Session()
-    delay = target.retry_interval_millis / 1000
-    message = ""
-    for attempt in range(1, target.attempts + 1):
-        try:
-            response = _send(target, tar_path, segment_name, download_uri, metadata_files, http)
-        except PushError as exc:
-            return PushOutcome(
-                segment_name, str(tar_path), target.controller_uri, False, str(exc), attempt
-            )
-        except (requests.RequestException, OSError) as exc:
-            message = f"cannot reach the controller: {exc.__class__.__name__}: {exc}"
-        else:
-            if response.status_code < 300:
+    retrying = Retrying(
+        stop=stop_after_attempt(target.attempts),
+        wait=wait_exponential(
+            multiplier=target.retry_interval_millis / 1000, exp_base=BACKOFF_FACTOR
+        ),
+        retry=retry_if_exception_type(_ServerFailure),
+        sleep=sleep,
+        reraise=True,
+    )
+    send = functools.partial(
+        _send, target, tar_path, segment_name, download_uri, metadata_files, http
+    )
+    try:
+        for attempt in retrying:
+            with attempt:
+                ok, message = _attempt(send)
                 return PushOutcome(
-                    segment_name, str(tar_path), target.controller_uri, True,
-                    controller_message(response), attempt,
+                    segment_name, str(tar_path), target.controller_uri, ok, message,
+                    attempt.retry_state.attempt_number,
                 )  # fmt: skip
-            message = f"HTTP {response.status_code}: {controller_message(response)}"
-            if response.status_code < 500:
-                return PushOutcome(
-                    segment_name, str(tar_path), target.controller_uri, False,
-                    f"rejected by the controller ({message})", attempt,
-                )  # fmt: skip
-        if attempt < target.attempts:
-            sleep(delay)
-            delay *= BACKOFF_FACTOR
-    return PushOutcome(
-        segment_name, str(tar_path), target.controller_uri, False,
-        f"failed after {target.attempts} attempt(s): {message}", target.attempts,
-    )  # fmt: skip
+    except _ServerFailure as exc:
+        message = f"failed after {target.attempts} attempt(s): {exc}"
+        return PushOutcome(
+            segment_name, str(tar_path), target.controller_uri, False, message, target.attempts
+        )
+    raise AssertionError("unreachable: every attempt returns or raises")
+
+
+class _ServerFailure(Exception):
+    """The controller did not answer, or answered with a 5xx: worth another attempt."""
+
+
+def _attempt(send: Callable[[], requests.Response]) -> tuple[bool, str]:
+    """(pushed, message) of one ``send``; raises _ServerFailure when another may succeed."""
+    try:
+        response = send()
+    except PushError as exc:
+        return False, str(exc)
+    except (requests.RequestException, OSError) as exc:
+        message = f"cannot reach the controller: {exc.__class__.__name__}: {exc}"
+        raise _ServerFailure(message) from exc
+    if response.status_code < 300:
+        return True, controller_message(response)
+    message = f"HTTP {response.status_code}: {controller_message(response)}"
+    if response.status_code < 500:
+        return False, f"rejected by the controller ({message})"
+    raise _ServerFailure(message)
 
 
 def _send(

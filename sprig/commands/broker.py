@@ -31,9 +31,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from engine.broker import BrokerConfig, BrokerInstance
     from engine.common.errors import ConfigError
+    from engine.runtime.http_limits import HttpLimits
     from engine.runtime.properties import PinotProperties
 
     prepare_process()
+    try:
+        http = HttpLimits.from_env()  # read once: the broker keeps these until it stops
+    except ConfigError as exc:
+        raise CommandError(str(exc)) from None
     try:
         properties = PinotProperties.load(args.config)
     except ConfigError as exc:
@@ -43,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
         port=args.port,
         bind=args.bind,
         instance_id=args.instance_id,
+        http=http,
         properties=properties,
         **cluster_settings(),
     )

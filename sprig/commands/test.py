@@ -38,7 +38,10 @@ def _ensure_chromium() -> int:
         return 0
     if os.geteuid() != 0:
         print(
-            f"==> chromium: {CHROMIUM} is missing and we are not root; browser tests will be skipped"
+            f"==> chromium: {CHROMIUM} is missing and we are not root, so the browser tests will "
+            "fail; install it with `sudo apt-get install chromium`, or leave them out with "
+            "`-m 'not browser'`",
+            flush=True,
         )
         return 0
     print(

@@ -36,7 +36,7 @@ def _cluster_routes() -> list[str]:
 
 
 def test_every_endpoint_is_documented(client):
-    response = client.get("/openapi.json?format=json")
+    response = client.get("/openapi.json")
     assert response.status_code == 200
     schema = orjson.loads(response.content)
     paths = set(schema["paths"])

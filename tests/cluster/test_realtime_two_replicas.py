@@ -1,8 +1,9 @@
 """Two replicas of a consuming segment reach the end criteria at different offsets; through
 the controller's real completion FSM the one with the larger offset commits, the other
 catches up to the same offset and keeps an identical build. Real Kafka-protocol broker;
-the protocol's calls go to the FSM in-process (its HTTP endpoints come with the server
-wiring)."""
+the protocol's calls go to the FSM in-process, so that the test can time each replica's
+calls (its HTTP endpoints are tested in tests/cluster/test_llc_api.py and, between real
+processes, in tests/cluster_e2e/test_realtime.py)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,6 @@ from engine.common.clock import now_ms
 from engine.query.runner import run_query
 from engine.realtime import MutableSegment
 from engine.realtime import completion as proto
-from engine.realtime.completion import CompletionResponse
 from engine.realtime.consumer_state import ConsumerState
 from engine.realtime.llc_name import LLCSegmentName
 from engine.realtime.partition_consumer import PartitionConsumer
@@ -61,9 +61,12 @@ class InProcessController:
         return self.manager.segment_commit_start(segment, self.instance, offset)
 
     def segment_upload(self, segment, offset, tar_gz):
-        location = self.deep_store / f"{segment}.tmp.{uuid.uuid4().hex[:8]}"
-        shutil.copyfile(tar_gz, location)
-        return CompletionResponse(proto.UPLOAD_SUCCESS, offset, segment_location=str(location))
+        def store() -> str:
+            location = self.deep_store / f"{segment}.tmp.{uuid.uuid4().hex[:8]}"
+            shutil.copyfile(tar_gz, location)
+            return str(location)
+
+        return self.manager.segment_upload(segment, self.instance, offset, store)
 
     def segment_commit_end(self, segment, offset, location, segment_dir, stats):
         return self.manager.segment_commit_end(segment, self.instance, offset, location)

@@ -1,5 +1,7 @@
 """The controller's health check and its OpenAPI schema."""
 
+import json
+
 import yaml
 from django.core.management import call_command
 
@@ -26,6 +28,12 @@ def test_swagger_ui_is_served_at_help_from_local_assets(client):
     assert "cdn" not in html.lower(), "the machines have no internet: assets must be local"
 
 
-def test_openapi_json_endpoint(client):
-    response = client.get("/openapi.json", HTTP_ACCEPT="application/json")
-    assert response.status_code == 200
+def test_the_openapi_schema_is_json_at_openapi_json_and_yaml_at_openapi_yaml(client):
+    as_json = client.get("/openapi.json")
+    assert as_json.status_code == 200
+    assert as_json["Content-Type"].startswith("application/vnd.oai.openapi+json")
+    schema = json.loads(as_json.content)
+    as_yaml = client.get("/openapi.yaml")
+    assert as_yaml.status_code == 200
+    assert as_yaml["Content-Type"].startswith("application/vnd.oai.openapi")
+    assert yaml.safe_load(as_yaml.content) == schema

@@ -161,7 +161,12 @@ def console_cluster(zookeeper, pinot_examples, tmp_path_factory) -> Iterator[Con
 @pytest.fixture(scope="session")
 def browser() -> Iterator:
     if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} is missing (`sprig test` installs Debian's chromium)")
+        pytest.fail(
+            f"{CHROMIUM} is missing: the browser tests drive Debian's chromium. Install it with "
+            "`apt-get install chromium` as root (`sprig test` does so when run as root), or "
+            "leave these tests out with `-m 'not browser'`.",
+            pytrace=False,
+        )
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

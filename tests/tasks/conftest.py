@@ -69,6 +69,9 @@ def start_minion(controller_zk, task_redis_url, minion_cluster, tmp_path_factory
             "SPRIG_CLUSTER_NAME": minion_cluster,
             "SPRIG_DATA_DIR": str(workdir / name / "data"),
             "SPRIG_MINION_TASK_PLUGINS": PLUGINS,
+            # the tests' input and output folders are under pytest's temporary directory
+            "SPRIG_INPUT_ROOTS": str(tmp_path_factory.getbasetemp()),
+            "SPRIG_OUTPUT_ROOTS": str(tmp_path_factory.getbasetemp()),
             "SPRIG_LOG_LEVEL": "INFO",
             "DJANGO_SETTINGS_MODULE": "config.settings.local",
             "PYTHONPATH": os.getcwd(),

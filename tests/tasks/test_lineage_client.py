@@ -107,6 +107,7 @@ def test_end_gives_up_after_the_retries(controller):
     server = controller(*[(503, {"error": "busy"})] * (lineage_client.RETRIES + 1))
     with pytest.raises(LineageRequestError, match="HTTP 503: busy"):
         end_replace_segments(server.url, "t", "OFFLINE", "e-1")
+    assert len(server.requests) == lineage_client.RETRIES + 1
 
 
 def test_conflicts_are_not_retried(controller):

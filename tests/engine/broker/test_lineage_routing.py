@@ -1,21 +1,34 @@
 """The broker routes a lineage-consistent set of segments, and follows the lineage znode by
 its watch (the periodic resync is set far beyond the test), including a lineage created after
-the broker started and one that is unreadable."""
+the broker started and one that is unreadable.
+
+Watches are one-shot and several changes can land in one rebuild, so the tests wait for a state
+(``caught_up``), never for a number of rebuilds. The last tests force, through the broker's
+ZooKeeper client, the interleavings where a watch could be missed: a znode created between the
+read that found it missing and the watch on its creation, and a change landing while the
+rebuild reads it; each time the routing must reach the written state."""
 
 from __future__ import annotations
 
+import threading
 import uuid
 
 import pytest
 import urllib3
 from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
 
 from engine.broker.errors import BROKER_RESOURCE_MISSING_ERROR_CODE
 from engine.broker.handler import BrokerQuery, QueryRunner
 from engine.broker.metrics import BrokerMetrics
 from engine.broker.routing import RoutingManager, TableUnroutableError
 from engine.broker.selection import BalancedSelector, ServerHealth
-from engine.clusterstate import ClusterStore, InstanceConfig, ResourceAssignment
+from engine.clusterstate import (
+    ClusterStore,
+    InstanceConfig,
+    ResourceAssignment,
+    SegmentZKMetadata,
+)
 from engine.clusterstate.lineage import (
     LineageEntry,
     LineageEntryState,
@@ -24,6 +37,8 @@ from engine.clusterstate.lineage import (
 )
 from engine.runtime import Participant, SchemaCache
 from tests.engine.broker.test_routing import SCHEMA, offline_config, wait_for
+
+DAY_MS = 86_400_000
 
 pytestmark = pytest.mark.integration
 
@@ -60,6 +75,19 @@ def routed(manager) -> set[str]:
     return set(route.segment_servers) if route else set()
 
 
+def caught_up(store, manager) -> None:
+    """Wait until the routing has read everything written so far: a rebuild lists the external
+    views before reading any table's, so one that routes a marker table written now has read
+    every earlier write."""
+    marker = f"marker{uuid.uuid4().hex[:8]}_OFFLINE"
+    store.put_external_view(ResourceAssignment(marker, {}))
+    wait_for(lambda: marker in manager.snapshot.routes, what="the routing to catch up")
+
+
+def view_of(*segments: str) -> ResourceAssignment:
+    return ResourceAssignment(TABLE, {s: {SERVER: "ONLINE"} for s in segments})
+
+
 def set_state(store, entry_id: str, entry: LineageEntry) -> None:
     def change(current: SegmentLineage) -> SegmentLineage:
         current.entries[entry_id] = entry
@@ -76,12 +104,9 @@ def test_routing_follows_the_lineage(routing):
     entry = LineageEntry(("a", "b"), ("c",), LineageEntryState.IN_PROGRESS, 1)
     set_state(store, "e1", entry)
     # c is uploaded and loaded, but hidden while the entry is IN_PROGRESS
-    store.put_external_view(
-        ResourceAssignment(TABLE, {s: {SERVER: "ONLINE"} for s in ("a", "b", "c", "x")})
-    )
-    wait_for(lambda: TABLE in manager.snapshot.routes and manager.snapshot.version > 2,
-             what="a rebuild")  # fmt: skip
-    wait_for(lambda: routed(manager) == {"a", "b", "x"}, what="c hidden")
+    store.put_external_view(view_of("a", "b", "c", "x"))
+    caught_up(store, manager)  # both writes may land in one rebuild: wait for what it read
+    assert routed(manager) == {"a", "b", "x"}  # c hidden
 
     set_state(store, "e1", entry.with_state(LineageEntryState.COMPLETED, 2))
     wait_for(lambda: routed(manager) == {"c", "x"}, what="the switch to c")
@@ -173,3 +198,90 @@ def test_an_unreadable_lineage_without_a_last_route_refuses_the_table(zookeeper)
         participant.stop()
         client.stop()
         client.close()
+
+
+class ForcedInterleaving:
+    """Runs ``action`` inside the broker's next read of ``path`` (its ZooKeeper client's
+    ``get``): after the read when it returns the data, before its NoNodeError when the znode
+    is missing. Then waits for the watches the action fired to reach the routing (its wake
+    event), so the action is known to fall between the read and what the broker does next."""
+
+    def __init__(self, manager: RoutingManager, path: str, action) -> None:
+        self.manager, self.path, self.action = manager, path, action
+        self.done = threading.Event()
+        client = manager.participant.client
+        self._get = client.get
+        client.get = self._wrapped
+
+    def _wrapped(self, path, watch=None):
+        if path != self.path or self.done.is_set():
+            return self._get(path, watch=watch)
+        try:
+            got = self._get(path, watch=watch)
+        except NoNodeError:
+            self._act()
+            raise
+        self._act()
+        return got
+
+    def _act(self) -> None:
+        self.done.set()
+        self.action()
+        assert self.manager.wake.wait(10), "the action fired no watch of the routing"
+
+
+def test_a_lineage_created_just_after_the_broker_found_none_is_followed(routing):
+    store, manager = routing
+    entry = LineageEntry(("a", "b"), ("c",), LineageEntryState.IN_PROGRESS, 1)
+    forced = ForcedInterleaving(
+        manager, store.paths.segment_lineage(TABLE), lambda: set_state(store, "e1", entry)
+    )
+    store.put_external_view(view_of("a", "b", "c", "x"))  # a rebuild, which reads the lineage
+    assert forced.done.wait(20), "the broker never read the lineage"
+    caught_up(store, manager)
+    assert routed(manager) == {"a", "b", "x"}  # the new lineage hides c
+    set_state(store, "e1", entry.with_state(LineageEntryState.COMPLETED, 2))  # still watched
+    wait_for(lambda: routed(manager) == {"c", "x"}, what="the switch to c")
+
+
+def test_an_external_view_changed_during_a_rebuild_is_followed(routing):
+    store, manager = routing
+    forced = ForcedInterleaving(
+        manager, store.paths.external_view(TABLE),
+        lambda: store.put_external_view(view_of("a", "b", "c", "x")),
+    )  # fmt: skip
+    manager.poke()
+    assert forced.done.wait(20), "the broker never read the external view"
+    wait_for(lambda: routed(manager) == {"a", "b", "c", "x"}, what="the view read after it")
+
+
+def segment_metadata(segment: str, end_day: int) -> SegmentZKMetadata:
+    return SegmentZKMetadata(
+        segment, TABLE, start_time=1, end_time=end_day, time_unit="DAYS", total_docs=1
+    )
+
+
+def end_ms(manager, segment: str):
+    route = manager.snapshot.routes.get(TABLE)
+    return route.segments[segment].end_ms if route and segment in route.segments else None
+
+
+def test_segment_metadata_written_after_its_segment_is_routed_is_followed(routing):
+    store, manager = routing
+    assert end_ms(manager, "a") is None  # routed before it has metadata
+    store.put_segment_metadata(segment_metadata("a", 2))
+    wait_for(lambda: end_ms(manager, "a") == 2 * DAY_MS, what="the new metadata")
+
+
+def test_segment_metadata_changed_while_the_broker_reads_it_is_followed(routing):
+    store, manager = routing
+    store.put_segment_metadata(segment_metadata("a", 2))
+    caught_up(store, manager)
+    forced = ForcedInterleaving(
+        manager, store.paths.segment(TABLE, "a"),
+        lambda: store.put_segment_metadata(segment_metadata("a", 5)),
+    )  # fmt: skip
+    store.put_segment_metadata(segment_metadata("a", 3))  # the broker reads it again...
+    assert forced.done.wait(20), "the broker never read the segment's metadata"
+    # ...and 5 lands between that read and the broker keeping what it read
+    wait_for(lambda: end_ms(manager, "a") == 5 * DAY_MS, what="the metadata written last")

@@ -119,3 +119,22 @@ def test_a_segment_freed_by_a_collection_inside_put_does_not_deadlock():
     worker.start()
     assert done.wait(10), "deadlocked: the finalizer waited for a lock its own thread held"
     assert cache.used == 10 and cache.get(alive, ("k", 1)) is not None
+
+
+def test_a_segment_at_a_collected_segments_address_never_reads_its_entries():
+    """CPython reuses a freed object's address at once; the new segment has the old one's id
+    but must not see its entries (its finalizer's drop is applied before the next read)."""
+    cache = DecodedCache(budget_bytes=1 << 20)
+    reused = 0
+    for i in range(200):
+        old = FakeSegment()
+        old_id = id(old)
+        cache.put(old, ("ids", "x"), np.full(10, i))
+        del old
+        new = FakeSegment()
+        if id(new) == old_id:
+            reused += 1
+            assert cache.get(new, ("ids", "x")) is None
+        del new
+    assert reused > 0, "no address was reused: the test did not test anything"
+    assert cache.used == 0

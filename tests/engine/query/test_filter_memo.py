@@ -82,7 +82,7 @@ def test_kept_doc_sets_are_read_only(synth):
     sql = f"SELECT COUNT(*) FROM synth WHERE {where}"
     response = engine.run(sql, single, table_schema=schema, query_options={"useStarTree": "false"})
     assert response["exceptions"] == []
-    docs = [v for k, (v, _) in engine.decoded._entries.items() if _kind(k[1]) == "docs"]
+    docs = [v for k, v in engine.decoded._entries.items() if _kind(k[1]) == "docs"]
     masks = [d.mask for d in docs if d.mask is not None]
     assert masks
     for mask in masks:

@@ -1,6 +1,7 @@
 """The HTTP completion client: Pinot's paths, parameters and multipart parts, and response
-parsing (unit test against a local stand-in HTTP server; the controller's real endpoints come
-with the server wiring)."""
+parsing (unit test against a local stand-in HTTP server; the controller's real endpoints are
+tested in tests/cluster/test_llc_api.py, and the whole protocol between real server and
+controller processes in tests/cluster_e2e/test_realtime.py)."""
 
 from __future__ import annotations
 

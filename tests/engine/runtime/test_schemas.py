@@ -3,6 +3,7 @@ table config's schemaName, re-read after the schema's znode changes, None when a
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 
@@ -54,3 +55,52 @@ def test_an_invalid_table_config_falls_back_to_the_table_name(store):
         {"tableName": "views", "tableType": "REALTIME", "segmentsConfig": {"schemaName": "other"}}
     )  # no stream: invalid
     assert SchemaCache(store).get("views").columns == ["v"]
+
+
+def _eventually(check, what: str) -> None:
+    deadline = time.monotonic() + 10
+    while not check():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def test_a_schema_created_after_it_was_read_as_missing_is_seen(store):
+    """A get of a missing znode sets no watch: the cache must still hear of its creation,
+    and of a table config created later that names another schema."""
+    cache = SchemaCache(store)
+    assert cache.get("late") is None
+    assert cache.get("late") is None  # cached as missing
+    store.put_schema(schema("late", "a"))
+    _eventually(lambda: cache.get("late") is not None, "the created schema was not seen")
+    assert cache.get("late").columns == ["a"]
+
+    store.put_schema(schema("otherSchema", "x"))
+    assert cache.get("named") is None
+    store.put_table_config({"tableName": "named", "tableType": "OFFLINE",
+                            "segmentsConfig": {"schemaName": "otherSchema"}})  # fmt: skip
+    _eventually(lambda: cache.get("named") is not None, "the table config was not seen")
+    assert cache.get("named").columns == ["x"]
+
+
+def test_a_change_during_a_read_is_not_cached_stale(store):
+    """The schema changes after the read and before the cache keeps it: the read's one-shot
+    watch fires then, so a kept answer would stay stale with no watch left to drop it."""
+    store.put_schema(schema("racy", "a"))
+    cache = SchemaCache(store)
+    real_load, real_invalidate = cache._load, cache.invalidate
+    fired = threading.Event()
+
+    def invalidate(raw_table=None):
+        real_invalidate(raw_table)
+        fired.set()
+
+    def load_then_change(raw_table):
+        loaded = real_load(raw_table)
+        store.put_schema(schema("racy", "a", "b"))
+        assert fired.wait(10), "the read's watch did not fire"
+        return loaded
+
+    cache.invalidate, cache._load = invalidate, load_then_change
+    assert cache.get("racy").columns == ["a"]  # this read's answer, used once
+    cache._load = real_load
+    assert cache.get("racy").columns == ["a", "b"]  # and not kept
