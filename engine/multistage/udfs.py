@@ -67,7 +67,7 @@ class UdfSpec:
                    data["return_type"])  # fmt: skip
 
 
-def register(ctx: SessionContext, spec: UdfSpec) -> None:
+def register_udf(ctx: SessionContext, spec: UdfSpec) -> None:
     function = lookup(spec.function)
     literals = dict(spec.literals)
     out_type = parse_type(spec.return_type)
@@ -223,7 +223,7 @@ class ScalarMapper:
                        tuple(str(t) for t in types), tuple(literals), len(args),
                        str(arrow_type(result)))  # fmt: skip
         if self.ctx is not None:
-            register(self.ctx, spec)
+            register_udf(self.ctx, spec)
         return spec
 
 

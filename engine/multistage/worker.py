@@ -28,7 +28,7 @@ from engine.multistage.fragment import StageSpec, WorkerSpec
 from engine.multistage.leaf_aggregate import STATE_SCHEMA, merge
 from engine.multistage.mailbox import MailboxClient, Mailboxes
 from engine.multistage.options import Limits
-from engine.multistage.udfs import register, register_builtins
+from engine.multistage.udfs import register_builtins, register_udf
 from engine.query.errors import QueryError, QueryExecutionError, QueryTimeoutError
 from engine.query.plan import ColumnInfo, compile_query
 
@@ -134,7 +134,7 @@ class StageWorker:
         ctx = SessionContext(config, runtime)
         register_builtins(ctx)
         for spec in self.spec.udfs:
-            register(ctx, spec)
+            register_udf(ctx, spec)
         return ctx
 
     def _check_live(self) -> None:

@@ -43,6 +43,9 @@ def controller(zookeeper, tmp_path_factory) -> Iterator[str]:
             "SPRIG_DATA_DIR": str(work / "data"),
             "SPRIG_DEEP_STORE_URI": str(work / "deepstore"),
             "SPRIG_CONTROLLER_HOST": "127.0.0.1",
+            # a URI push names segment archives the tests wrote under their own folders
+            "SPRIG_INPUT_ROOTS": str(tmp_path_factory.getbasetemp()),
+            "SPRIG_OUTPUT_ROOTS": str(tmp_path_factory.getbasetemp()),
             "DJANGO_SETTINGS_MODULE": "config.settings.local",
         },
     )  # fmt: skip

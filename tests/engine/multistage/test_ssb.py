@@ -41,4 +41,6 @@ def test_ssb_answers_equal_duckdb(ssb_cluster):
         answered += bool(expected)
         assert same(answer["resultTable"]["rows"], expected), sql
         assert answer["queryEngine"] == "MULTI_STAGE"
-    assert answered >= 11  # at this scale Q3.4 (one month, two cities) may find no rows
+    # At this scale (20 suppliers) the seeded data has no supplier in the nations or cities
+    # Q3.2, Q3.3, Q3.4 and Q4.3 ask for, so those four agree with DuckDB on no rows.
+    assert answered >= 9
