@@ -147,6 +147,8 @@ class ControllerRuntime:
         config = existing or InstanceConfig(
             self.instance_id, self.host, self.port, [CONTROLLER_TAG]
         )
+        # its own address (servers trust it as the source of segment downloads)
+        config.host, config.port, config.self_registered = self.host, self.port, True
         self.store.put_instance_config(config)
         self.store.register_live_instance(self.instance_id)
 

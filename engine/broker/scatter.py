@@ -95,12 +95,15 @@ class ScatterGather:
                                       None, elapsed, answered=True)  # fmt: skip
             except QueryError as exc:
                 return _failure(server, f"sent an unreadable result: {exc}", started)
+        # a Sprig server's error ({"errorCode", "message"}) is the query's exception, as in
+        # Pinot; of anything else only the status: the reply's text is nobody's business
+        code, message = 200, f"answered HTTP {status} without an error message"
         try:
             error = orjson.loads(data)
             code = int(error.get("errorCode", 200))
-            message = str(error.get("message") or error.get("error") or data[:300])
+            message = str(error.get("message") or error.get("error") or message)
         except (orjson.JSONDecodeError, AttributeError, TypeError, ValueError):
-            code, message = 200, data[:300].decode(errors="replace")
+            pass
         return ServerResponse(
             server, None, {"errorCode": code, "message": f"{server.instance_id}: {message}"},
             elapsed, answered=True,

@@ -35,7 +35,7 @@ from engine.common.errors import EngineError
 from engine.common.names import InvalidNameError, child_path
 from engine.segment import ImmutableSegment, load_segment
 from engine.segment.tarball import DEFAULT_MAX_UNPACKED_BYTES
-from engine.server.download import fetch_segment
+from engine.server.download import SegmentSources, fetch_segment
 from engine.server.drain import DrainQueue, RetiredSegment
 from engine.server.errors import SegmentLoadError
 
@@ -85,6 +85,7 @@ class SegmentDataManager:
         drain_s: float = 0.0,
         wake: Callable[[], None] | None = None,
         max_unpacked_bytes: int = DEFAULT_MAX_UNPACKED_BYTES,
+        sources: SegmentSources = SegmentSources(),  # noqa: B008 (frozen)
     ) -> None:
         """``drain_s``: seconds a segment taken away from this server keeps serving after the
         current state left it out (0: unloaded at once); ``wake`` pokes the worker loop when a
@@ -101,6 +102,7 @@ class SegmentDataManager:
         self._online: dict[str, dict[str, ImmutableSegment]] = {}
         self._drain = DrainQueue(drain_s, wake)
         self._max_unpacked_bytes = max_unpacked_bytes
+        self._sources = sources  # where http(s) download URLs may point
 
     # --- reads (any thread) ------------------------------------------------------------------
     def online_segments(
@@ -306,6 +308,7 @@ class SegmentDataManager:
                     "(PROPERTYSTORE/SEGMENTS); was the upload completed?"
                 )
             seg_dir = fetch_segment(self._segment_dir(resource, name), meta, force=force_download,
+                                    sources=self._sources,
                                     max_unpacked_bytes=self._max_unpacked_bytes)  # fmt: skip
             segment = load_segment(seg_dir)
         except ZooKeeperUnavailableError:

@@ -9,8 +9,10 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+import urllib3
 
-from engine.runtime.outbound import OutboundPolicy, OutboundRefused, post_json
+from engine.common.errors import ConfigError
+from engine.runtime.outbound import OutboundPolicy, OutboundRefused, Target, post_json
 
 
 def fixed(*addresses: str):
@@ -116,3 +118,56 @@ def test_the_request_goes_to_the_checked_address_and_redirects_are_not_followed(
         elsewhere.close()
         if hook is not None:
             hook.close()
+
+
+def test_engine_processes_read_the_policy_from_their_environment():
+    policy = OutboundPolicy.from_env({"SPRIG_OUTBOUND_ALLOWED_HOSTS": " alerts.corp, 10.0.0.0/8 ,",
+                                      "SPRIG_OUTBOUND_ALLOW_PRIVATE": "False"})  # fmt: skip
+    assert policy == OutboundPolicy(("alerts.corp", "10.0.0.0/8"), False)
+    assert OutboundPolicy.from_env({}) == OutboundPolicy()
+    assert OutboundPolicy.from_env({"SPRIG_OUTBOUND_ALLOW_PRIVATE": "yes"}).allow_private
+    with pytest.raises(ConfigError, match="SPRIG_OUTBOUND_ALLOW_PRIVATE"):
+        OutboundPolicy.from_env({"SPRIG_OUTBOUND_ALLOW_PRIVATE": "sometimes"})
+
+
+def test_an_instance_address_is_checked_unless_the_instance_registered_it():
+    """A server registered itself on loopback (every test cluster): used as it is. The same
+    address written through the REST API is a caller's, refused; a public one keeps the
+    address checked."""
+    own = OutboundPolicy().instance_target("127.0.0.1", 8097, "/x", self_registered=True,
+                                           what="its admin address")  # fmt: skip
+    assert (own.host, own.port, own.addresses, own.path) == (
+        "127.0.0.1",
+        8097,
+        ("127.0.0.1",),
+        "/x",
+    )
+    for host in ("127.0.0.1", "169.254.169.254", "::1", "10.0.0.8"):
+        with pytest.raises(OutboundRefused, match=r"its admin address names host.*ALLOWED_HOSTS"):
+            OutboundPolicy().instance_target(host, 80, "/x", self_registered=False,
+                                             what="its admin address")  # fmt: skip
+    public = OutboundPolicy().instance_target("93.184.215.14", 8097, "/t", self_registered=False,
+                                              what="its admin address")  # fmt: skip
+    assert public.addresses == ("93.184.215.14",) and public.host_header == "93.184.215.14:8097"
+    allowed = OutboundPolicy(("127.0.0.0/8",)).instance_target(
+        "127.0.0.1", 8097, "/x", self_registered=False, what="its admin address"
+    )
+    assert allowed.address == "127.0.0.1"
+
+
+def test_the_next_checked_address_is_tried_when_one_cannot_be_connected():
+    """A name with two checked addresses (IPv6 and IPv4, say) of which the first does not
+    listen: the request reaches the second, as a resolver's answers would be tried; when none
+    listens, the connection error is raised."""
+    hook = _Recorder()
+    try:
+        # the recorder listens on 127.0.0.1 only: 127.0.0.2 refuses the connection
+        target = Target("http", "hooks.example", hook.port, ("127.0.0.2", "127.0.0.1"), "/a")
+        assert post_json(target, {"n": 1}, timeout_s=5) == 204
+        assert hook.seen == [(f"hooks.example:{hook.port}", "/a", b'{"n":1}')]
+        with pytest.raises(urllib3.exceptions.NewConnectionError):
+            post_json(Target("http", "h", hook.port, ("127.0.0.2", "127.0.0.3"), "/"), {},
+                      timeout_s=5)  # fmt: skip
+        assert len(hook.seen) == 1
+    finally:
+        hook.close()
