@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -32,12 +31,12 @@ from engine.clusterstate import (
 )
 from engine.common.clock import now_ms
 from engine.common.errors import EngineError
-from engine.common.names import InvalidNameError, child_path
 from engine.segment import ImmutableSegment, load_segment
 from engine.segment.tarball import DEFAULT_MAX_UNPACKED_BYTES
 from engine.server.download import SegmentSources, fetch_segment
 from engine.server.drain import DrainQueue, RetiredSegment
 from engine.server.errors import SegmentLoadError
+from engine.server.local_copies import LocalCopies
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +91,7 @@ class SegmentDataManager:
         drain is due (it then calls ``release_drained``)."""
         self.instance_id = instance_id
         self.data_dir = Path(data_dir)
+        self.local = LocalCopies(self.data_dir)
         self._store_of = store_of
         self._session_of = session_of
         self._on_unload = on_unload  # e.g. drop the segment's decoded columns now
@@ -165,7 +165,7 @@ class SegmentDataManager:
                 self._consume(resource, name)
                 changed = True
             elif want == ONLINE and have == CONSUMING:
-                self.realtime.finish(resource, name, self._segment_dir(resource, name))
+                self.realtime.finish(resource, name, self.local.path(resource, name))
                 self._load(resource, name)
                 self.realtime.forget(resource, name)
                 changed = True
@@ -239,23 +239,9 @@ class SegmentDataManager:
     def remove_stale_local_copies(self) -> list[Path]:
         """Delete local segment directories (and interrupted downloads) of segments this
         server does not host; returns what was removed."""
-        removed = []
-        if not self.data_dir.is_dir():
-            return removed
-        for table_dir in self.data_dir.iterdir():
-            if not table_dir.is_dir():
-                continue
-            hosted = self._hosted.get(table_dir.name, {})
-            draining = self._drain.names(table_dir.name)
-            for entry in table_dir.iterdir():
-                # a consuming segment's build directory belongs to it (engine.server.realtime)
-                owner = entry.name.removeprefix(".consuming-")
-                if entry.is_dir() and not {entry.name, owner} & (hosted.keys() | draining):
-                    shutil.rmtree(entry, ignore_errors=True)
-                    removed.append(entry)
-        if removed:
-            log.info("removed %d local segment copies no longer assigned here", len(removed))
-        return removed
+        return self.local.remove_stale(
+            lambda table: self._hosted.get(table, {}).keys() | self._drain.names(table)
+        )
 
     def unload_all(self) -> None:
         for retired in self._drain.take_all():
@@ -265,26 +251,14 @@ class SegmentDataManager:
                 self._unload(resource, name)
 
     # --- the steps ---------------------------------------------------------------------------
-    def _segment_dir(self, resource: str, name: str) -> Path:
-        return child_path(self.data_dir, resource, name)  # names from ZooKeeper: checked
-
     def _refused(self, resource: str, name: str) -> bool:
         """A name that cannot be a local path: ERROR with the reason, no disk, now or later."""
-        try:
-            self._segment_dir(resource, name)
-        except InvalidNameError as exc:
+        refusal = self.local.refusal(resource, name)
+        if refusal is not None:
             hosted = self._hosted[resource].setdefault(name, HostedSegment(name, resource))
-            hosted.state, hosted.error, hosted.updated_ms = ERROR, str(exc), now_ms()
-            log.error("segment %r of %r refused: %s", name, resource, exc)
-            return True
-        return False
-
-    def _remove_local_copy(self, resource: str, name: str) -> None:
-        try:
-            path = self._segment_dir(resource, name)
-        except InvalidNameError:
-            return  # a refused name never had a local copy
-        shutil.rmtree(path, ignore_errors=True)
+            hosted.state, hosted.error, hosted.updated_ms = ERROR, str(refusal), now_ms()
+            log.error("segment %r of %r refused: %s", name, resource, refusal)
+        return refusal is not None
 
     def _load(self, resource: str, name: str, *, force_download: bool = False) -> None:
         """Load ``name`` and make it the served copy in one swap. A copy served until now
@@ -307,7 +281,7 @@ class SegmentDataManager:
                     f"no segment metadata in ZooKeeper for {resource}/{name} "
                     "(PROPERTYSTORE/SEGMENTS); was the upload completed?"
                 )
-            seg_dir = fetch_segment(self._segment_dir(resource, name), meta, force=force_download,
+            seg_dir = fetch_segment(self.local.path(resource, name), meta, force=force_download,
                                     sources=self._sources,
                                     max_unpacked_bytes=self._max_unpacked_bytes)  # fmt: skip
             segment = load_segment(seg_dir)
@@ -367,7 +341,7 @@ class SegmentDataManager:
         elif retired is not None:
             retired.remove_dir = True  # OFFLINE and draining, now dropped: files go after it
         else:
-            self._remove_local_copy(resource, name)
+            self.local.remove(resource, name)
         log.info("segment %r of %r dropped", name, resource)
 
     def _retire(self, resource: str, name: str, segment: ImmutableSegment, *, remove_dir: bool,
@@ -388,7 +362,7 @@ class SegmentDataManager:
             self._set_online(resource, name, None)
         self._on_unload(retired.segment)  # its decoded columns go now, not at GC time
         if retired.remove_dir and name not in self._hosted.get(resource, {}):
-            self._remove_local_copy(resource, name)
+            self.local.remove(resource, name)
         return name
 
     def _set_online(self, resource: str, name: str, segment: ImmutableSegment | None) -> None:
