@@ -29,6 +29,7 @@ from engine.clusterstate.records import FORCE_COMMIT_MESSAGE, FORCE_COMMIT_SEGME
 from engine.realtime.llc_name import LLCSegmentName
 from engine.spi import TableConfig
 from engine.stream.errors import PermanentStreamError
+from tests.local_site import Answer, LocalSite
 
 pytestmark = pytest.mark.integration
 TABLE = "ev_REALTIME"
@@ -267,38 +268,19 @@ def test_consuming_info_from_servers_one_of_which_is_down(store):
     assert "streamIngestionError" not in merged
 
 
-class _Recorder(http.server.BaseHTTPRequestHandler):
-    """Answers 500 with a body no caller may see, and counts the requests."""
-
-    asked: list[str] = []
-
-    def do_GET(self):
-        self.asked.append(self.path)
-        body = b"SECRET-REPLY-0451"
-        self.send_response(500)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-
 def test_consuming_info_asks_no_address_an_api_caller_chose_and_echoes_no_reply(store, settings):
     """Server_a_1's admin address was written through the REST API (loopback): not asked, the
     refusal names the setting. Server_b_1 registered itself there: asked, and of its failed
     answer only the status is shown."""
     consuming_table(store)
-    handler = type("Recorder", (_Recorder,), {"asked": []})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    port = server.server_address[1]
-    try:
-        store.put_instance_config(InstanceConfig("Server_a_1", "127.0.0.1", 1, admin_port=port))
-        store.put_instance_config(InstanceConfig("Server_b_1", "127.0.0.1", 2, admin_port=port,
+    with LocalSite(lambda _asked: Answer(500, b"SECRET-REPLY-0451")) as site:
+        store.put_instance_config(InstanceConfig("Server_a_1", "127.0.0.1", 1,
+                                                 admin_port=site.port))  # fmt: skip
+        store.put_instance_config(InstanceConfig("Server_b_1", "127.0.0.1", 2,
+                                                 admin_port=site.port,
                                                  self_registered=True))  # fmt: skip
         merged = collect_consuming_info(store, TABLE, timeout_s=5)
-        assert handler.asked == [f"/tables/{TABLE}/consumingSegmentsInfo"]  # Server_b_1 only
+        assert site.paths == [f"/tables/{TABLE}/consumingSegmentsInfo"]  # Server_b_1 only
         errors = merged["serverErrors"]
         assert "SPRIG_OUTBOUND_ALLOWED_HOSTS" in errors["Server_a_1"]
         assert errors["Server_b_1"] == "HTTP 500"
@@ -307,7 +289,4 @@ def test_consuming_info_asks_no_address_an_api_caller_chose_and_echoes_no_reply(
         # the operator allows the network: then it is asked as well
         settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.0/8"]
         collect_consuming_info(store, TABLE, timeout_s=5)
-        assert len(handler.asked) == 3
-    finally:
-        server.shutdown()
-        server.server_close()
+        assert len(site.asked) == 3

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import io
 import shutil
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import requests
@@ -17,6 +15,7 @@ from spark_jobs.ingestion.push import metadata_tar_bytes
 from sprig.stack.cluster import server_process
 from sprig.stack.process import free_port
 from tests.cluster_e2e.security.conftest import TABLE, segment_tar
+from tests.local_site import Answer, LocalSite
 
 pytestmark = pytest.mark.integration
 
@@ -66,19 +65,8 @@ def test_private_hosts_and_foreign_files_are_refused_and_the_output_root_works(t
     target.assert_healthy()
 
 
-class _Secretive(BaseHTTPRequestHandler):
-    def do_GET(self):
-        getattr(self.server, "asked", []).append(self.path)
-        body = b"SECRET-BODY-0451 internal metadata"
-        self.send_response(404)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    do_HEAD = do_GET
-
-    def log_message(self, *args):
-        pass
+def _secretive() -> LocalSite:
+    return LocalSite(lambda _asked: Answer(404, b"SECRET-BODY-0451 internal metadata"))
 
 
 def test_a_failed_fetch_does_not_echo_the_reply(target, tmp_path):
@@ -86,14 +74,10 @@ def test_a_failed_fetch_does_not_echo_the_reply(target, tmp_path):
     the server's fetch fails, and its error names the status, never the body."""
     target.ensure_table()
     tar = segment_tar(tmp_path, "victims_echo_0")
-    http = ThreadingHTTPServer(("127.0.0.1", 0), _Secretive)
-    threading.Thread(target=http.serve_forever, daemon=True).start()
-    try:
-        uri = f"http://localhost:{http.server_address[1]}/victims_echo_0.tar.gz"
+    with _secretive() as http:
+        uri = f"http://localhost:{http.port}/victims_echo_0.tar.gz"
         assert _metadata_push(target, tar, "victims_echo_0", uri).status_code == 200
         _wait_state(target, "victims_echo_0", "ERROR")
-    finally:
-        http.shutdown()
     (server,) = target.cluster.servers
     admin = requests.get(f"{target.ctl}/instances/{server}", timeout=10).json()["adminPort"]
     hosted = requests.get(f"http://127.0.0.1:{admin}/segments", timeout=10).text
@@ -133,16 +117,10 @@ def test_the_server_checks_the_host_again_when_it_fetches(target, tmp_path, stri
     which setting would allow it. The controller's own downloads (a TAR upload, from
     127.0.0.1) still load on it, and the broker queries them there."""
     tar = segment_tar(tmp_path, "rebound_pushed_0")
-    http = ThreadingHTTPServer(("127.0.0.1", 0), _Secretive)
-    http.asked = []
-    threading.Thread(target=http.serve_forever, daemon=True).start()
-    try:
-        uri = f"http://localhost:{http.server_address[1]}/rebound_pushed_0.tar.gz"
+    with _secretive() as http:
+        uri = f"http://localhost:{http.port}/rebound_pushed_0.tar.gz"
         assert _metadata_push(target, tar, "rebound_pushed_0", uri, "rebound").status_code == 200
         _wait_state(target, "rebound_pushed_0", "ERROR", "rebound")
-    finally:
-        http.shutdown()
-        http.server_close()
     assert http.asked == []  # nothing reached the address
     admin = requests.get(f"{target.ctl}/instances/{strict_server}", timeout=10).json()["adminPort"]
     hosted = requests.get(f"http://127.0.0.1:{admin}/segments", timeout=10).json()

@@ -4,45 +4,25 @@ an instance answered, and an instance that registered itself cannot be pointed e
 
 from __future__ import annotations
 
-import threading
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import requests
 
 from tests.cluster_e2e.realtime_helpers import create_topic, kafka_stream_configs
+from tests.local_site import Answer, LocalSite
 
 pytestmark = pytest.mark.integration
 
 SECRET = b"SECRET-ADMIN-REPLY-0451"
 
 
-class _Lure(BaseHTTPRequestHandler):
-    """Stands for what the attacker wants reached: answers 500 with a secret, counts calls."""
-
-    asked: list[str] = []
-
-    def do_GET(self):
-        self.asked.append(self.path)
-        self.send_response(500)
-        self.send_header("Content-Length", str(len(SECRET)))
-        self.end_headers()
-        self.wfile.write(SECRET)
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture
 def lure():
-    handler = type("Lure", (_Lure,), {"asked": []})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield server.server_address[1], handler.asked
-    server.shutdown()
-    server.server_close()
+    """Stands for what the attacker wants reached: answers 500 with a secret."""
+    with LocalSite(lambda _asked: Answer(500, SECRET)) as site:
+        yield site
 
 
 def _consuming_servers(target, table: str, want: int) -> set[str]:
@@ -63,7 +43,7 @@ def test_consuming_info_does_not_reach_addresses_an_api_caller_registered(target
     table on it: its consumingSegmentsInfo must not reach the loopback or cloud-metadata
     addresses they name; 'localhost', which this cluster allows, is asked, and its answer's
     body stays out of the controller's reply."""
-    port, asked = lure
+    port = lure.port
     fakes = {
         "Server_127.0.0.1_18001": {"host": "127.0.0.1", "port": 18001, "adminPort": port},
         "Server_169.254.169.254_80": {"host": "169.254.169.254", "port": 80, "adminPort": 80},
@@ -98,7 +78,7 @@ def test_consuming_info_does_not_reach_addresses_an_api_caller_registered(target
             assert "SPRIG_OUTBOUND_ALLOWED_HOSTS" in errors[refused], errors
         assert errors["Server_localhost_18002"] == "HTTP 500"
         assert answer["serversFailingToRespond"] == 3
-        assert asked == ["/tables/lure_REALTIME/consumingSegmentsInfo"]  # localhost's only
+        assert lure.paths == ["/tables/lure_REALTIME/consumingSegmentsInfo"]  # localhost's only
         assert SECRET.decode() not in response.text
     finally:
         requests.delete(f"{target.ctl}/tables/lure", params={"type": "realtime"}, timeout=60)
@@ -112,7 +92,7 @@ def test_a_running_server_cannot_be_pointed_elsewhere(target, lure):
     """The cluster's own server registered itself: moving its admin port to what the attacker
     wants probed is a 409 through either endpoint, and nothing changes; retagging it still
     works, and it still answers at its own address."""
-    port, asked = lure
+    port = lure.port
     (server,) = target.cluster.servers
     before = requests.get(f"{target.ctl}/instances/{server}", timeout=10).json()
     body = {"host": before["hostName"], "port": int(before["port"]), "type": "SERVER"}
@@ -129,5 +109,5 @@ def test_a_running_server_cannot_be_pointed_elsewhere(target, lure):
     admin = requests.get(f"{target.ctl}/instances/{server}", timeout=10).json()["adminPort"]
     assert admin == before["adminPort"]
     health = requests.get(f"http://127.0.0.1:{admin}/health", timeout=10)
-    assert health.text == "OK" and asked == []
+    assert health.text == "OK" and lure.asked == []
     target.assert_healthy()

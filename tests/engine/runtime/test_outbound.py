@@ -5,14 +5,13 @@ the checked one, no redirect followed (no network: addresses, localhost and a lo
 from __future__ import annotations
 
 import ipaddress
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import urllib3
 
 from engine.common.errors import ConfigError
 from engine.runtime.outbound import OutboundPolicy, OutboundRefused, Target, post_json
+from tests.local_site import Answer, LocalSite
 
 
 def fixed(*addresses: str):
@@ -73,47 +72,27 @@ def test_every_address_of_a_name_must_be_public():
                                 resolver=fixed("93.184.215.14", "169.254.169.254"))  # fmt: skip
 
 
-class _Recorder:
-    """A real HTTP server that records each request and answers ``status`` (with a Location
-    to ``location`` when set) and a body."""
+def _hook(status: int = 204, location: str | None = None) -> LocalSite:
+    """Answers ``status`` (with a Location to ``location`` when set) and a body."""
+    headers = {"Location": location} if location else {}
+    return LocalSite(lambda _asked: Answer(status, b"secret body\r\n", headers))
 
-    def __init__(self, status: int = 204, location: str | None = None):
-        seen = self.seen = []
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                seen.append((self.headers["Host"], self.path, body))
-                self.send_response(status)
-                if location:
-                    self.send_header("Location", location)
-                self.send_header("Content-Length", "13")
-                self.end_headers()
-                self.wfile.write(b"secret body\r\n")
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+def _seen(site: LocalSite) -> list[tuple[str, str, bytes]]:
+    return [(a.host, a.path, a.body) for a in site.asked]
 
 
 def test_the_request_goes_to_the_checked_address_and_redirects_are_not_followed():
     loopback = OutboundPolicy(("127.0.0.1",))
-    elsewhere, hook = _Recorder(), None
+    elsewhere, hook = _hook(), None
     try:
-        hook = _Recorder(302, location=f"http://127.0.0.1:{elsewhere.port}/stolen")
+        hook = _hook(302, location=f"http://127.0.0.1:{elsewhere.port}/stolen")
         # the name resolves once, when checked, to the recorder: no second lookup happens
         target = loopback.target(f"http://hooks.example:{hook.port}/alert", "webhookUrl",
                                  resolver=fixed("127.0.0.1"))  # fmt: skip
         assert post_json(target, {"state": "firing"}, timeout_s=5) == 302
-        assert hook.seen == [(f"hooks.example:{hook.port}", "/alert", b'{"state":"firing"}')]
-        assert elsewhere.seen == []
+        assert _seen(hook) == [(f"hooks.example:{hook.port}", "/alert", b'{"state":"firing"}')]
+        assert elsewhere.asked == []
     finally:
         elsewhere.close()
         if hook is not None:
@@ -159,15 +138,15 @@ def test_the_next_checked_address_is_tried_when_one_cannot_be_connected():
     """A name with two checked addresses (IPv6 and IPv4, say) of which the first does not
     listen: the request reaches the second, as a resolver's answers would be tried; when none
     listens, the connection error is raised."""
-    hook = _Recorder()
+    hook = _hook()
     try:
         # the recorder listens on 127.0.0.1 only: 127.0.0.2 refuses the connection
         target = Target("http", "hooks.example", hook.port, ("127.0.0.2", "127.0.0.1"), "/a")
         assert post_json(target, {"n": 1}, timeout_s=5) == 204
-        assert hook.seen == [(f"hooks.example:{hook.port}", "/a", b'{"n":1}')]
+        assert _seen(hook) == [(f"hooks.example:{hook.port}", "/a", b'{"n":1}')]
         with pytest.raises(urllib3.exceptions.NewConnectionError):
             post_json(Target("http", "h", hook.port, ("127.0.0.2", "127.0.0.3"), "/"), {},
                       timeout_s=5)  # fmt: skip
-        assert len(hook.seen) == 1
+        assert len(hook.asked) == 1
     finally:
         hook.close()

@@ -4,56 +4,28 @@ no redirect followed, no reply echoed (a local HTTP server; no ZooKeeper)."""
 
 from __future__ import annotations
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
 import pytest
 
 from engine.runtime.outbound import OutboundPolicy
 from engine.server.download import SegmentSources, controller_download, download_segment
 from engine.server.errors import SegmentLoadError
+from tests.local_site import Answer, Asked, LocalSite
 
 
-class _Site:
-    """A real HTTP server: ``/segments/...`` answers a tar's bytes, ``/moved`` redirects to
-    ``/segments/elsewhere``, anything else 404 with a secret body. Every path asked is kept."""
-
-    def __init__(self):
-        seen = self.seen = []
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):
-                seen.append(self.path)
-                if self.path.startswith("/segments/"):
-                    status, body, extra = 200, b"TAR-BYTES", {}
-                elif self.path == "/moved":
-                    status, body, extra = 302, b"", {"Location": "/segments/elsewhere"}
-                else:
-                    status, body, extra = 404, b"SECRET-METADATA", {}
-                self.send_response(status)
-                for name, value in extra.items():
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+def _answer(asked: Asked) -> Answer:
+    """``/segments/...`` answers a tar's bytes, ``/moved`` redirects to
+    ``/segments/elsewhere``, anything else is a 404 with a secret body."""
+    if asked.path.startswith("/segments/"):
+        return Answer(200, b"TAR-BYTES")
+    if asked.path == "/moved":
+        return Answer(302, headers={"Location": "/segments/elsewhere"})
+    return Answer(404, b"SECRET-METADATA")
 
 
 @pytest.fixture
 def site():
-    running = _Site()
-    yield running
-    running.close()
+    with LocalSite(_answer) as running:
+        yield running
 
 
 @pytest.mark.parametrize(("url", "expected"), [
@@ -77,7 +49,7 @@ def test_a_controller_that_registered_itself_is_downloaded_from_on_loopback(site
     )
     url = f"http://127.0.0.1:{site.port}/segments/t/s?type=OFFLINE"
     assert download_segment(url, tmp_path / "s.tar.gz", own).read_bytes() == b"TAR-BYTES"
-    assert site.seen == ["/segments/t/s?type=OFFLINE"]
+    assert site.paths == ["/segments/t/s?type=OFFLINE"]
 
 
 def test_other_hosts_are_checked_at_fetch_time_and_refused_before_any_request(site, tmp_path):
@@ -95,7 +67,7 @@ def test_other_hosts_are_checked_at_fetch_time_and_refused_before_any_request(si
         with pytest.raises(SegmentLoadError, match="not downloading") as refused:
             download_segment(url, tmp_path / "s.tar.gz", sources)
         assert "SPRIG_OUTBOUND" in str(refused.value) or "credentials" in str(refused.value)
-    assert site.seen == [] and list(tmp_path.iterdir()) == []
+    assert site.paths == [] and list(tmp_path.iterdir()) == []
 
 
 def test_an_allowed_host_is_fetched_without_redirects_or_echo(site, tmp_path):
@@ -108,4 +80,4 @@ def test_an_allowed_host_is_fetched_without_redirects_or_echo(site, tmp_path):
     with pytest.raises(SegmentLoadError, match="HTTP 404") as failed:
         download_segment(f"http://localhost:{site.port}/secret", dest, allowed)
     assert "SECRET" not in str(failed.value)
-    assert site.seen == ["/segments/t/s", "/moved", "/secret"]  # the redirect was not followed
+    assert site.paths == ["/segments/t/s", "/moved", "/secret"]  # the redirect was not followed
