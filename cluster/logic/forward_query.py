@@ -19,7 +19,7 @@ from engine.broker.errors import (
 )
 from engine.clusterstate import ClusterStore, InstanceConfig, InstanceType, split_table_name
 from engine.query.response import exception_response
-from engine.runtime.outbound import OutboundRefused, opened
+from engine.runtime.outbound import OutboundRefused, Target, opened
 
 
 def query_tables(sql: str) -> list[str]:
@@ -49,6 +49,15 @@ def live_brokers(store: ClusterStore, tag: str | None) -> list[tuple[str, Instan
     return out
 
 
+def broker_target(config: InstanceConfig, path: str) -> Target:
+    """Where to send ``path`` to a live broker: the address it registered itself, or one
+    written through the REST API if the outbound policy allows it (OutboundRefused)."""
+    return outbound_policy().instance_target(
+        config.host, config.port, path, self_registered=config.self_registered,
+        what="its address set through the REST API",
+    )  # fmt: skip
+
+
 def forward_query(store: ClusterStore, body: dict) -> tuple[int, dict]:
     """(HTTP status, response JSON). 503 with a Pinot exception when no broker is live."""
     tables = query_tables(body["sql"])
@@ -68,10 +77,7 @@ def forward_query(store: ClusterStore, body: dict) -> tuple[int, dict]:
         )
     ident, config = random.choice(brokers)
     try:
-        target = outbound_policy().instance_target(
-            config.host, config.port, "/query/sql", self_registered=config.self_registered,
-            what="its address set through the REST API",
-        )  # fmt: skip
+        target = broker_target(config, "/query/sql")
     except OutboundRefused as exc:
         return 503, exception_response(SERVER_NOT_RESPONDING_ERROR_CODE, f"Broker {ident}: {exc}")
     wait_s = settings.SQL_FORWARD_TIMEOUT_S  # for the connection, then between reads

@@ -8,6 +8,7 @@ import uuid
 from cluster import models
 from cluster.logic import audit
 from cluster.logic.controller_jobs import RELOAD, load_job, save_job
+from cluster.logic.server_admin import ask_servers, table_path
 from cluster.logic.table_views import existing_types
 from controller.errors import NotFound
 from engine.clusterstate import (
@@ -126,3 +127,34 @@ def reload_schema_tables(store: ClusterStore, schema_name: str) -> dict:
         ) == schema_name:
             out.update(reload_segments(store, row.table_name, row.table_type))
     return out
+
+
+def need_reload(store: ClusterStore, table: str, *, verbose: bool, timeout_s: float = 10.0) -> dict:
+    """Pinot's ``GET /segments/{t}/needReload``: whether any server holding the table has a
+    segment lacking a column of the current schema (``needReload`` on its admin port). A
+    server that does not answer counts as needing one; ``verbose`` lists each server."""
+    raw, table_type = split_table_name(table)
+    servers: set[str] = set()
+    for kind in existing_types(table, table_type):
+        ideal = store.ideal_state(table_name_with_type(raw, kind))
+        for replicas in (ideal.segments if ideal else {}).values():
+            servers.update(replicas)
+    if not servers:
+        raise NotFound(f"Table {table} has no segments")
+    answers = {
+        server: answer for server, (answer, _) in ask_servers(
+            store, servers, table_path(table, "segments/needReload"), timeout_s
+        ).items()
+    }  # fmt: skip
+    per_server = {}
+    for server in sorted(servers):
+        answer = answers.get(server)
+        if isinstance(answer, dict) and isinstance(answer.get("needReload"), bool):
+            per_server[server] = {"needReload": answer["needReload"], "instanceId": server}
+        else:
+            per_server[server] = {"needReload": True, "instanceId": server,
+                                  "error": "the server did not answer"}  # fmt: skip
+    return {
+        "needReload": any(entry["needReload"] for entry in per_server.values()),
+        "serverToSegmentsCheckReloadList": per_server if verbose else {},
+    }

@@ -21,6 +21,7 @@ from engine.broker.selection import ServerHealth
 from engine.broker.transport import Exchange, ServerConnections
 from engine.query import IntermediateResult
 from engine.query.errors import QueryError
+from engine.runtime.outbound import sprig_error
 
 
 @dataclasses.dataclass
@@ -31,6 +32,8 @@ class ServerResponse:
     elapsed_ms: int = 0
     answered: bool = False  # the server sent an answer (a result or its own error)
     explain: list | None = None  # the segment plans, for EXPLAIN PLAN FOR
+    size: int = 0  # bytes of the answer (the query log's serverStats)
+    deserialize_ms: int = 0
 
     @property
     def responded(self) -> bool:
@@ -90,24 +93,19 @@ class ScatterGather:
                 return _failure(server, f"sent an unreadable plan: {exc}", started)
             return ServerResponse(server, None, None, elapsed, answered=True, explain=plans)
         if status == 200:
+            decoding = time.monotonic()
             try:
-                return ServerResponse(server, IntermediateResult.from_bytes(data),
-                                      None, elapsed, answered=True)  # fmt: skip
+                result = IntermediateResult.from_bytes(data)
             except QueryError as exc:
                 return _failure(server, f"sent an unreadable result: {exc}", started)
-        # a Sprig server's error ({"errorCode", "message"}) is the query's exception, as in
-        # Pinot; of anything else only the status: the reply's text is nobody's business
-        code, message = 200, f"answered HTTP {status} without an error message"
-        try:
-            error = orjson.loads(data)
-            code = int(error.get("errorCode", 200))
-            message = str(error.get("message") or error.get("error") or message)
-        except (orjson.JSONDecodeError, AttributeError, TypeError, ValueError):
-            pass
-        return ServerResponse(
-            server, None, {"errorCode": code, "message": f"{server.instance_id}: {message}"},
-            elapsed, answered=True,
-        )  # fmt: skip
+            return ServerResponse(server, result, None, elapsed, answered=True, size=len(data),
+                                  deserialize_ms=int((time.monotonic() - decoding) * 1000))  # fmt: skip
+        # a Sprig server's error is the query's exception, as in Pinot; of anything else only
+        # the status: the reply's text is nobody's business
+        code, message = sprig_error(data) or (None, f"answered HTTP {status} without an error")
+        error = {"errorCode": 200 if code is None else code,
+                 "message": f"{server.instance_id}: {message}"}  # fmt: skip
+        return ServerResponse(server, None, error, elapsed, answered=True)
 
 
 def _failure(server: ServerAddress, what: str, started: float | None = None) -> ServerResponse:

@@ -6,6 +6,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from engine.common.cancel import checkpoint
 from engine.query.decoded_cache import DecodedCache
 from engine.query.docset import DocSet
 from engine.query.errors import QueryValidationError
@@ -129,6 +130,7 @@ def _execute(
         filtered = _filter_docs(view, plan, null_handling)
         index_only = filtered.entries_scanned == 0
         _keep(view, key, kept, _Decided(None, None, filtered if index_only else None))
+    checkpoint()  # a scan-based filter can take most of a segment's time
     docs, doc_ids, matched = filtered.docs, filtered.doc_ids, filtered.matched
     stats["numEntriesScannedInFilter"] = filtered.entries_scanned
     if timer is not None:
@@ -145,6 +147,7 @@ def _execute(
     if plan.kind == "aggregation":
         result.states = []
         for fn in plan.aggregations:
+            checkpoint()
             fn_projection, _ = _filtered(fn, view, projection, doc_ids, None)
             block, _ = fn_projection.block(fn, None)
             result.states.append(fn.aggregate(block, None, 1))
@@ -195,6 +198,7 @@ def _group_by(plan: QueryPlan, view: SegmentView, doc_ids, projection: Projectio
     runs = projection.runs if not nulls_here else None
     result.states = []
     for fn in plan.aggregations:
+        checkpoint()
         state = counts_state(fn, counts)
         if state is None and runs is not None:
             # each run of rows is one group: reduce the runs, then merge runs into groups

@@ -228,3 +228,24 @@ def post_json(target: Target, payload: dict, timeout_s: float) -> int:
                 headers={"Content-Type": "application/json"}) as response:  # fmt: skip
         response.drain_conn()  # the body is nobody's business here
         return response.status
+
+
+def sprig_error(body: bytes) -> tuple[int | None, str] | None:
+    """(errorCode or None, message) of a Sprig error body (``{"errorCode", "message"}`` or
+    ``{"error"}``); None for any other body."""
+    try:
+        error = orjson.loads(body)
+        message = error.get("message") or error.get("error")
+        code = error.get("errorCode")
+    except (orjson.JSONDecodeError, AttributeError):
+        return None
+    if not isinstance(message, str) or not message:
+        return None
+    return (code if isinstance(code, int) and not isinstance(code, bool) else None), message
+
+
+def reply_error(status: int, body: bytes) -> str:
+    """What may be relayed of another process's failed reply: its status, and the message of
+    a Sprig error, never any other text of it."""
+    error = sprig_error(body)
+    return f"HTTP {status}: {error[1]}" if error else f"HTTP {status}"

@@ -9,10 +9,12 @@ Every change is written to this instance's current state for the resource under 
 ZooKeeper session; the controller aggregates those into the external view.
 
 Only the worker loop mutates; query threads read ``online_segments`` from an immutable
-snapshot, so queries never wait for a download. No transition leaves a moment in which a
+snapshot (``engine.server.served``), so queries never wait for a download. No transition leaves a moment in which a
 segment the brokers may still route here is unserved: a reload or refresh loads the new copy
 before it replaces the old one in that snapshot (queries in flight finish on the old copy),
-and a segment taken away is drained first (``engine.server.drain``).
+and a segment taken away is drained first (``engine.server.drain``). The files are
+``engine.server.local_copies``; columns added to the schema since a segment was built are
+written in as it loads (``engine.server.default_columns``).
 """
 
 from __future__ import annotations
@@ -31,12 +33,15 @@ from engine.clusterstate import (
 )
 from engine.common.clock import now_ms
 from engine.common.errors import EngineError
+from engine.runtime import SchemaCache
 from engine.segment import ImmutableSegment, load_segment
 from engine.segment.tarball import DEFAULT_MAX_UNPACKED_BYTES
+from engine.server.default_columns import DefaultColumns
 from engine.server.download import SegmentSources, fetch_segment
 from engine.server.drain import DrainQueue, RetiredSegment
 from engine.server.errors import SegmentLoadError
 from engine.server.local_copies import LocalCopies
+from engine.server.served import ServedSegments
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +90,7 @@ class SegmentDataManager:
         wake: Callable[[], None] | None = None,
         max_unpacked_bytes: int = DEFAULT_MAX_UNPACKED_BYTES,
         sources: SegmentSources = SegmentSources(),  # noqa: B008 (frozen)
+        schemas: SchemaCache | None = None,
     ) -> None:
         """``drain_s``: seconds a segment taken away from this server keeps serving after the
         current state left it out (0: unloaded at once); ``wake`` pokes the worker loop when a
@@ -98,18 +104,18 @@ class SegmentDataManager:
         # engine.server.realtime.RealtimeSegmentManager: CONSUMING segments (None: ignored)
         self.realtime = realtime
         self._hosted: dict[str, dict[str, HostedSegment]] = {}
-        # resource -> segment -> loaded segment; replaced (never mutated) on every change
-        self._online: dict[str, dict[str, ImmutableSegment]] = {}
+        self._served = ServedSegments()
         self._drain = DrainQueue(drain_s, wake)
         self._max_unpacked_bytes = max_unpacked_bytes
         self._sources = sources  # where http(s) download URLs may point
+        self._defaults = DefaultColumns(schemas)
 
     # --- reads (any thread) ------------------------------------------------------------------
     def online_segments(
         self, resource: str, names: list[str]
     ) -> tuple[list[ImmutableSegment], list[str]]:
         """The loaded segments among ``names`` and the names this server does not serve."""
-        table = self._online.get(resource, {})
+        table = self._served.table(resource)
         found, missing = [], []
         for name in names:
             seg = table.get(name)
@@ -134,6 +140,20 @@ class SegmentDataManager:
             for hosted in segments.values():
                 counts[hosted.state] = counts.get(hosted.state, 0) + 1
         return counts
+
+    def document_counts(self) -> dict[str, int]:
+        """Docs served per table (loaded segments and consuming ones), Pinot's documentCount."""
+        out: dict[str, int] = {}
+        for resource, segments in list(self._hosted.items()):
+            docs = 0
+            for name, hosted in list(segments.items()):
+                if hosted.segment is not None:
+                    docs += hosted.segment.total_docs
+                elif hosted.state == CONSUMING and self.realtime is not None:
+                    snapshot = self.realtime.snapshot(resource, name)
+                    docs += snapshot.total_docs if snapshot is not None else 0
+            out[resource] = docs
+        return out
 
     def resources(self) -> list[str]:
         return list(self._hosted)
@@ -206,6 +226,8 @@ class SegmentDataManager:
             n for n, h in self._hosted.get(resource, {}).items()
             if segment in (None, "", n) and h.state in (ONLINE, ERROR)
         ]  # fmt: skip
+        if names:
+            self._defaults.schema_changed(resource)  # a reload follows a schema change
         for name in names:
             self._load(resource, name, force_download=force_download)
         if names:
@@ -284,6 +306,7 @@ class SegmentDataManager:
             seg_dir = fetch_segment(self.local.path(resource, name), meta, force=force_download,
                                     sources=self._sources,
                                     max_unpacked_bytes=self._max_unpacked_bytes)  # fmt: skip
+            self._defaults.write(resource, seg_dir)
             segment = load_segment(seg_dir)
         except ZooKeeperUnavailableError:
             raise  # the loop retries once ZooKeeper is back; the segment is not at fault
@@ -299,12 +322,17 @@ class SegmentDataManager:
         hosted.state, hosted.segment, hosted.error = ONLINE, segment, None
         hosted.crc = str(segment.metadata.crc)
         hosted.updated_ms = now_ms()
-        self._set_online(resource, name, segment)
+        self._served.put(resource, name, segment)
         self._drain.discard(resource, name)
         if previous is not None:
             self._on_unload(previous)
         log.info("segment %s/%s ONLINE (%d docs, %.0f ms)", resource, name,
                  segment.total_docs, (time.monotonic() - started) * 1000)  # fmt: skip
+
+    def need_reload(self, resource: str) -> bool:
+        """Whether a loaded segment of ``resource`` lacks a column of the current schema (or
+        holds a stale auto-generated one): Pinot's needReload."""
+        return self._defaults.missing(resource, self._served.table(resource).values())
 
     def _consume(self, resource: str, name: str) -> None:
         hosted = self._hosted[resource].setdefault(name, HostedSegment(name, resource))
@@ -358,22 +386,9 @@ class SegmentDataManager:
 
     def _release(self, retired: RetiredSegment) -> str:
         resource, name = retired.resource, retired.name
-        if self._online.get(resource, {}).get(name) is retired.segment:
-            self._set_online(resource, name, None)
+        if self._served.table(resource).get(name) is retired.segment:
+            self._served.put(resource, name, None)
         self._on_unload(retired.segment)  # its decoded columns go now, not at GC time
         if retired.remove_dir and name not in self._hosted.get(resource, {}):
             self.local.remove(resource, name)
         return name
-
-    def _set_online(self, resource: str, name: str, segment: ImmutableSegment | None) -> None:
-        table = dict(self._online.get(resource, {}))
-        if segment is None:
-            table.pop(name, None)
-        else:
-            table[name] = segment
-        online = dict(self._online)
-        if table:
-            online[resource] = table
-        else:
-            online.pop(resource, None)
-        self._online = online

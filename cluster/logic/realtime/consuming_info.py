@@ -4,17 +4,10 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-from urllib.parse import quote
-
-import orjson
-import urllib3
-
+from cluster.logic import server_admin
 from cluster.logic.realtime.pause import consuming_segments
 from cluster.logic.realtime.stream_status import stream_error
-from controller.outbound import outbound_policy
 from engine.clusterstate import ClusterStore
-from engine.runtime.outbound import OutboundRefused, Target, opened
 
 _INFO_KEYS = ("consumerState", "lastConsumedTimestamp", "partitionToOffsetMap",
               "partitionOffsetInfo")  # fmt: skip
@@ -49,68 +42,28 @@ def merge_consuming_info(consuming_segments: list[str], answers: dict[str, objec
     }
 
 
-SERVER_TIMEOUT_S = 10.0  # a server's own answer may wait up to 2 s per segment on Kafka
-MAX_ANSWER_BYTES = 16 << 20  # thousands of consuming segments fit; more is not a server's
-UNREADABLE = object()  # an answer that is not a list of SegmentConsumerInfo
-
-
-def _ask(target: Target, timeout_s: float) -> tuple[object, str | None]:
-    """A server's answer: (parsed JSON, None), (None, why) when it did not answer, or
-    (UNREADABLE, why). Never any of the answer's text: this is relayed to the caller, and the
-    address may be one an API caller chose."""
-    try:
-        with opened(target, timeout=urllib3.Timeout(total=timeout_s)) as response:
-            if response.status != 200:
-                return None, f"HTTP {response.status}"
-            data = response.read(MAX_ANSWER_BYTES + 1)
-    except urllib3.exceptions.HTTPError as exc:
-        return None, f"no answer: {type(exc).__name__}"
-    if len(data) > MAX_ANSWER_BYTES:
-        return UNREADABLE, f"the answer is over {MAX_ANSWER_BYTES} bytes"
-    try:
-        return orjson.loads(data), None
-    except orjson.JSONDecodeError:
-        return UNREADABLE, "the answer is not JSON"
+# a server's own answer may wait up to 2 s per segment on Kafka
+SERVER_TIMEOUT_S = server_admin.SERVER_TIMEOUT_S
 
 
 def collect_consuming_info(store: ClusterStore, table: str, *,
                            timeout_s: float = SERVER_TIMEOUT_S) -> dict:  # fmt: skip
     """Ask every server holding a CONSUMING replica of ``table`` (with type) for its
     SegmentConsumerInfo, in parallel, each within ``timeout_s``; Pinot's merged shape. Ours
-    beyond it: ``serverErrors`` (server -> why) when some server failed, and
-    ``streamIngestionError`` when the table's topic cannot be read. A server whose admin
-    address was written through the REST API is asked only if the outbound policy allows it."""
+    beyond it: ``serverErrors`` (server -> why, never what it answered) when some server
+    failed, and ``streamIngestionError`` when the table's topic cannot be read. Servers are
+    asked as ``cluster.logic.server_admin`` allows."""
     ideal = store.ideal_state(table)
     segments = consuming_segments(ideal)
     servers = sorted({
         server for segment in segments
         for server, state in ideal.segments[segment].items() if state == "CONSUMING"
     })  # fmt: skip
-    answers: dict[str, object] = {}
-    errors: dict[str, str] = {}
-    targets = {}
-    policy = outbound_policy()
-    path = f"/tables/{quote(table, safe='')}/consumingSegmentsInfo"
-    for server in servers:
-        config = store.instance_config(server)
-        if config is None or config.admin_port <= 0:
-            answers[server] = None
-            errors[server] = "no admin port in its instance config"
-            continue
-        try:
-            targets[server] = policy.instance_target(
-                config.host, config.admin_port, path, self_registered=config.self_registered,
-                what="its admin address, set through the REST API,",
-            )  # fmt: skip
-        except OutboundRefused as exc:
-            answers[server], errors[server] = None, str(exc)
-    if targets:
-        with ThreadPoolExecutor(max_workers=min(16, len(targets))) as pool:
-            futures = {s: pool.submit(_ask, target, timeout_s) for s, target in targets.items()}
-            for server, future in futures.items():
-                answers[server], why = future.result()
-                if why is not None:
-                    errors[server] = why
+    asked = server_admin.ask_servers(
+        store, servers, server_admin.table_path(table, "consumingSegmentsInfo"), timeout_s
+    )
+    answers = {server: answer for server, (answer, _) in asked.items()}
+    errors = {server: why for server, (_, why) in asked.items() if why is not None}
     merged = merge_consuming_info(segments, answers)
     if errors:
         merged["serverErrors"] = dict(sorted(errors.items()))

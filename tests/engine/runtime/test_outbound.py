@@ -10,7 +10,14 @@ import pytest
 import urllib3
 
 from engine.common.errors import ConfigError
-from engine.runtime.outbound import OutboundPolicy, OutboundRefused, Target, post_json
+from engine.runtime.outbound import (
+    OutboundPolicy,
+    OutboundRefused,
+    Target,
+    post_json,
+    reply_error,
+    sprig_error,
+)
 from tests.local_site import Answer, LocalSite
 
 
@@ -150,3 +157,16 @@ def test_the_next_checked_address_is_tried_when_one_cannot_be_connected():
         assert len(hook.asked) == 1
     finally:
         hook.close()
+
+
+@pytest.mark.parametrize(("body", "relayed"), [
+    (b'{"errorCode": 710, "message": "Column x not found"}', "HTTP 500: Column x not found"),
+    (b'{"code": 500, "error": "no such table"}', "HTTP 500: no such table"),
+    (b"<html>internal admin console</html>", "HTTP 500"),
+    (b'{"secret": "s3-key"}', "HTTP 500"),
+    (b'["a", "list"]', "HTTP 500"),
+    (b"", "HTTP 500"),
+])  # fmt: skip
+def test_of_a_failed_reply_only_the_status_and_a_sprig_error_are_relayed(body, relayed):
+    assert reply_error(500, body) == relayed
+    assert sprig_error(b'{"errorCode": 710, "message": "m"}') == (710, "m")
