@@ -147,6 +147,8 @@ class ControllerRuntime:
         config = existing or InstanceConfig(
             self.instance_id, self.host, self.port, [CONTROLLER_TAG]
         )
+        # its own address (servers trust it as the source of segment downloads)
+        config.host, config.port, config.self_registered = self.host, self.port, True
         self.store.put_instance_config(config)
         self.store.register_live_instance(self.instance_id)
 
@@ -274,7 +276,8 @@ def start() -> None:
     global _runtime
     from django.conf import settings
 
-    from cluster.periodic import frequency_seconds, get_task, run_task, task_names
+    from cluster.periodic import frequency_seconds, get_task, task_names
+    from cluster.periodic.registry import run_scheduled
     from controller import zk
 
     frequencies = {name: frequency_seconds(get_task(name)) for name in task_names()}
@@ -288,7 +291,7 @@ def start() -> None:
         task_frequencies_s=frequencies,
         initial_delay_s=settings.PERIODIC_TASK_INITIAL_DELAY_S,
         external_view_interval_s=settings.EXTERNAL_VIEW_INTERVAL_S,
-        run_task=lambda store, name: run_task(store, name),
+        run_task=run_scheduled,
         task_driver=_task_driver_tick,
         task_driver_interval_s=settings.TASK_DRIVER_INTERVAL_S,
     )

@@ -3,6 +3,10 @@ Pinot's error JSON ``{"code": <status>, "error": <message>}`` with the status be
 
 from __future__ import annotations
 
+import logging
+
+from engine.common.errors import log_internal_error
+
 
 class ControllerError(Exception):
     status = 500
@@ -34,3 +38,14 @@ class PayloadTooLarge(ControllerError):
 
 class ServiceUnavailable(ControllerError):
     status = 503
+
+
+def public_error(log: logging.Logger, what: str, exc: BaseException) -> str:
+    """What a caller may read of ``exc``, which made ``what`` fail: a ControllerError's own
+    message (written for callers); of anything else only that ``what`` failed and the id under
+    which ``log`` now keeps the exception and its traceback (its text may name files, hosts
+    or settings)."""
+    if isinstance(exc, ControllerError):
+        return exc.message
+    error_id = log_internal_error(log, what, exc)
+    return f"{what} failed with an internal error (error id {error_id} in the controller's log)"

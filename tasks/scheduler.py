@@ -24,7 +24,7 @@ from django.db import close_old_connections
 from tasks.cron import CronError, quartz_trigger
 from tasks.generators.base import table_task_config
 from tasks.logic.generate import SCHEDULE_KEY
-from tasks.logic.scheduled_runs import CRON, recorded_run
+from tasks.logic.scheduled_runs import CRON, RunFailed, recorded_run
 from tasks.tables import table_rows
 
 log = logging.getLogger(__name__)
@@ -114,6 +114,8 @@ class CronScheduler:
         try:
             with recorded_run(CRON, f"{table}/{task_type}"):
                 self.fire(table, task_type)
+        except RunFailed as exc:  # logged with its cause by the run's record
+            log.warning("%s", exc)
         except Exception:  # one failed fire must not stop the job
             log.exception("cron run of %s on %s failed", task_type, table)
         finally:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import uuid
 
 from drf_spectacular.plumbing import build_array_type, build_basic_type
@@ -17,11 +16,10 @@ from cluster.logic.check_segment_status import saved_status
 from cluster.logic.table_views import existing_types
 from cluster.periodic import get_task, run_task, task_names
 from cluster.periodic.registry import run_status
-from controller.errors import ControllerError
 from engine.clusterstate import split_table_name, table_name_with_type
+from tasks.logic.scheduled_runs import RunFailed
 
 TAG = ["Periodic Task"]
-log = logging.getLogger(__name__)
 
 
 class RunParams(TableTypeParam):
@@ -65,7 +63,8 @@ class PeriodicTaskRunView(APIView):
         description="Runs on the controller that receives the request, over one table "
         "(tableName, type) or all tables, and returns once it is done. Pinot's answer "
         "(taskId, isSuccessful) plus `taskReport`, the task's own report; a run that fails "
-        "answers isSuccessful false with the error. An unknown task name is 404.",
+        "answers isSuccessful false with what failed and an error id to find the cause in the "
+        "controller's log. An unknown task name is 404.",
         tags=TAG,
         parameters=[RunParams],
         responses={200: RunResponse},
@@ -77,11 +76,8 @@ class PeriodicTaskRunView(APIView):
         try:
             body["taskReport"] = run_task(store(), params["taskname"],
                                           params.get("tableName") or None, params.get("type"))  # fmt: skip
-        except ControllerError:
-            raise
-        except Exception as exc:  # recorded as the run's outcome; the caller learns why
-            log.exception("periodic task %s failed", params["taskname"])
-            body.update(isSuccessful=False, error=f"{type(exc).__name__}: {exc}")
+        except RunFailed as exc:  # recorded as the run's outcome; the log has the cause
+            body.update(isSuccessful=False, error=str(exc))
         return Response(body)
 
 

@@ -13,14 +13,13 @@ A refusal is a 400 that names the setting to change.
 
 from __future__ import annotations
 
-import os
-from urllib.parse import unquote, urlsplit
-
 from django.conf import settings
 from fsspec.core import split_protocol
 
 from controller.errors import BadRequest
-from engine.runtime.outbound import OutboundPolicy, OutboundRefused
+from controller.outbound import outbound_policy
+from engine.runtime.outbound import OutboundRefused
+from engine.server.download import controller_download
 from engine.spi.data_roots import OutsideRootsError
 from tasks.data_roots import writable_roots
 
@@ -33,10 +32,7 @@ def check_download_uri(uri: str) -> str:
     try:
         if protocol in _WEB and "::" not in uri:
             if not _controller_download(uri):
-                policy = OutboundPolicy(
-                    tuple(settings.OUTBOUND_ALLOWED_HOSTS), settings.OUTBOUND_ALLOW_PRIVATE
-                )
-                policy.check_url(uri, "DOWNLOAD_URI")
+                outbound_policy().check_url(uri, "DOWNLOAD_URI")
         else:
             writable_roots().check(uri, "DOWNLOAD_URI")
     except (OutboundRefused, OutsideRootsError) as exc:
@@ -45,13 +41,4 @@ def check_download_uri(uri: str) -> str:
 
 
 def _controller_download(uri: str) -> bool:
-    parts = urlsplit(uri)
-    try:
-        port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
-    except ValueError:
-        return False
-    return (
-        (parts.hostname or "").lower() == settings.CONTROLLER_HOST.lower()
-        and port == settings.CONTROLLER_PORT
-        and os.path.normpath(unquote(parts.path)).startswith("/segments/")
-    )
+    return controller_download(uri) == (settings.CONTROLLER_HOST.lower(), settings.CONTROLLER_PORT)

@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+import json
 import random
 
-import requests
 import sqlglot
+import urllib3
 from django.conf import settings
 from sqlglot import exp
 
 from cluster import models
 from cluster.logic.cluster_view import parsed, table_broker_tag
+from controller.outbound import outbound_policy
 from engine.broker.errors import (
     BROKER_RESOURCE_MISSING_ERROR_CODE,
     SERVER_NOT_RESPONDING_ERROR_CODE,
 )
-from engine.clusterstate import ClusterStore, InstanceType, split_table_name
+from engine.clusterstate import ClusterStore, InstanceConfig, InstanceType, split_table_name
 from engine.query.response import exception_response
+from engine.runtime.outbound import OutboundRefused, Target, opened
 
 
 def query_tables(sql: str) -> list[str]:
@@ -35,15 +38,24 @@ def query_tables(sql: str) -> list[str]:
     return names
 
 
-def live_brokers(store: ClusterStore, tag: str | None) -> list[tuple[str, str, int]]:
+def live_brokers(store: ClusterStore, tag: str | None) -> list[tuple[str, InstanceConfig]]:
     live = store.live_instances()
     out = []
     for ident, config in sorted(store.instance_configs().items()):
         if config.type is not InstanceType.BROKER or ident not in live or not config.enabled:
             continue
         if tag is None or tag in config.tags:
-            out.append((ident, config.host, config.port))
+            out.append((ident, config))
     return out
+
+
+def broker_target(config: InstanceConfig, path: str) -> Target:
+    """Where to send ``path`` to a live broker: the address it registered itself, or one
+    written through the REST API if the outbound policy allows it (OutboundRefused)."""
+    return outbound_policy().instance_target(
+        config.host, config.port, path, self_registered=config.self_registered,
+        what="its address set through the REST API",
+    )  # fmt: skip
 
 
 def forward_query(store: ClusterStore, body: dict) -> tuple[int, dict]:
@@ -63,19 +75,25 @@ def forward_query(store: ClusterStore, body: dict) -> tuple[int, dict]:
             f"No live broker{where} to run the query (tables: {', '.join(tables) or 'none'}); "
             "start a broker with `sprig broker`",
         )
-    ident, host, port = random.choice(brokers)
+    ident, config = random.choice(brokers)
     try:
-        response = requests.post(
-            f"http://{host}:{port}/query/sql", json=body, timeout=settings.SQL_FORWARD_TIMEOUT_S
-        )
-    except requests.RequestException as exc:
+        target = broker_target(config, "/query/sql")
+    except OutboundRefused as exc:
+        return 503, exception_response(SERVER_NOT_RESPONDING_ERROR_CODE, f"Broker {ident}: {exc}")
+    wait_s = settings.SQL_FORWARD_TIMEOUT_S  # for the connection, then between reads
+    try:
+        with opened(target, "POST", timeout=urllib3.Timeout(connect=wait_s, read=wait_s),
+                    body=json.dumps(body).encode(),
+                    headers={"Content-Type": "application/json"}) as response:  # fmt: skip
+            status, data = response.status, response.read()
+    except urllib3.exceptions.HTTPError as exc:
         return 503, exception_response(
-            SERVER_NOT_RESPONDING_ERROR_CODE, f"Broker {ident} did not answer: {exc}"
+            SERVER_NOT_RESPONDING_ERROR_CODE,
+            f"Broker {ident} did not answer ({type(exc).__name__})",
         )
     try:
-        return response.status_code, response.json()
+        return status, json.loads(data)
     except ValueError:
         return 502, exception_response(
-            SERVER_NOT_RESPONDING_ERROR_CODE,
-            f"Broker {ident} answered {response.status_code} without JSON",
+            SERVER_NOT_RESPONDING_ERROR_CODE, f"Broker {ident} answered {status} without JSON"
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import re
 
@@ -12,39 +13,73 @@ from cluster.logic import audit
 from cluster.logic.cluster_view import parsed
 from cluster.logic.publish import publish_broker_resource
 from controller.errors import BadRequest, Conflict, NotFound
-from engine.clusterstate import ClusterStore, InstanceConfig, InstanceType
+from engine.clusterstate import ClusterStore, InstanceConfig, InstanceType, ZNRecord
 from engine.clusterstate.tags import default_tags, instance_id
 
 
 def register_instance(store: ClusterStore, body: dict, *, update: bool = False) -> dict:
     """``body``: host, port, type (SERVER|BROKER|MINION|CONTROLLER), optional tags and
     grpcPort/adminPort/queryServicePort. Without tags the instance joins DefaultTenant when
-    tenant isolation is on, else it is untagged."""
+    tenant isolation is on, else it is untagged.
+
+    An instance that registered itself keeps its own address: an update may retag it but not
+    move its ports (409). Any other instance's address is the caller's, and the cluster's
+    processes reach it only where ``engine.runtime.outbound`` allows; any well-formed host is
+    accepted, as Pinot does. Written with a compare-and-set, so an instance registering
+    itself meanwhile is never overwritten."""
     try:
         kind = InstanceType.parse(body["type"])
     except ValueError as exc:
         raise BadRequest(str(exc)) from exc
     check_host(body["host"], kind)
     ident = instance_id(kind, body["host"], body["port"])
-    existing = store.instance_config(ident)
-    if existing is not None and not update:
-        raise Conflict(f"Instance {ident} already exists; use PUT /instances/{ident} to update it")
-    tags = body.get("tags") or default_tags(kind, settings.TENANT_ISOLATION_ENABLED)
-    config = InstanceConfig(
+    wanted = InstanceConfig(
         instance_id=ident,
         host=body["host"],
         port=int(body["port"]),
-        tags=list(tags),
-        enabled=existing.enabled if existing else True,
+        tags=list(body.get("tags") or default_tags(kind, settings.TENANT_ISOLATION_ENABLED)),
         admin_port=int(body.get("adminPort", -1)),
         grpc_port=int(body.get("grpcPort", -1)),
         query_service_port=int(body.get("queryServicePort", -1)),
     )
-    store.put_instance_config(config)
+
+    def change(record: ZNRecord | None) -> ZNRecord:
+        existing = InstanceConfig.from_record(record) if record is not None else None
+        if existing is None:
+            return wanted.to_record()
+        if not update:
+            raise Conflict(
+                f"Instance {ident} already exists; use PUT /instances/{ident} to update it"
+            )
+        if not existing.self_registered:
+            return dataclasses.replace(wanted, enabled=existing.enabled).to_record()
+        _check_own_address_kept(existing, wanted)
+        return dataclasses.replace(existing, tags=wanted.tags).to_record()
+
+    config = InstanceConfig.from_record(store.update(store.paths.instance_config(ident), change))
     audit.record("instance.register", "instance", ident, tags=config.tags)
     if kind is InstanceType.BROKER:
         refresh_broker_resource(store)
     return {"status": f"Added instance: {ident}"}
+
+
+def _check_own_address_kept(existing: InstanceConfig, wanted: InstanceConfig) -> None:
+    """Conflict when ``wanted`` gives ``existing``, which registered itself, other ports (a
+    port not given, -1, keeps its own)."""
+    moved = [
+        f"{name} {new} (it registered {old})"
+        for name, old, new in (("adminPort", existing.admin_port, wanted.admin_port),
+                               ("grpcPort", existing.grpc_port, wanted.grpc_port),
+                               ("queryServicePort", existing.query_service_port,
+                                wanted.query_service_port))
+        if new != -1 and new != old
+    ]  # fmt: skip
+    if moved:
+        raise Conflict(
+            f"Instance {existing.instance_id} registered its own address, which an update may "
+            f"not change: {', '.join(moved)}. Restart it with other ports to move it; tags may "
+            "be updated"
+        )
 
 
 # one DNS label (RFC 1123), plus '_', which container and compose service names use

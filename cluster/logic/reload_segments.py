@@ -4,12 +4,11 @@ hold the segments (``INSTANCES/<id>/MESSAGES``); a server deletes a message once
 from __future__ import annotations
 
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 
 from cluster import models
 from cluster.logic import audit
 from cluster.logic.controller_jobs import RELOAD, load_job, save_job
-from cluster.logic.realtime.consuming_info import ask_server
+from cluster.logic.server_admin import ask_servers, table_path
 from cluster.logic.table_views import existing_types
 from controller.errors import NotFound
 from engine.clusterstate import (
@@ -142,21 +141,11 @@ def need_reload(store: ClusterStore, table: str, *, verbose: bool, timeout_s: fl
             servers.update(replicas)
     if not servers:
         raise NotFound(f"Table {table} has no segments")
-    urls = {}
-    for server in sorted(servers):
-        config = store.instance_config(server)
-        if config is not None and config.admin_port > 0:
-            urls[server] = (
-                f"http://{config.host}:{config.admin_port}/tables/{table}/segments/needReload"
-            )
-    with ThreadPoolExecutor(max_workers=min(16, len(urls) or 1)) as pool:
-        answers = dict(
-            zip(
-                urls,
-                pool.map(lambda url: ask_server(url, timeout_s)[0], urls.values()),
-                strict=True,
-            )
-        )
+    answers = {
+        server: answer for server, (answer, _) in ask_servers(
+            store, servers, table_path(table, "segments/needReload"), timeout_s
+        ).items()
+    }  # fmt: skip
     per_server = {}
     for server in sorted(servers):
         answer = answers.get(server)

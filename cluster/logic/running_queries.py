@@ -4,12 +4,15 @@ broker's ``GET /queries``, and cancels forwarded to the broker that runs the que
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import quote, urlencode
 
-import requests
+import orjson
+import urllib3
 
-from cluster.logic.forward_query import live_brokers
+from cluster.logic.forward_query import broker_target, live_brokers
 from controller.errors import NotFound, ServiceUnavailable
-from engine.clusterstate import ClusterStore
+from engine.clusterstate import ClusterStore, InstanceConfig
+from engine.runtime.outbound import OutboundRefused, opened
 
 
 def running_queries(store: ClusterStore, timeout_ms: int) -> dict[str, dict[str, str]]:
@@ -19,13 +22,13 @@ def running_queries(store: ClusterStore, timeout_ms: int) -> dict[str, dict[str,
     if not brokers:
         return {}
 
-    def ask(broker: tuple[str, str, int]) -> tuple[str, dict | None]:
-        ident, host, port = broker
+    def ask(broker: tuple[str, InstanceConfig]) -> tuple[str, dict | None]:
+        ident, config = broker
         try:
-            response = requests.get(f"http://{host}:{port}/queries", timeout=timeout_ms / 1000)
-        except requests.RequestException:
+            status, data = _call(config, "GET", "/queries", timeout_ms / 1000)
+            return ident, orjson.loads(data) if status == 200 else None
+        except (OutboundRefused, urllib3.exceptions.HTTPError, orjson.JSONDecodeError):
             return ident, None
-        return ident, response.json() if response.status_code == 200 else None
 
     with ThreadPoolExecutor(min(len(brokers), 8)) as pool:
         answers = list(pool.map(ask, brokers))
@@ -56,16 +59,22 @@ def cancel_client_query(
 
 
 def _delete(
-    broker: tuple[str, str, int], query_id: str, *, client: bool, timeout_ms: int, verbose: bool
-) -> tuple[int, str]:
-    ident, host, port = broker
-    params = {"client": str(client).lower(), "timeoutMs": timeout_ms,
-              "verbose": str(verbose).lower()}  # fmt: skip
+    broker: tuple[str, InstanceConfig], query_id: str, *, client: bool, timeout_ms: int,
+    verbose: bool,
+) -> tuple[int, str]:  # fmt: skip
+    ident, config = broker
+    params = urlencode({"client": str(client).lower(), "timeoutMs": timeout_ms,
+                        "verbose": str(verbose).lower()})  # fmt: skip
+    path = f"/query/{quote(query_id, safe='')}?{params}"
     try:
-        response = requests.delete(
-            f"http://{host}:{port}/query/{requests.utils.quote(query_id, safe='')}",
-            params=params, timeout=timeout_ms / 1000 + 5,
-        )  # fmt: skip
-    except requests.RequestException as exc:
-        raise ServiceUnavailable(f"Broker {ident} did not answer the cancel: {exc}") from exc
-    return response.status_code, response.text
+        status, data = _call(config, "DELETE", path, timeout_ms / 1000 + 5)
+    except (OutboundRefused, urllib3.exceptions.HTTPError) as exc:
+        why = str(exc) if isinstance(exc, OutboundRefused) else type(exc).__name__
+        raise ServiceUnavailable(f"Broker {ident} did not answer the cancel ({why})") from exc
+    return status, data.decode(errors="replace")  # the broker's own answer, as Pinot relays it
+
+
+def _call(config: InstanceConfig, method: str, path: str, timeout_s: float) -> tuple[int, bytes]:
+    with opened(broker_target(config, path), method,
+                timeout=urllib3.Timeout(connect=timeout_s, read=timeout_s)) as response:  # fmt: skip
+        return response.status, response.read()

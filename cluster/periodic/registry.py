@@ -18,7 +18,7 @@ from cluster.logic.cluster_view import table_rows
 from controller.errors import NotFound
 from engine.clusterstate import ClusterStore
 from engine.spi.periods import period_ms
-from tasks.logic.scheduled_runs import PERIODIC, last_runs, recorded_run
+from tasks.logic.scheduled_runs import PERIODIC, RunFailed, last_runs, recorded_run
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +80,15 @@ def run_task(
     log.info("periodic task %s ran over %d table(s) in %.3fs", name, len(rows),
              time.monotonic() - started)  # fmt: skip
     return report
+
+
+def run_scheduled(store: ClusterStore, name: str) -> None:
+    """A scheduled run over every table: a failure is recorded and logged with its cause
+    (``recorded_run``), not raised, so the schedule goes on."""
+    try:
+        run_task(store, name)
+    except RunFailed as exc:
+        log.warning("%s", exc)
 
 
 def run_status() -> list[dict]:

@@ -43,6 +43,7 @@ from engine.clusterstate.tags import instance_id as make_instance_id
 from engine.query.response import exception_response
 from engine.runtime import HttpService, Participant, Request, Response, Router, SchemaCache
 from engine.runtime.http_limits import HttpLimits
+from engine.runtime.outbound import OutboundPolicy
 from engine.runtime.properties import PinotProperties
 
 log = logging.getLogger(__name__)
@@ -66,6 +67,9 @@ class BrokerConfig:
     health_probe_interval_s: float = 0.5
     # connections and read deadline of its port (``HttpLimits.from_env`` in ``sprig broker``)
     http: HttpLimits = dataclasses.field(default_factory=HttpLimits)
+    # which server addresses written through the REST API it may contact
+    # (``OutboundPolicy.from_env`` in ``sprig broker``)
+    outbound: OutboundPolicy = dataclasses.field(default_factory=OutboundPolicy)
     # Pinot's broker config (``pinot.broker.*`` keys), from ``sprig broker --config FILE``
     properties: PinotProperties = dataclasses.field(default_factory=PinotProperties)
 
@@ -89,9 +93,9 @@ class BrokerInstance:
             session_timeout_s=config.session_timeout_s,
         )
         self.schemas = SchemaCache(self.participant.store)
-        self.routing = RoutingManager(
-            self.participant, self.schemas, resync_interval_s=config.resync_interval_s
-        )
+        self.routing = RoutingManager(self.participant, self.schemas,
+                                      resync_interval_s=config.resync_interval_s,
+                                      outbound=config.outbound)  # fmt: skip
         self.http = urllib3.PoolManager(num_pools=16, maxsize=4)  # health probes only
         self.health = ServerHealth(self.http, config.health_probe_interval_s)
         self.selector = BalancedSelector(self.health)

@@ -31,6 +31,7 @@ from engine.query.errors import QueryError, QueryExecutionError
 from engine.query.response import column_json, error_response
 from engine.runtime import Request, Response
 from engine.runtime.http_limits import MAX_BODY_BYTES
+from engine.runtime.outbound import reply_error
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +56,7 @@ class HttpTransport:
         except urllib3.exceptions.HTTPError as exc:
             raise ConnectionError(str(exc)) from exc
         if response.status != 200:
-            raise ConnectionError(f"HTTP {response.status}: {response.data[:300]!r}")
+            raise ConnectionError(reply_error(response.status, response.data))
         return orjson.loads(response.data)
 
     def cancel(self, address: str, request_id: int) -> None:

@@ -50,6 +50,7 @@ from engine.clusterstate import (
 from engine.common.errors import ConfigError
 from engine.query.errors import QueryError
 from engine.runtime import Membership, Participant, SchemaCache
+from engine.runtime.outbound import OutboundPolicy, OutboundRefused
 from engine.spi import TableConfig
 from engine.spi.datetime_format import DateTimeFormat
 from engine.spi.table_name import TABLE_TYPES, table_name_with_type
@@ -70,13 +71,24 @@ class ServerAddress:
     admin_port: int = -1
 
     @property
-    def query_url(self) -> str:
-        return f"http://{self.host}:{self.port}/query"
-
-    @property
     def health_url(self) -> str:
         port = self.admin_port if self.admin_port > 0 else self.port
-        return f"http://{self.host}:{port}/health"
+        host = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 address
+        return f"http://{host}:{port}/health"
+
+    @classmethod
+    def of(cls, config: InstanceConfig, live: frozenset[str],
+           policy: OutboundPolicy) -> ServerAddress:  # fmt: skip
+        """Where to send ``config``'s queries and health probes: its own address, or one an
+        API caller wrote, checked (its checked address kept) if the server is live (it is
+        never asked otherwise); OutboundRefused when the policy refuses it."""
+        host = config.host
+        if not config.self_registered and config.instance_id in live:
+            host = policy.instance_target(
+                host, config.port, "/query", self_registered=False,
+                what=f"server {config.instance_id}'s address set through the REST API",
+            ).address  # fmt: skip
+        return cls(config.instance_id, host, config.port, config.admin_port)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,9 +149,11 @@ class RoutingManager(Membership):
         *,
         resync_interval_s: float = 30.0,
         on_change=None,
+        outbound: OutboundPolicy = OutboundPolicy(),  # noqa: B008 (frozen)
     ) -> None:
         super().__init__(participant, "routing", interval_s=resync_interval_s)
         self.schemas = schemas
+        self.outbound = outbound  # for server addresses written through the REST API
         self.snapshot = RoutingSnapshot({}, {}, frozenset())
         # (table, segment) -> info; dropped by the segment's watch, on kazoo's event thread
         self._segment_cache: dict[tuple[str, str], SegmentInfo] = {}
@@ -163,10 +177,11 @@ class RoutingManager(Membership):
             record = self._record(paths.instance_config(instance_id))
             if record is not None:
                 config = InstanceConfig.from_record(record)
-                if config.enabled:
-                    servers[instance_id] = ServerAddress(
-                        instance_id, config.host, config.port, config.admin_port
-                    )
+                try:
+                    if config.enabled:
+                        servers[instance_id] = ServerAddress.of(config, live, self.outbound)
+                except OutboundRefused as exc:
+                    log.warning("not routing to %s: %s", instance_id, exc)
         tables = set(self._children(paths.external_views)) | set(
             self._children(paths.table_configs)
         )

@@ -21,6 +21,7 @@ from engine.broker.selection import ServerHealth
 from engine.broker.transport import Exchange, ServerConnections
 from engine.query import IntermediateResult
 from engine.query.errors import QueryError
+from engine.runtime.outbound import sprig_error
 
 
 @dataclasses.dataclass
@@ -99,16 +100,12 @@ class ScatterGather:
                 return _failure(server, f"sent an unreadable result: {exc}", started)
             return ServerResponse(server, result, None, elapsed, answered=True, size=len(data),
                                   deserialize_ms=int((time.monotonic() - decoding) * 1000))  # fmt: skip
-        try:
-            error = orjson.loads(data)
-            code = int(error.get("errorCode", 200))
-            message = str(error.get("message") or error.get("error") or data[:300])
-        except (orjson.JSONDecodeError, AttributeError, TypeError, ValueError):
-            code, message = 200, data[:300].decode(errors="replace")
-        return ServerResponse(
-            server, None, {"errorCode": code, "message": f"{server.instance_id}: {message}"},
-            elapsed, answered=True,
-        )  # fmt: skip
+        # a Sprig server's error is the query's exception, as in Pinot; of anything else only
+        # the status: the reply's text is nobody's business
+        code, message = sprig_error(data) or (None, f"answered HTTP {status} without an error")
+        error = {"errorCode": 200 if code is None else code,
+                 "message": f"{server.instance_id}: {message}"}  # fmt: skip
+        return ServerResponse(server, None, error, elapsed, answered=True)
 
 
 def _failure(server: ServerAddress, what: str, started: float | None = None) -> ServerResponse:

@@ -32,6 +32,7 @@ class SegmentState(enum.StrEnum):
 
 
 SERVING_STATES = frozenset({SegmentState.ONLINE.value, SegmentState.CONSUMING.value})
+SELF_REGISTERED = "sprig.selfRegistered"  # ours: Helix and Pinot have no such field
 
 
 @dataclasses.dataclass
@@ -45,6 +46,11 @@ class InstanceConfig:
     admin_port: int = -1
     grpc_port: int = -1
     query_service_port: int = -1
+    # the instance wrote its address itself on joining (``engine.runtime.participant``), as
+    # only the cluster's processes can, and the REST API may not change it; False when an API
+    # caller wrote it, and then processes contact it only as they would any URL from a request
+    # (``engine.runtime.outbound``)
+    self_registered: bool = False
 
     @property
     def type(self) -> InstanceType | None:
@@ -61,6 +67,7 @@ class InstanceConfig:
                 "adminPort": str(self.admin_port),
                 "grpcPort": str(self.grpc_port),
                 "queryServicePort": str(self.query_service_port),
+                **({SELF_REGISTERED: "true"} if self.self_registered else {}),
             },
             list_fields={"TAG_LIST": list(self.tags)},
         )
@@ -77,6 +84,7 @@ class InstanceConfig:
             admin_port=int_field(simple.get("adminPort"), -1),
             grpc_port=int_field(simple.get("grpcPort"), -1),
             query_service_port=int_field(simple.get("queryServicePort"), -1),
+            self_registered=simple.get(SELF_REGISTERED, "false").lower() == "true",
         )
 
     def to_pinot_json(self) -> dict:

@@ -24,6 +24,7 @@ import urllib3
 from engine.multistage.errors import QueryCancelledError, StageFailure
 from engine.multistage.exchange import chunks, from_ipc, to_ipc
 from engine.query.errors import QueryTimeoutError
+from engine.runtime.outbound import reply_error
 
 ORPHAN_TTL_S = 600.0
 MAX_MESSAGE_BYTES = 16 << 20  # Pinot's pinot.query.runner.max.msg.size.bytes
@@ -153,8 +154,8 @@ class MailboxClient:
         )  # fmt: skip
         if response.status != 200:
             raise StageFailure(
-                f"mailbox {address} refused stage {stage}'s rows: {response.status} "
-                f"{response.data[:200]!r}", 200,
+                f"mailbox {address} refused stage {stage}'s rows: "
+                f"{reply_error(response.status, response.data)}", 200,
             )  # fmt: skip
 
 

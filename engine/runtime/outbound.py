@@ -8,24 +8,35 @@ resolves to is not a public one, unless the operator allowed it by name or netwo
 (``allow_private``: SPRIG_OUTBOUND_ALLOW_PRIVATE).
 
 ``check_url`` resolves the name when it checks. ``target`` also keeps the address it checked,
-and ``post_json`` connects to that address (with the name in ``Host`` and in TLS), so a name
-that resolves elsewhere a moment later (DNS rebinding) cannot redirect the request; it follows
-no redirect and reads no reply body.
+and ``opened`` (``post_json``) connects to that address (with the name in ``Host`` and in
+TLS), so a name that resolves elsewhere a moment later (DNS rebinding) cannot redirect the
+request; it follows no redirect.
+
+The cluster's own instances are reached at the addresses they registered in ZooKeeper
+themselves; an address written through the REST API (``POST``/``PUT /instances``) is a URL
+from a request like any other (``instance_target``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import ipaddress
+import os
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from urllib.parse import urlsplit
 
 import orjson
 import urllib3
 
+from engine.common.errors import ConfigError
+
 HOSTS_SETTING = "SPRIG_OUTBOUND_ALLOWED_HOSTS"
 PRIVATE_SETTING = "SPRIG_OUTBOUND_ALLOW_PRIVATE"
+
+_BOOLEANS = {"": False, "false": False, "0": False, "no": False, "off": False,
+             "true": True, "1": True, "yes": True, "on": True}  # fmt: skip
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], list[Address]]
@@ -59,8 +70,18 @@ class Target:
     scheme: str
     host: str
     port: int
-    address: str
+    addresses: tuple[str, ...]  # every one checked; tried in turn, as a resolver's answers are
     path: str  # with the query
+
+    @property
+    def address(self) -> str:
+        return self.addresses[0]
+
+    @property
+    def host_header(self) -> str:
+        name = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 literal
+        default_port = 443 if self.scheme == "https" else 80
+        return name if self.port == default_port else f"{name}:{self.port}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,6 +91,18 @@ class OutboundPolicy:
 
     allowed_hosts: tuple[str, ...] = ()
     allow_private: bool = False
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> OutboundPolicy:
+        """From SPRIG_OUTBOUND_ALLOWED_HOSTS (comma-separated) and SPRIG_OUTBOUND_ALLOW_PRIVATE
+        (true/false; unset: false), as an engine process reads them at start; ConfigError
+        naming the variable for another value."""
+        env = os.environ if environ is None else environ
+        hosts = tuple(h.strip() for h in (env.get(HOSTS_SETTING) or "").split(",") if h.strip())
+        raw = (env.get(PRIVATE_SETTING) or "").strip().lower()
+        if raw not in _BOOLEANS:
+            raise ConfigError(PRIVATE_SETTING, f"expected true or false, got {raw!r}")
+        return cls(hosts, _BOOLEANS[raw])
 
     def check_host(self, host: str | None, port: int | None, what: str,
                    resolver: Resolver = resolve) -> list[Address]:  # fmt: skip
@@ -119,8 +152,19 @@ class OutboundPolicy:
         if schemes is not None and not addresses:
             raise OutboundRefused(f"{what}: host {parts.hostname!r} cannot be resolved")
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        address = str(addresses[0]) if addresses else ""
-        return Target(scheme, (parts.hostname or "").lower(), port, address, path)
+        # a host allowed by name but not resolved here is left to the connection to resolve
+        checked = tuple(str(a) for a in addresses) or ((parts.hostname or "").lower(),)
+        return Target(scheme, (parts.hostname or "").lower(), port, checked, path)
+
+    def instance_target(self, host: str, port: int, path: str, *, self_registered: bool,
+                        what: str) -> Target:  # fmt: skip
+        """Where to reach ``port`` of a cluster instance at ``host``: as it is when the instance
+        registered the address itself (``InstanceConfig.self_registered``), else checked as a
+        URL from a request (OutboundRefused saying why not), its checked address kept."""
+        if self_registered:
+            return Target("http", host, port, (host,), path)
+        name = f"[{host}]" if ":" in host else host
+        return self.target(f"http://{name}:{port}{path}", what)
 
     def _names(self) -> set[str]:
         return {h.strip().lower() for h in self.allowed_hosts if h.strip()}
@@ -138,26 +182,70 @@ class OutboundPolicy:
         return any(address in network for network in self._networks())
 
 
+@contextlib.contextmanager
+def opened(target: Target, method: str = "GET", *, timeout: urllib3.Timeout,
+           body: bytes | None = None,
+           headers: Mapping[str, str] | None = None) -> Iterator[urllib3.BaseHTTPResponse]:  # fmt: skip
+    """Send ``method`` to a checked address of ``target`` (the next one when a connection
+    cannot be made; its name in ``Host`` and, for https, in SNI and the certificate check);
+    the response with its body unread, closed on leaving. No redirect is followed, no retry
+    made once connected; urllib3 errors propagate."""
+    headers = {"Host": target.host_header, **(headers or {})}
+    failed: urllib3.exceptions.HTTPError | None = None
+    for address in target.addresses:
+        pool = _pool(target, address, timeout)
+        try:
+            response = pool.urlopen(method, target.path, body=body, headers=headers,
+                                    redirect=False, preload_content=False,
+                                    assert_same_host=False)  # fmt: skip
+        except urllib3.exceptions.ConnectTimeoutError as exc:  # NewConnectionError too
+            pool.close()
+            failed = exc
+            continue
+        try:
+            yield response
+        finally:
+            response.release_conn()
+            pool.close()
+        return
+    raise failed
+
+
+def _pool(target: Target, address: str, timeout: urllib3.Timeout) -> urllib3.HTTPConnectionPool:
+    kwargs = {"timeout": timeout, "retries": False, "maxsize": 1}
+    if target.scheme == "https":
+        return urllib3.HTTPSConnectionPool(address, target.port, cert_reqs="CERT_REQUIRED",
+                                           server_hostname=target.host,
+                                           assert_hostname=target.host, **kwargs)  # fmt: skip
+    return urllib3.HTTPConnectionPool(address, target.port, **kwargs)
+
+
 def post_json(target: Target, payload: dict, timeout_s: float) -> int:
     """POST ``payload`` as JSON to the checked address of ``target``; the reply's status.
     urllib3 errors (refused, timed out, TLS) propagate."""
-    kwargs = {"timeout": urllib3.Timeout(total=timeout_s), "retries": False, "maxsize": 1}
-    if target.scheme == "https":
-        pool = urllib3.HTTPSConnectionPool(target.address, target.port, cert_reqs="CERT_REQUIRED",
-                                           server_hostname=target.host,
-                                           assert_hostname=target.host, **kwargs)  # fmt: skip
-    else:
-        pool = urllib3.HTTPConnectionPool(target.address, target.port, **kwargs)
-    name = f"[{target.host}]" if ":" in target.host else target.host  # an IPv6 literal
-    default_port = 443 if target.scheme == "https" else 80
-    host_header = name if target.port == default_port else f"{name}:{target.port}"
-    try:
-        response = pool.urlopen(
-            "POST", target.path, body=orjson.dumps(payload), redirect=False,
-            headers={"Host": host_header, "Content-Type": "application/json"},
-            preload_content=False, assert_same_host=False,
-        )  # fmt: skip
+    with opened(target, "POST", timeout=urllib3.Timeout(total=timeout_s),
+                body=orjson.dumps(payload),
+                headers={"Content-Type": "application/json"}) as response:  # fmt: skip
         response.drain_conn()  # the body is nobody's business here
         return response.status
-    finally:
-        pool.close()
+
+
+def sprig_error(body: bytes) -> tuple[int | None, str] | None:
+    """(errorCode or None, message) of a Sprig error body (``{"errorCode", "message"}`` or
+    ``{"error"}``); None for any other body."""
+    try:
+        error = orjson.loads(body)
+        message = error.get("message") or error.get("error")
+        code = error.get("errorCode")
+    except (orjson.JSONDecodeError, AttributeError):
+        return None
+    if not isinstance(message, str) or not message:
+        return None
+    return (code if isinstance(code, int) and not isinstance(code, bool) else None), message
+
+
+def reply_error(status: int, body: bytes) -> str:
+    """What may be relayed of another process's failed reply: its status, and the message of
+    a Sprig error, never any other text of it."""
+    error = sprig_error(body)
+    return f"HTTP {status}: {error[1]}" if error else f"HTTP {status}"

@@ -116,6 +116,7 @@ class Participant:
             config.enabled = existing.enabled
         elif not config.tags and self.kind is not None:
             config.tags = default_tags(self.kind, self.tenant_isolation)
+        config.self_registered = True  # the address is this process's own, not an API caller's
         store.put_instance_config(config)
         store.register_live_instance(self.instance_id)
         log.info("registered %s (tags %s) in session %s", self.instance_id, config.tags,

@@ -29,7 +29,9 @@ from engine.query.runner import QueryEngine
 from engine.query.settings import QuerySettings
 from engine.runtime import HttpService, Participant, Request, Response, Router, SchemaCache
 from engine.runtime.http_limits import MAX_BODY_BYTES, HttpLimits
+from engine.runtime.outbound import OutboundPolicy
 from engine.segment.tarball import DEFAULT_MAX_UNPACKED_BYTES
+from engine.server.download import SegmentSources, registered_controllers
 from engine.server.drain import DEFAULT_DRAIN_S
 from engine.server.follower import IdealStateFollower
 from engine.server.metrics import ServerMetrics
@@ -63,6 +65,9 @@ class ServerConfig:
     http: HttpLimits = dataclasses.field(default_factory=HttpLimits)
     # read once at start-up (``QuerySettings.from_env`` in ``sprig server``)
     query: QuerySettings = dataclasses.field(default_factory=QuerySettings)
+    # which hosts besides the controllers' own it downloads segments from
+    # (``OutboundPolicy.from_env`` in ``sprig server``)
+    outbound: OutboundPolicy = dataclasses.field(default_factory=OutboundPolicy)
 
     @property
     def resolved_instance_id(self) -> str:
@@ -104,6 +109,9 @@ class ServerInstance:
             on_unload=self.query_engine.forget_segment,
             drain_s=config.drop_drain_s,
             max_unpacked_bytes=config.max_unpacked_bytes,
+            sources=SegmentSources(
+                config.outbound, registered_controllers(lambda: self.participant.store)
+            ),
             wake=lambda: self.follower.poke(),
             schemas=self.schemas,
         )

@@ -9,17 +9,18 @@ Every change is written to this instance's current state for the resource under 
 ZooKeeper session; the controller aggregates those into the external view.
 
 Only the worker loop mutates; query threads read ``online_segments`` from an immutable
-snapshot, so queries never wait for a download. No transition leaves a moment in which a
+snapshot (``engine.server.served``), so queries never wait for a download. No transition leaves a moment in which a
 segment the brokers may still route here is unserved: a reload or refresh loads the new copy
 before it replaces the old one in that snapshot (queries in flight finish on the old copy),
-and a segment taken away is drained first (``engine.server.drain``).
+and a segment taken away is drained first (``engine.server.drain``). The files are
+``engine.server.local_copies``; columns added to the schema since a segment was built are
+written in as it loads (``engine.server.default_columns``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -32,15 +33,15 @@ from engine.clusterstate import (
 )
 from engine.common.clock import now_ms
 from engine.common.errors import EngineError
-from engine.common.names import InvalidNameError, child_path
 from engine.runtime import SchemaCache
-from engine.segment import ImmutableSegment, load_segment, read_metadata
-from engine.segment.default_column import columns_to_generate, materialize
+from engine.segment import ImmutableSegment, load_segment
 from engine.segment.tarball import DEFAULT_MAX_UNPACKED_BYTES
-from engine.server.download import fetch_segment
+from engine.server.default_columns import DefaultColumns
+from engine.server.download import SegmentSources, fetch_segment
 from engine.server.drain import DrainQueue, RetiredSegment
 from engine.server.errors import SegmentLoadError
-from engine.spi.table_name import split_table_name
+from engine.server.local_copies import LocalCopies
+from engine.server.served import ServedSegments
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +89,7 @@ class SegmentDataManager:
         drain_s: float = 0.0,
         wake: Callable[[], None] | None = None,
         max_unpacked_bytes: int = DEFAULT_MAX_UNPACKED_BYTES,
+        sources: SegmentSources = SegmentSources(),  # noqa: B008 (frozen)
         schemas: SchemaCache | None = None,
     ) -> None:
         """``drain_s``: seconds a segment taken away from this server keeps serving after the
@@ -95,26 +97,25 @@ class SegmentDataManager:
         drain is due (it then calls ``release_drained``)."""
         self.instance_id = instance_id
         self.data_dir = Path(data_dir)
+        self.local = LocalCopies(self.data_dir)
         self._store_of = store_of
         self._session_of = session_of
         self._on_unload = on_unload  # e.g. drop the segment's decoded columns now
         # engine.server.realtime.RealtimeSegmentManager: CONSUMING segments (None: ignored)
         self.realtime = realtime
         self._hosted: dict[str, dict[str, HostedSegment]] = {}
-        # resource -> segment -> loaded segment; replaced (never mutated) on every change
-        self._online: dict[str, dict[str, ImmutableSegment]] = {}
+        self._served = ServedSegments()
         self._drain = DrainQueue(drain_s, wake)
         self._max_unpacked_bytes = max_unpacked_bytes
-        # the tables' schemas: columns a schema gained since a segment was built are written
-        # into the segment when it loads (Pinot's default columns)
-        self._schemas = schemas
+        self._sources = sources  # where http(s) download URLs may point
+        self._defaults = DefaultColumns(schemas)
 
     # --- reads (any thread) ------------------------------------------------------------------
     def online_segments(
         self, resource: str, names: list[str]
     ) -> tuple[list[ImmutableSegment], list[str]]:
         """The loaded segments among ``names`` and the names this server does not serve."""
-        table = self._online.get(resource, {})
+        table = self._served.table(resource)
         found, missing = [], []
         for name in names:
             seg = table.get(name)
@@ -184,7 +185,7 @@ class SegmentDataManager:
                 self._consume(resource, name)
                 changed = True
             elif want == ONLINE and have == CONSUMING:
-                self.realtime.finish(resource, name, self._segment_dir(resource, name))
+                self.realtime.finish(resource, name, self.local.path(resource, name))
                 self._load(resource, name)
                 self.realtime.forget(resource, name)
                 changed = True
@@ -225,8 +226,8 @@ class SegmentDataManager:
             n for n, h in self._hosted.get(resource, {}).items()
             if segment in (None, "", n) and h.state in (ONLINE, ERROR)
         ]  # fmt: skip
-        if names and self._schemas is not None:  # a reload follows a schema change: read it
-            self._schemas.invalidate(split_table_name(resource)[0])
+        if names:
+            self._defaults.schema_changed(resource)  # a reload follows a schema change
         for name in names:
             self._load(resource, name, force_download=force_download)
         if names:
@@ -260,23 +261,9 @@ class SegmentDataManager:
     def remove_stale_local_copies(self) -> list[Path]:
         """Delete local segment directories (and interrupted downloads) of segments this
         server does not host; returns what was removed."""
-        removed = []
-        if not self.data_dir.is_dir():
-            return removed
-        for table_dir in self.data_dir.iterdir():
-            if not table_dir.is_dir():
-                continue
-            hosted = self._hosted.get(table_dir.name, {})
-            draining = self._drain.names(table_dir.name)
-            for entry in table_dir.iterdir():
-                # a consuming segment's build directory belongs to it (engine.server.realtime)
-                owner = entry.name.removeprefix(".consuming-")
-                if entry.is_dir() and not {entry.name, owner} & (hosted.keys() | draining):
-                    shutil.rmtree(entry, ignore_errors=True)
-                    removed.append(entry)
-        if removed:
-            log.info("removed %d local segment copies no longer assigned here", len(removed))
-        return removed
+        return self.local.remove_stale(
+            lambda table: self._hosted.get(table, {}).keys() | self._drain.names(table)
+        )
 
     def unload_all(self) -> None:
         for retired in self._drain.take_all():
@@ -286,26 +273,14 @@ class SegmentDataManager:
                 self._unload(resource, name)
 
     # --- the steps ---------------------------------------------------------------------------
-    def _segment_dir(self, resource: str, name: str) -> Path:
-        return child_path(self.data_dir, resource, name)  # names from ZooKeeper: checked
-
     def _refused(self, resource: str, name: str) -> bool:
         """A name that cannot be a local path: ERROR with the reason, no disk, now or later."""
-        try:
-            self._segment_dir(resource, name)
-        except InvalidNameError as exc:
+        refusal = self.local.refusal(resource, name)
+        if refusal is not None:
             hosted = self._hosted[resource].setdefault(name, HostedSegment(name, resource))
-            hosted.state, hosted.error, hosted.updated_ms = ERROR, str(exc), now_ms()
-            log.error("segment %r of %r refused: %s", name, resource, exc)
-            return True
-        return False
-
-    def _remove_local_copy(self, resource: str, name: str) -> None:
-        try:
-            path = self._segment_dir(resource, name)
-        except InvalidNameError:
-            return  # a refused name never had a local copy
-        shutil.rmtree(path, ignore_errors=True)
+            hosted.state, hosted.error, hosted.updated_ms = ERROR, str(refusal), now_ms()
+            log.error("segment %r of %r refused: %s", name, resource, refusal)
+        return refusal is not None
 
     def _load(self, resource: str, name: str, *, force_download: bool = False) -> None:
         """Load ``name`` and make it the served copy in one swap. A copy served until now
@@ -328,9 +303,10 @@ class SegmentDataManager:
                     f"no segment metadata in ZooKeeper for {resource}/{name} "
                     "(PROPERTYSTORE/SEGMENTS); was the upload completed?"
                 )
-            seg_dir = fetch_segment(self._segment_dir(resource, name), meta, force=force_download,
+            seg_dir = fetch_segment(self.local.path(resource, name), meta, force=force_download,
+                                    sources=self._sources,
                                     max_unpacked_bytes=self._max_unpacked_bytes)  # fmt: skip
-            self._add_default_columns(resource, seg_dir)
+            self._defaults.write(resource, seg_dir)
             segment = load_segment(seg_dir)
         except ZooKeeperUnavailableError:
             raise  # the loop retries once ZooKeeper is back; the segment is not at fault
@@ -346,37 +322,17 @@ class SegmentDataManager:
         hosted.state, hosted.segment, hosted.error = ONLINE, segment, None
         hosted.crc = str(segment.metadata.crc)
         hosted.updated_ms = now_ms()
-        self._set_online(resource, name, segment)
+        self._served.put(resource, name, segment)
         self._drain.discard(resource, name)
         if previous is not None:
             self._on_unload(previous)
         log.info("segment %s/%s ONLINE (%d docs, %.0f ms)", resource, name,
                  segment.total_docs, (time.monotonic() - started) * 1000)  # fmt: skip
 
-    def _add_default_columns(self, resource: str, seg_dir: Path) -> None:
-        """Write the columns the table's schema has and the segment lacks (or holds stale)."""
-        if self._schemas is None:
-            return
-        raw = split_table_name(resource)[0]
-        schema = self._schemas.get(raw)
-        if schema is None:
-            return
-        specs = columns_to_generate(read_metadata(seg_dir), schema)
-        if specs:
-            materialize(seg_dir, specs, self._schemas.nullable_columns(raw))
-            log.info("segment %s/%s: wrote default columns %s", resource, seg_dir.name,
-                     ", ".join(s.name for s in specs))  # fmt: skip
-
     def need_reload(self, resource: str) -> bool:
         """Whether a loaded segment of ``resource`` lacks a column of the current schema (or
         holds a stale auto-generated one): Pinot's needReload."""
-        schema = self._schemas.get(split_table_name(resource)[0]) if self._schemas else None
-        if schema is None:
-            return False
-        return any(
-            columns_to_generate(segment.metadata, schema)
-            for segment in self._online.get(resource, {}).values()
-        )
+        return self._defaults.missing(resource, self._served.table(resource).values())
 
     def _consume(self, resource: str, name: str) -> None:
         hosted = self._hosted[resource].setdefault(name, HostedSegment(name, resource))
@@ -413,7 +369,7 @@ class SegmentDataManager:
         elif retired is not None:
             retired.remove_dir = True  # OFFLINE and draining, now dropped: files go after it
         else:
-            self._remove_local_copy(resource, name)
+            self.local.remove(resource, name)
         log.info("segment %r of %r dropped", name, resource)
 
     def _retire(self, resource: str, name: str, segment: ImmutableSegment, *, remove_dir: bool,
@@ -430,22 +386,9 @@ class SegmentDataManager:
 
     def _release(self, retired: RetiredSegment) -> str:
         resource, name = retired.resource, retired.name
-        if self._online.get(resource, {}).get(name) is retired.segment:
-            self._set_online(resource, name, None)
+        if self._served.table(resource).get(name) is retired.segment:
+            self._served.put(resource, name, None)
         self._on_unload(retired.segment)  # its decoded columns go now, not at GC time
         if retired.remove_dir and name not in self._hosted.get(resource, {}):
-            self._remove_local_copy(resource, name)
+            self.local.remove(resource, name)
         return name
-
-    def _set_online(self, resource: str, name: str, segment: ImmutableSegment | None) -> None:
-        table = dict(self._online.get(resource, {}))
-        if segment is None:
-            table.pop(name, None)
-        else:
-            table[name] = segment
-        online = dict(self._online)
-        if table:
-            online[resource] = table
-        else:
-            online.pop(resource, None)
-        self._online = online

@@ -10,12 +10,12 @@ from __future__ import annotations
 import logging
 
 import urllib3
-from django.conf import settings
 from django.db import transaction
 
 from controller.errors import BadRequest, Conflict, NotFound
+from controller.outbound import outbound_policy
 from engine.common.clock import now_ms
-from engine.runtime.outbound import OutboundPolicy, OutboundRefused, Target, post_json
+from engine.runtime.outbound import OutboundRefused, Target, post_json
 from monitoring.errors import RuleError
 from monitoring.evaluation.alerts import AlertEvent, AlertRule, evaluate_rule
 from monitoring.kafka_admin import KafkaGroupReader
@@ -44,9 +44,7 @@ def parsed(rule: LagAlertRule) -> AlertRule:
 
 def webhook_target(url: str) -> Target:
     """Where to POST for ``url``; OutboundRefused naming the setting that would allow it."""
-    policy = OutboundPolicy(tuple(settings.OUTBOUND_ALLOWED_HOSTS),
-                            settings.OUTBOUND_ALLOW_PRIVATE)  # fmt: skip
-    return policy.target(url, "webhookUrl")
+    return outbound_policy().target(url, "webhookUrl")
 
 
 def create_rule(name: str, group_pattern: str, condition: str, duration: str | float,

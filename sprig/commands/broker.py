@@ -32,11 +32,13 @@ def run(args: argparse.Namespace) -> int:
     from engine.broker import BrokerConfig, BrokerInstance
     from engine.common.errors import ConfigError
     from engine.runtime.http_limits import HttpLimits
+    from engine.runtime.outbound import OutboundPolicy
     from engine.runtime.properties import PinotProperties
 
     prepare_process()
     try:
         http = HttpLimits.from_env()  # read once: the broker keeps these until it stops
+        outbound = OutboundPolicy.from_env()
     except ConfigError as exc:
         raise CommandError(str(exc)) from None
     try:
@@ -49,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
         bind=args.bind,
         instance_id=args.instance_id,
         http=http,
+        outbound=outbound,
         properties=properties,
         **cluster_settings(),
     )

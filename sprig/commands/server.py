@@ -37,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from engine.common.errors import ConfigError
     from engine.query.settings import QuerySettings
     from engine.runtime.http_limits import HttpLimits
+    from engine.runtime.outbound import OutboundPolicy
     from engine.server import ServerConfig, ServerInstance
     from engine.server.download import max_unpacked_bytes_from_env
     from engine.server.drain import drain_seconds_from_env
@@ -47,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
         drop_drain_s = drain_seconds_from_env()
         max_unpacked_bytes = max_unpacked_bytes_from_env()
         http = HttpLimits.from_env()
+        outbound = OutboundPolicy.from_env()
     except ConfigError as exc:
         raise CommandError(str(exc)) from None
     config = ServerConfig(
@@ -59,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
         drop_drain_s=drop_drain_s,
         max_unpacked_bytes=max_unpacked_bytes,
         http=http,
+        outbound=outbound,
         **cluster_settings(),
     )
     data_root = Path(os.environ.get("SPRIG_DATA_DIR", REPO_ROOT / "var"))

@@ -133,7 +133,7 @@ class MergeRollupTaskExecutor(TaskExecutor):
             dirs = []
             for i, (name, url) in enumerate(zip(names, urls, strict=True)):
                 ctx.report_progress(f"downloading segment {name} ({i + 1} of {len(names)})")
-                dirs.append(fetch_segment(url, work / f"in{i}", kind))
+                dirs.append(fetch_segment(url, work / f"in{i}", kind, controller))
             ctx.report_progress(f"merging {len(dirs)} segments ({spec.merge_type})")
             built = merge_segments(minion_spark(), dirs, schema, table_config, spec, work / "out",
                                    configs[NAME_PREFIX_KEY], custom,

@@ -17,10 +17,17 @@ from pathlib import Path
 
 import requests
 
+from controller.outbound import outbound_policy
+from controller.zk import get_store
 from engine.clusterstate import split_table_name
 from engine.common.clock import now_ms
 from engine.segment import pack_segment, unpack_segment
-from engine.server.download import download_segment
+from engine.server.download import (
+    SegmentSources,
+    controller_download,
+    download_segment,
+    registered_controllers,
+)
 from spark_jobs.ingestion.push import PushTarget, push_segment
 from spark_jobs.ingestion.table_source import (
     controller_message,
@@ -60,12 +67,19 @@ def table_objects(controller: str, raw_table: str, table_type: str):
     return parsed, TableConfig.from_json(config, schema=parsed)
 
 
-def fetch_segment(url: str, work: Path, table_type: str) -> Path:
+def fetch_segment(url: str, work: Path, table_type: str, controller: str) -> Path:
     """Download and unpack one segment; its directory. The controller's download URL names
-    the raw table, which is ambiguous for a hybrid table without ``type``."""
+    the raw table, which is ambiguous for a hybrid table without ``type``. An http(s) URL of
+    neither ``controller`` (the subtask's) nor another controller registered in ZooKeeper goes
+    only where the outbound policy allows (a METADATA push's DOWNLOAD_URI is a caller's)."""
     if url.startswith(("http://", "https://")) and "/segments/" in url and "type=" not in url:
         url += ("&" if "?" in url else "?") + f"type={table_type}"
-    tar = download_segment(url, work / "download" / "segment.tar.gz")
+    own = controller_download(f"{controller}/segments/")
+    registered = registered_controllers(get_store)  # a segment pushed through another one
+    sources = SegmentSources(
+        outbound_policy(), lambda host, port: (host, port) == own or registered(host, port)
+    )
+    tar = download_segment(url, work / "download" / "segment.tar.gz", sources)
     return unpack_segment(tar, work / "input")
 
 
@@ -143,7 +157,7 @@ class PurgeTaskExecutor(TaskExecutor):
         work = Path(tempfile.mkdtemp(prefix="sprig-purge-"))
         try:
             ctx.report_progress(f"downloading segment {segment}")
-            segment_dir = fetch_segment(configs[DOWNLOAD_URL_KEY], work, table_type)
+            segment_dir = fetch_segment(configs[DOWNLOAD_URL_KEY], work, table_type, controller)
             ctx.report_progress(f"purging segment {segment}")
             result, before, after = purge_segment(
                 minion_spark(), segment_dir, schema, table_config, spec, work / "out",

@@ -123,7 +123,7 @@ class RealtimeToOfflineSegmentsTaskExecutor(TaskExecutor):
             dirs = []
             for i, (name, url) in enumerate(zip(names, urls, strict=True)):
                 ctx.report_progress(f"downloading segment {name}")
-                dirs.append(fetch_segment(url, work / f"in{i}", "REALTIME"))
+                dirs.append(fetch_segment(url, work / f"in{i}", "REALTIME", controller))
             ctx.report_progress(f"moving window [{start}, {end}) of partition {partition}")
             built = move_window(minion_spark(), dirs, schema, offline_config, spec, start, end,
                                 work / "out",

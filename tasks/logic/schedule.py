@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 
-from controller.errors import BadRequest, Conflict, NotFound
+from controller.errors import BadRequest, Conflict, NotFound, public_error
 from engine.clusterstate import ClusterStore
 from tasks import registry
 from tasks.errors import GenerationError, SchedulingError, TaskConfigError
@@ -58,7 +58,8 @@ def schedule_tasks(
             dispatch_waiting(store)
         except Exception as exc:  # the tasks are recorded; the driver sends them later
             outcome.scheduling_errors.append(
-                f"tasks were recorded but could not be sent to the minions yet: {exc}"
+                "tasks were recorded but could not be sent to the minions yet: "
+                + public_error(log, "sending them", exc)  # a broker URL, say: in the log only
             )
     return outcome
 

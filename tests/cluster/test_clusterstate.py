@@ -31,6 +31,10 @@ def test_typed_records_round_trip():
     config = InstanceConfig("Server_h_1", "h", 1, ["DefaultTenant_OFFLINE"], False, 8097)
     assert InstanceConfig.from_record(config.to_record()) == config
     assert config.to_record().list_fields == {"TAG_LIST": ["DefaultTenant_OFFLINE"]}
+    # an API-written config reads as Pinot's; one a process wrote for itself carries the mark
+    assert "sprig.selfRegistered" not in config.to_record().simple_fields
+    own = InstanceConfig("Server_h_1", "h", 1, admin_port=8097, self_registered=True)
+    assert InstanceConfig.from_record(own.to_record()) == own
     ideal = ResourceAssignment("t_OFFLINE", {"s": {"i": "ONLINE"}}, enabled=False, replicas="2")
     assert ResourceAssignment.from_record(ideal.to_record()) == ideal
     meta = SegmentZKMetadata("s", "t_OFFLINE", crc="12", total_docs=3, start_time=1, end_time=2,

@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+from engine.clusterstate import InstanceConfig
+from engine.runtime import Participant
 from tests.cluster.conftest import register_servers
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
@@ -144,3 +146,35 @@ def test_host_names_and_ip_addresses_register(api, store, host):
                         format="json")  # fmt: skip
     assert response.status_code == 200, response.content
     assert store.instance_config(f"Broker_{host}_8001").host == host
+
+
+def test_an_instance_that_registered_itself_keeps_its_address(api, store, cluster_settings):
+    """A server registers itself (through the real Participant) on loopback: the REST API may
+    retag it but not point its ports elsewhere (409, nothing written), so its address stays
+    the process's own; an instance added through the API has the caller's address, marked so,
+    and may be moved."""
+    own = Participant(cluster_settings.ZK_ADDRESS, cluster_settings.CLUSTER_NAME,
+                      InstanceConfig("Server_127.0.0.1_8001", "127.0.0.1", 8001, admin_port=8002))  # fmt: skip
+    own.start(10)
+    try:
+        own.ensure_registered()
+        ident = own.instance_id
+        assert store.instance_config(ident).self_registered
+        body = {"host": "127.0.0.1", "port": 8001, "type": "SERVER"}
+        for path in ("/instances?update=true", f"/instances/{ident}"):
+            method = api.post if path.startswith("/instances?") else api.put
+            response = method(path, {**body, "adminPort": 6379}, format="json")
+            assert response.status_code == 409, response.content
+            assert "adminPort 6379 (it registered 8002)" in response.json()["error"]
+        response = api.put(f"/instances/{ident}", {**body, "tags": ["t_OFFLINE"]}, format="json")
+        assert response.status_code == 200, response.content
+        kept = store.instance_config(ident)
+        assert (kept.tags, kept.admin_port, kept.self_registered) == (["t_OFFLINE"], 8002, True)
+    finally:
+        own.stop()
+    api.post("/instances", {**body, "port": 8003, "adminPort": 8004}, format="json")
+    added = store.instance_config("Server_127.0.0.1_8003")
+    assert not added.self_registered
+    moved = api.put("/instances/Server_127.0.0.1_8003", {**body, "port": 8003, "adminPort": 9},
+                    format="json")  # fmt: skip
+    assert moved.status_code == 200 and store.instance_config(added.instance_id).admin_port == 9

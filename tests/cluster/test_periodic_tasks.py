@@ -4,6 +4,7 @@ reconcile task, listed and run on demand through /periodictask."""
 from __future__ import annotations
 
 import copy
+import re
 import time
 
 import pytest
@@ -39,13 +40,13 @@ def test_periodic_task_names_and_unknown_task(api, cluster_settings):
     assert api.get("/periodictask/run").status_code == 400  # taskname is required
 
 
-def test_registry_is_extensible_and_every_run_is_recorded(api, store):
+def test_registry_is_extensible_and_every_run_is_recorded(api, store, caplog):
     seen = []
 
     def run(store, rows):
         seen.append(len(rows))
         if len(seen) == 2:
-            raise RuntimeError("second run breaks")
+            raise RuntimeError("second run breaks at /srv/secret/path")
         return {"ok": 1}
 
     register(PeriodicTask("TestOnlyTask", run, "-1s", "a test task"))
@@ -61,13 +62,19 @@ def test_registry_is_extensible_and_every_run_is_recorded(api, store):
         assert status["lastRunTimeMs"] >= before and status["lastRunDurationMs"] >= 0
         assert status["lastRunSuccessful"] is True and status["numberOfRuns"] == 1
         assert status["frequencySeconds"] is None and status["frequency"] == "-1s"
-        # a failing run answers isSuccessful false and is recorded with its error
+        # a failing run answers isSuccessful false and is recorded as failed, saying what
+        # failed and where the cause is: the exception's text and traceback stay in the log
         body = api.get("/periodictask/run?taskname=TestOnlyTask").json()
-        assert body["isSuccessful"] is False and "second run breaks" in body["error"]
+        assert body["isSuccessful"] is False
         (status,) = [s for s in api.get("/periodictask/status").json()
                      if s["taskName"] == "TestOnlyTask"]  # fmt: skip
         assert status["lastRunSuccessful"] is False and status["numberOfRuns"] == 2
-        assert status["lastRunError"] == "RuntimeError: second run breaks"
+        assert status["lastRunError"] == body["error"]
+        error_id = re.fullmatch(r"The periodic run of TestOnlyTask failed with an internal error "
+                                r"\(error id (\w+) in the controller's log\)",
+                                body["error"]).group(1)  # fmt: skip
+        (logged,) = [r for r in caplog.records if error_id in r.getMessage()]
+        assert "/srv/secret/path" in str(logged.exc_info[1])
     finally:
         from cluster.periodic import registry
 

@@ -29,6 +29,7 @@ from engine.clusterstate.records import FORCE_COMMIT_MESSAGE, FORCE_COMMIT_SEGME
 from engine.realtime.llc_name import LLCSegmentName
 from engine.spi import TableConfig
 from engine.stream.errors import PermanentStreamError
+from tests.local_site import Answer, LocalSite
 
 pytestmark = pytest.mark.integration
 TABLE = "ev_REALTIME"
@@ -246,10 +247,13 @@ def test_consuming_info_from_servers_one_of_which_is_down(store):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
+        # as the servers register themselves (their own loopback addresses are theirs to use)
         store.put_instance_config(InstanceConfig("Server_b_1", "127.0.0.1", 1,
-                                                 admin_port=server.server_address[1]))  # fmt: skip
+                                                 admin_port=server.server_address[1],
+                                                 self_registered=True))  # fmt: skip
         # Server_a_1's admin port refuses connections
-        store.put_instance_config(InstanceConfig("Server_a_1", "127.0.0.1", 1, admin_port=1))
+        store.put_instance_config(InstanceConfig("Server_a_1", "127.0.0.1", 1, admin_port=1,
+                                                 self_registered=True))  # fmt: skip
         merged = collect_consuming_info(store, TABLE, timeout_s=2)
     finally:
         server.shutdown()
@@ -262,3 +266,27 @@ def test_consuming_info_from_servers_one_of_which_is_down(store):
     assert entry["serverName"] == "Server_b_1"
     assert entry["partitionOffsetInfo"]["recordsLagMap"] == {"1": "2"}
     assert "streamIngestionError" not in merged
+
+
+def test_consuming_info_asks_no_address_an_api_caller_chose_and_echoes_no_reply(store, settings):
+    """Server_a_1's admin address was written through the REST API (loopback): not asked, the
+    refusal names the setting. Server_b_1 registered itself there: asked, and of its failed
+    answer only the status is shown."""
+    consuming_table(store)
+    with LocalSite(lambda _asked: Answer(500, b"SECRET-REPLY-0451")) as site:
+        store.put_instance_config(InstanceConfig("Server_a_1", "127.0.0.1", 1,
+                                                 admin_port=site.port))  # fmt: skip
+        store.put_instance_config(InstanceConfig("Server_b_1", "127.0.0.1", 2,
+                                                 admin_port=site.port,
+                                                 self_registered=True))  # fmt: skip
+        merged = collect_consuming_info(store, TABLE, timeout_s=5)
+        assert site.paths == [f"/tables/{TABLE}/consumingSegmentsInfo"]  # Server_b_1 only
+        errors = merged["serverErrors"]
+        assert "SPRIG_OUTBOUND_ALLOWED_HOSTS" in errors["Server_a_1"]
+        assert errors["Server_b_1"] == "HTTP 500"
+        assert "SECRET" not in orjson.dumps(merged).decode()
+        assert merged["serversFailingToRespond"] == 2
+        # the operator allows the network: then it is asked as well
+        settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.0/8"]
+        collect_consuming_info(store, TABLE, timeout_s=5)
+        assert len(site.asked) == 3

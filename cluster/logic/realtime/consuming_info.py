@@ -4,10 +4,7 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
-import requests
-
+from cluster.logic import server_admin
 from cluster.logic.realtime.pause import consuming_segments
 from cluster.logic.realtime.stream_status import stream_error
 from engine.clusterstate import ClusterStore
@@ -45,55 +42,28 @@ def merge_consuming_info(consuming_segments: list[str], answers: dict[str, objec
     }
 
 
-SERVER_TIMEOUT_S = 10.0  # a server's own answer may wait up to 2 s per segment on Kafka
-
-
-def ask_server(url: str, timeout_s: float) -> tuple[object, str | None]:
-    """A server's answer: (parsed JSON, None), (None, why) when it did not answer, or
-    (the text, why) when it answered something that is not JSON."""
-    try:
-        response = requests.get(url, timeout=timeout_s)
-    except requests.RequestException as exc:
-        return None, f"no answer: {type(exc).__name__}"
-    if response.status_code != 200:
-        return None, f"HTTP {response.status_code}: {response.text[:200]}"
-    try:
-        return response.json(), None
-    except ValueError:
-        return response.text[:200], "the answer is not JSON"
+# a server's own answer may wait up to 2 s per segment on Kafka
+SERVER_TIMEOUT_S = server_admin.SERVER_TIMEOUT_S
 
 
 def collect_consuming_info(store: ClusterStore, table: str, *,
                            timeout_s: float = SERVER_TIMEOUT_S) -> dict:  # fmt: skip
     """Ask every server holding a CONSUMING replica of ``table`` (with type) for its
     SegmentConsumerInfo, in parallel, each within ``timeout_s``; Pinot's merged shape. Ours
-    beyond it: ``serverErrors`` (server -> why) when some server failed, and
-    ``streamIngestionError`` when the table's topic cannot be read."""
+    beyond it: ``serverErrors`` (server -> why, never what it answered) when some server
+    failed, and ``streamIngestionError`` when the table's topic cannot be read. Servers are
+    asked as ``cluster.logic.server_admin`` allows."""
     ideal = store.ideal_state(table)
     segments = consuming_segments(ideal)
     servers = sorted({
         server for segment in segments
         for server, state in ideal.segments[segment].items() if state == "CONSUMING"
     })  # fmt: skip
-    answers: dict[str, object] = {}
-    errors: dict[str, str] = {}
-    urls = {}
-    for server in servers:
-        config = store.instance_config(server)
-        if config is None or config.admin_port <= 0:
-            answers[server] = None
-            errors[server] = "no admin port in its instance config"
-            continue
-        urls[server] = (
-            f"http://{config.host}:{config.admin_port}/tables/{table}/consumingSegmentsInfo"
-        )
-    if urls:
-        with ThreadPoolExecutor(max_workers=min(16, len(urls))) as pool:
-            futures = {s: pool.submit(ask_server, url, timeout_s) for s, url in urls.items()}
-            for server, future in futures.items():
-                answers[server], why = future.result()
-                if why is not None:
-                    errors[server] = why
+    asked = server_admin.ask_servers(
+        store, servers, server_admin.table_path(table, "consumingSegmentsInfo"), timeout_s
+    )
+    answers = {server: answer for server, (answer, _) in asked.items()}
+    errors = {server: why for server, (_, why) in asked.items() if why is not None}
     merged = merge_consuming_info(segments, answers)
     if errors:
         merged["serverErrors"] = dict(sorted(errors.items()))

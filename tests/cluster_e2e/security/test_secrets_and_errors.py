@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 
 import pytest
 import requests
@@ -120,4 +121,40 @@ def test_errors_say_what_is_wrong_without_internal_paths(target, tmp_path):
         assert response.status_code == 400
         message = response.json()["error"]
         assert "/tmp" not in message and str(tmp_path) not in message and "sprig-" not in message
+    target.assert_healthy()
+
+
+def test_a_failed_periodic_run_says_what_failed_without_its_exception(target):
+    """A damaged znode (written through /zk/put, open while auth is off) makes the
+    RetentionManager fail on a table. Its answer and /periodictask/status say which task
+    failed and give an error id; the exception (the znode's path, the JSON error) and its
+    traceback are in the controller's log under that id, in no answer."""
+    table = {**TABLE, "tableName": "decoy",
+             "segmentsConfig": {"replication": "1", "schemaName": "victims",
+                                "retentionTimeUnit": "DAYS", "retentionTimeValue": "1"}}  # fmt: skip
+    assert target.post("/tables", json=table).status_code == 200
+    root = f"/{target.cluster.env['SPRIG_CLUSTER_NAME']}"
+    broken = f"{root}/PROPERTYSTORE/SEGMENTS/decoy_OFFLINE/broken"
+    try:
+        put = requests.put(f"{target.ctl}/zk/put", params={"path": broken}, data=b"{not json",
+                           timeout=10)  # fmt: skip
+        assert put.status_code == 200, put.text
+        run = requests.get(f"{target.ctl}/periodictask/run", timeout=60,
+                           params={"taskname": "RetentionManager", "tableName": "decoy"}).json()  # fmt: skip
+        assert run["isSuccessful"] is False, run
+        (status,) = [s for s in requests.get(f"{target.ctl}/periodictask/status", timeout=10).json()
+                     if s["taskName"] == "RetentionManager"]  # fmt: skip
+        assert status["lastRunSuccessful"] is False and status["lastRunError"] == run["error"]
+        error_id = re.fullmatch(r"The periodic run of RetentionManager failed with an internal "
+                                r"error \(error id (\w+) in the controller's log\)",
+                                run["error"]).group(1)  # fmt: skip
+        for answer in (json.dumps(run), json.dumps(status)):
+            for internal in (root, "PROPERTYSTORE", "ClusterStateError", "JSON", "Traceback"):
+                assert internal not in answer, (internal, answer)
+        log = (target.cluster.workdir / "controller" / "controller.log").read_text()
+        logged = log[log.index(f"error id {error_id}") :]
+        assert "Traceback" in logged[:5000] and f"{broken}: not valid JSON" in logged[:5000]
+    finally:
+        requests.delete(f"{target.ctl}/zk/delete", params={"path": broken}, timeout=10)
+        requests.delete(f"{target.ctl}/tables/decoy", params={"type": "offline"}, timeout=60)
     target.assert_healthy()

@@ -13,6 +13,7 @@ from kazoo.client import KazooClient
 from engine.broker.routing import DAY_MS, HOUR_MS, RoutingManager
 from engine.clusterstate import ClusterStore, InstanceConfig, ResourceAssignment
 from engine.runtime import Participant, SchemaCache
+from engine.runtime.outbound import OutboundPolicy
 
 pytestmark = pytest.mark.integration
 
@@ -97,3 +98,22 @@ def test_an_invalid_table_config_still_routes_its_segments(routing):
     route = wait_for(lambda: manager.snapshot.routes.get("clicks_REALTIME"), what="the route")
     assert route.segment_servers == {"r0": ("Server_a_1",)}
     assert route.partitioning == {} and route.time_column == "day"
+
+
+def test_a_live_servers_address_written_through_the_rest_api_is_checked(routing):
+    """Server_a_1 is live at an address an API caller wrote (loopback): the broker neither
+    queries nor health-probes it there; a server that registered its loopback address itself
+    is routed as it is; one allowed by SPRIG_OUTBOUND_ALLOWED_HOSTS at the checked address."""
+    store, manager = routing
+    store.register_live_instance("Server_a_1")
+    store.register_live_instance("Server_b_1")
+    store.put_instance_config(InstanceConfig("Server_a_1", "127.0.0.1", 8098, admin_port=6379))
+    store.put_instance_config(InstanceConfig("Server_b_1", "127.0.0.1", 8099, admin_port=8097,
+                                             self_registered=True))  # fmt: skip
+    servers = manager.refresh().servers
+    assert "Server_a_1" not in servers
+    assert servers["Server_b_1"].health_url == "http://127.0.0.1:8097/health"
+    manager.outbound = OutboundPolicy(("localhost", "127.0.0.0/8"))
+    store.put_instance_config(InstanceConfig("Server_a_1", "localhost", 8098, admin_port=8097))
+    checked = manager.refresh().servers["Server_a_1"]
+    assert checked.host in ("127.0.0.1", "::1") and checked.port == 8098  # localhost, resolved

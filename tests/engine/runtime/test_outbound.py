@@ -5,12 +5,20 @@ the checked one, no redirect followed (no network: addresses, localhost and a lo
 from __future__ import annotations
 
 import ipaddress
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+import urllib3
 
-from engine.runtime.outbound import OutboundPolicy, OutboundRefused, post_json
+from engine.common.errors import ConfigError
+from engine.runtime.outbound import (
+    OutboundPolicy,
+    OutboundRefused,
+    Target,
+    post_json,
+    reply_error,
+    sprig_error,
+)
+from tests.local_site import Answer, LocalSite
 
 
 def fixed(*addresses: str):
@@ -71,48 +79,94 @@ def test_every_address_of_a_name_must_be_public():
                                 resolver=fixed("93.184.215.14", "169.254.169.254"))  # fmt: skip
 
 
-class _Recorder:
-    """A real HTTP server that records each request and answers ``status`` (with a Location
-    to ``location`` when set) and a body."""
+def _hook(status: int = 204, location: str | None = None) -> LocalSite:
+    """Answers ``status`` (with a Location to ``location`` when set) and a body."""
+    headers = {"Location": location} if location else {}
+    return LocalSite(lambda _asked: Answer(status, b"secret body\r\n", headers))
 
-    def __init__(self, status: int = 204, location: str | None = None):
-        seen = self.seen = []
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                seen.append((self.headers["Host"], self.path, body))
-                self.send_response(status)
-                if location:
-                    self.send_header("Location", location)
-                self.send_header("Content-Length", "13")
-                self.end_headers()
-                self.wfile.write(b"secret body\r\n")
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+def _seen(site: LocalSite) -> list[tuple[str, str, bytes]]:
+    return [(a.host, a.path, a.body) for a in site.asked]
 
 
 def test_the_request_goes_to_the_checked_address_and_redirects_are_not_followed():
     loopback = OutboundPolicy(("127.0.0.1",))
-    elsewhere, hook = _Recorder(), None
+    elsewhere, hook = _hook(), None
     try:
-        hook = _Recorder(302, location=f"http://127.0.0.1:{elsewhere.port}/stolen")
+        hook = _hook(302, location=f"http://127.0.0.1:{elsewhere.port}/stolen")
         # the name resolves once, when checked, to the recorder: no second lookup happens
         target = loopback.target(f"http://hooks.example:{hook.port}/alert", "webhookUrl",
                                  resolver=fixed("127.0.0.1"))  # fmt: skip
         assert post_json(target, {"state": "firing"}, timeout_s=5) == 302
-        assert hook.seen == [(f"hooks.example:{hook.port}", "/alert", b'{"state":"firing"}')]
-        assert elsewhere.seen == []
+        assert _seen(hook) == [(f"hooks.example:{hook.port}", "/alert", b'{"state":"firing"}')]
+        assert elsewhere.asked == []
     finally:
         elsewhere.close()
         if hook is not None:
             hook.close()
+
+
+def test_engine_processes_read_the_policy_from_their_environment():
+    policy = OutboundPolicy.from_env({"SPRIG_OUTBOUND_ALLOWED_HOSTS": " alerts.corp, 10.0.0.0/8 ,",
+                                      "SPRIG_OUTBOUND_ALLOW_PRIVATE": "False"})  # fmt: skip
+    assert policy == OutboundPolicy(("alerts.corp", "10.0.0.0/8"), False)
+    assert OutboundPolicy.from_env({}) == OutboundPolicy()
+    assert OutboundPolicy.from_env({"SPRIG_OUTBOUND_ALLOW_PRIVATE": "yes"}).allow_private
+    with pytest.raises(ConfigError, match="SPRIG_OUTBOUND_ALLOW_PRIVATE"):
+        OutboundPolicy.from_env({"SPRIG_OUTBOUND_ALLOW_PRIVATE": "sometimes"})
+
+
+def test_an_instance_address_is_checked_unless_the_instance_registered_it():
+    """A server registered itself on loopback (every test cluster): used as it is. The same
+    address written through the REST API is a caller's, refused; a public one keeps the
+    address checked."""
+    own = OutboundPolicy().instance_target("127.0.0.1", 8097, "/x", self_registered=True,
+                                           what="its admin address")  # fmt: skip
+    assert (own.host, own.port, own.addresses, own.path) == (
+        "127.0.0.1",
+        8097,
+        ("127.0.0.1",),
+        "/x",
+    )
+    for host in ("127.0.0.1", "169.254.169.254", "::1", "10.0.0.8"):
+        with pytest.raises(OutboundRefused, match=r"its admin address names host.*ALLOWED_HOSTS"):
+            OutboundPolicy().instance_target(host, 80, "/x", self_registered=False,
+                                             what="its admin address")  # fmt: skip
+    public = OutboundPolicy().instance_target("93.184.215.14", 8097, "/t", self_registered=False,
+                                              what="its admin address")  # fmt: skip
+    assert public.addresses == ("93.184.215.14",) and public.host_header == "93.184.215.14:8097"
+    allowed = OutboundPolicy(("127.0.0.0/8",)).instance_target(
+        "127.0.0.1", 8097, "/x", self_registered=False, what="its admin address"
+    )
+    assert allowed.address == "127.0.0.1"
+
+
+def test_the_next_checked_address_is_tried_when_one_cannot_be_connected():
+    """A name with two checked addresses (IPv6 and IPv4, say) of which the first does not
+    listen: the request reaches the second, as a resolver's answers would be tried; when none
+    listens, the connection error is raised."""
+    hook = _hook()
+    try:
+        # the recorder listens on 127.0.0.1 only: 127.0.0.2 refuses the connection
+        target = Target("http", "hooks.example", hook.port, ("127.0.0.2", "127.0.0.1"), "/a")
+        assert post_json(target, {"n": 1}, timeout_s=5) == 204
+        assert _seen(hook) == [(f"hooks.example:{hook.port}", "/a", b'{"n":1}')]
+        with pytest.raises(urllib3.exceptions.NewConnectionError):
+            post_json(Target("http", "h", hook.port, ("127.0.0.2", "127.0.0.3"), "/"), {},
+                      timeout_s=5)  # fmt: skip
+        assert len(hook.asked) == 1
+    finally:
+        hook.close()
+
+
+@pytest.mark.parametrize(("body", "relayed"), [
+    (b'{"errorCode": 710, "message": "Column x not found"}', "HTTP 500: Column x not found"),
+    (b'{"code": 500, "error": "no such table"}', "HTTP 500: no such table"),
+    (b"<html>internal admin console</html>", "HTTP 500"),
+    (b'{"secret": "s3-key"}', "HTTP 500"),
+    (b'["a", "list"]', "HTTP 500"),
+    (b"", "HTTP 500"),
+])  # fmt: skip
+def test_of_a_failed_reply_only_the_status_and_a_sprig_error_are_relayed(body, relayed):
+    assert reply_error(500, body) == relayed
+    assert sprig_error(b'{"errorCode": 710, "message": "m"}') == (710, "m")
