@@ -211,7 +211,7 @@ class IntermediateResult:
 
     def _meta(self, layout: list[int], plan) -> dict:
         meta = {
-            "nullHandling": bool(plan.null_handling),
+            "nullHandling": None if plan is None else bool(plan.null_handling),
             "kind": self.kind,
             "stats": self.stats,
             "numGroupsLimitReached": self.num_groups_limit_reached,
