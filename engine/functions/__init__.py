@@ -6,7 +6,15 @@ package sits above ``engine.spi`` and below ``engine.ingest`` and ``engine.query
 imports neither of them. Importing it registers every function.
 """
 
-from engine.functions import arithmetic, datetime, geo, json, logical, string  # noqa: F401
+from engine.functions import (  # noqa: F401
+    arithmetic,
+    datetime,
+    geo,
+    json,
+    logical,
+    sketch,
+    string,
+)
 from engine.functions.registry import (
     FunctionArgumentError,
     FunctionValueError,

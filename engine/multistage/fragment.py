@@ -59,6 +59,7 @@ class ReceiveSpec:
     build_side: str | None = None  # "join" or "window": the limits of that operator apply
     merge_sql: str | None = None  # single-stage states to merge (leaf_aggregate)
     merge_columns: dict | None = None  # the table's columns, to plan the merge
+    merge_options: dict | None = None  # the single-stage options the states were made with
 
     def to_json(self) -> dict:
         return {
@@ -69,13 +70,14 @@ class ReceiveSpec:
             "buildSide": self.build_side,
             "mergeSql": self.merge_sql,
             "mergeColumns": self.merge_columns,
+            "mergeOptions": self.merge_options,
         }
 
     @classmethod
     def from_json(cls, d: dict) -> ReceiveSpec:
         return cls(d["stage"], d["table"], schema_from_bytes(base64.b64decode(d["schema"])),
                    d["singleRow"], d.get("buildSide"), d.get("mergeSql"),
-                   d.get("mergeColumns"))  # fmt: skip
+                   d.get("mergeColumns"), d.get("mergeOptions"))  # fmt: skip
 
 
 @dataclasses.dataclass
@@ -169,6 +171,7 @@ class Fragmenter:
                 if isinstance(n.input, LeafAggregate):
                     receive.merge_sql = n.input.sql
                     receive.merge_columns = {k: list(v) for k, v in n.input.table.columns.items()}
+                    receive.merge_options = dict(n.input.options)
                 receives.append(receive)
                 self._cut(n.input, child, n)
                 return Input(n.fields, f"$r{child}")

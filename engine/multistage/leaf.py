@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from engine.multistage.options import option
 from engine.query.decoded_cache import DecodedCache
 from engine.query.docset import DocSet
 from engine.query.errors import QueryTimeoutError
@@ -27,13 +28,18 @@ from engine.query.pruning import prune_reason
 from engine.query.segment_view import SegmentView
 
 
+def single_stage_options(options: dict[str, str]) -> dict[str, str]:
+    """The query options the single-stage engine reads in a leaf, and where its states are
+    merged: null handling decides what a filter matches and the shape of each state."""
+    return {"enableNullHandling": option(options, "enableNullHandling", "false").lower()}
+
+
 def filter_plan(compile_plan, table: str, columns: list[str], where: str | None, schema,
                 options: dict[str, str]) -> QueryPlan:  # fmt: skip
     """The single-stage plan whose filter the leaf evaluates (its select list is unused)."""
     first = '"' + columns[0].replace('"', '""') + '"'
     sql = f'SELECT {first} FROM "{table}"' + (f" WHERE {where}" if where else "")
-    return compile_plan(sql, schema, {"enableNullHandling": options.get("enableNullHandling",
-                                                                       "false")})  # fmt: skip
+    return compile_plan(sql, schema, single_stage_options(options))
 
 
 def scan(plan: QueryPlan, segments: list, columns: list[str], schema: pa.Schema,

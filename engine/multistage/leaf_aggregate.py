@@ -34,9 +34,10 @@ class LeafAggregate(Node):
     table: object  # TableInfo
     sql: str
     types: list[str]
+    options: dict[str, str]  # the single-stage options of the leaf and of the merge
 
 
-def as_leaf_aggregate(agg: Aggregate, compile_plan) -> LeafAggregate:
+def as_leaf_aggregate(agg: Aggregate, compile_plan, options: dict[str, str]) -> LeafAggregate:
     """``agg`` (over filters and projections of one leaf scan) as a single-stage query;
     raises QueryValidationError when its input is anything else."""
     node, filters, mapping = agg.input, [], None
@@ -64,7 +65,7 @@ def as_leaf_aggregate(agg: Aggregate, compile_plan) -> LeafAggregate:
         sql += " GROUP BY " + ", ".join(k.sql() for k in keys)
     sql += f" LIMIT {NO_LIMIT}"
     plan = compile_plan(sql, schema_columns(node.table))
-    return LeafAggregate(agg.fields, node.table, sql, plan.column_types)
+    return LeafAggregate(agg.fields, node.table, sql, plan.column_types, options)
 
 
 def _pinot(e: exp.Expression, mapping: dict[str, exp.Expression]) -> exp.Expression:

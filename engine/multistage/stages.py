@@ -27,6 +27,7 @@ import dataclasses
 from sqlglot import exp
 
 from engine.multistage import functions as fn
+from engine.multistage.leaf import single_stage_options
 from engine.multistage.leaf_aggregate import as_leaf_aggregate
 from engine.multistage.logical import (
     Aggregate,
@@ -135,7 +136,7 @@ class PhysicalPlanner:
     def _aggregate(self, agg: Aggregate) -> Node:
         if not all(fn.is_sql_aggregate(a) for a in agg.aggs):
             try:
-                leaf = as_leaf_aggregate(agg, compile_query)
+                leaf = as_leaf_aggregate(agg, compile_query, single_stage_options(self.options))
                 return Exchange(leaf.fields, leaf, "singleton")
             except QueryValidationError:
                 if not all(fn.is_sql_aggregate(a) or _distinct_estimate(a) for a in agg.aggs):

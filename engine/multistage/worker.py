@@ -126,6 +126,7 @@ class StageWorker:
     def _merge(self, receive, table: pa.Table) -> pa.Table:
         columns = {k: ColumnInfo(v[0], v[1]) for k, v in receive.merge_columns.items()}
         plan = compile_query(receive.merge_sql, columns)
+        plan = dataclasses.replace(plan, options=receive.merge_options or {})
         return merge(plan, table, receive.schema)
 
     def _session(self) -> SessionContext:

@@ -128,6 +128,9 @@ class IntermediateResult:
     encoded_states: list[list[pa.Array]] | None = None
     # operator timings of a traced query (``engine.query.trace``); None when not traced
     trace: dict | None = None
+    # the enableNullHandling its states were made with, once read back from bytes: the
+    # states of null-aware aggregations carry one more array, so a merge must match it
+    null_handling: bool | None = None
 
     @property
     def num_groups(self) -> int:
@@ -136,6 +139,12 @@ class IntermediateResult:
         return len(self.keys[0]) if self.keys else 0
 
     def decoded_states(self, plan) -> list[tuple] | None:
+        if self.null_handling is not None and self.null_handling != plan.null_handling:
+            raise QueryExecutionError(
+                "Intermediate result made with enableNullHandling="
+                f"{str(self.null_handling).lower()} cannot be merged by a plan with "
+                f"enableNullHandling={str(plan.null_handling).lower()}"
+            )
         if self.states is None and self.encoded_states is not None:
             self.states = [
                 fn.from_arrow(cols)
@@ -171,7 +180,7 @@ class IntermediateResult:
                 for j, part in enumerate(parts):
                     names.append(f"a{i}_{j}")
                     arrays.append(part)
-        meta = self._meta(layout)
+        meta = self._meta(layout, plan)
         metadata = {b"sprig": orjson.dumps(meta)}
         if self.kind == "selection" and self.rows is not None:
             table = self.rows.replace_schema_metadata(metadata)
@@ -200,8 +209,9 @@ class IntermediateResult:
         """(position, NULL marks) of each key that has NULL groups."""
         return [(i, m) for i, m in enumerate(self.key_nulls or []) if m is not None]
 
-    def _meta(self, layout: list[int]) -> dict:
+    def _meta(self, layout: list[int], plan) -> dict:
         meta = {
+            "nullHandling": None if plan is None else bool(plan.null_handling),
             "kind": self.kind,
             "stats": self.stats,
             "numGroupsLimitReached": self.num_groups_limit_reached,
@@ -229,7 +239,7 @@ class IntermediateResult:
             layout.append(len(state))
         if not all(map(numeric_frame.is_numeric, arrays)):
             return None
-        return numeric_frame.encode(self._meta(layout), arrays)
+        return numeric_frame.encode(self._meta(layout, plan), arrays)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> IntermediateResult:
@@ -272,6 +282,7 @@ class IntermediateResult:
             num_groups_limit_reached=bool(meta["numGroupsLimitReached"]),
             exceptions=list(meta["exceptions"]),
             trace=meta.get("trace"),
+            null_handling=meta.get("nullHandling"),
         )
 
     @classmethod

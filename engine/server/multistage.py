@@ -11,7 +11,7 @@ from __future__ import annotations
 import orjson
 import pyarrow as pa
 
-from engine.multistage.leaf import filter_plan, scan
+from engine.multistage.leaf import filter_plan, scan, single_stage_options
 from engine.multistage.leaf_aggregate import states
 from engine.multistage.runner import StageRunner
 from engine.query.errors import QueryError
@@ -22,10 +22,6 @@ from engine.runtime.http_limits import MAX_BODY_BYTES
 from engine.server.segments import SegmentDataManager
 
 SEGMENTS_MISSING_ERROR_CODE = 235
-
-
-def _null_option(options: dict) -> dict:
-    return {"enableNullHandling": str(options.get("enableNullHandling", "false"))}
 
 
 class MultiStageService:
@@ -59,7 +55,7 @@ class MultiStageService:
                                                       else None)  # fmt: skip
             if leaf.aggregate_sql is not None:
                 sql = leaf.aggregate_sql.replace(f'"{leaf.table}"', f'"{table}"', 1)
-                plan = self.engine.compile(sql, schema, _null_option(options))
+                plan = self.engine.compile(sql, schema, single_stage_options(options))
                 parts.append(states(plan, self._execute, found))
                 continue
             plan = filter_plan(self.engine.compile, table, leaf.columns, leaf.filter, schema,

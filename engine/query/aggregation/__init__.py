@@ -8,10 +8,16 @@ import re
 from engine.query.aggregation.base import AggregationFunction, ValueBlock
 from engine.query.aggregation.basic import Avg, Count, Max, Min, MinMaxRange, Sum
 from engine.query.aggregation.histograms import DistinctCount, Mode, Percentile
-from engine.query.aggregation.hll import DistinctCountHLL
+from engine.query.aggregation.hll import (
+    DistinctCountHLL,
+    DistinctCountHLLPlus,
+    DistinctCountRawHLL,
+)
 from engine.query.aggregation.moments import (
     FirstWithTime,
+    Kurtosis,
     LastWithTime,
+    Skewness,
     StddevPop,
     StddevSamp,
     VarPop,
@@ -23,6 +29,7 @@ from engine.query.aggregation.sketches import (
     PercentileKLL,
     PercentileTDigest,
 )
+from engine.query.aggregation.theta import DistinctCountRawThetaSketch, DistinctCountThetaSketch
 from engine.query.errors import QueryValidationError
 from engine.query.expressions import STAR, Function, Literal
 
@@ -30,11 +37,16 @@ _CLASSES: dict[str, type[AggregationFunction]] = {
     cls.name: cls
     for cls in (Count, Sum, Min, Max, Avg, MinMaxRange, DistinctCount, Percentile, Mode,
                 DistinctCountHLL, PercentileEst, PercentileTDigest, PercentileKLL, VarPop, VarSamp,
-                StddevPop, StddevSamp, FirstWithTime, LastWithTime)
+                StddevPop, StddevSamp, FirstWithTime, LastWithTime, Skewness, Kurtosis,
+                DistinctCountRawHLL, DistinctCountHLLPlus, DistinctCountThetaSketch,
+                DistinctCountRawThetaSketch)
 }  # fmt: skip
 _PERCENTILE_SUFFIX = re.compile(
     r"^(percentile|percentileest|percentiletdigest|percentilekll)(\d+(?:\.\d+)?)$"
 )
+# the aggregations that take literal parameters after their argument
+_PARAMETERIZED = {"distinctcounthll", "distinctcountrawhll", "distinctcounthllplus", "mode",
+                  "distinctcountthetasketch", "distinctcountrawthetasketch"}  # fmt: skip
 # Pinot names with the same semantics here: DISTINCTCOUNTBITMAP is exact like DISTINCTCOUNT.
 _ALIASES = {"distinctcountbitmap": "distinctcount"}
 
@@ -112,7 +124,7 @@ def create_aggregation(call: Function) -> AggregationFunction:
             raise QueryValidationError(
                 f"{call.name.upper()}: percentile must be in [0, 100], got {params[0]}"
             )
-    elif extra and base not in {"distinctcounthll", "mode"}:
+    elif extra and base not in _PARAMETERIZED:
         raise QueryValidationError(
             f"{call.name.upper()} takes exactly one argument, got {len(args)}"
         )

@@ -1,19 +1,23 @@
-"""DISTINCTCOUNTHLL(col[, log2m]): Pinot's HyperLogLog, one register array per group.
+"""DISTINCTCOUNTHLL(col[, log2m]) and DISTINCTCOUNTRAWHLL: Pinot's HyperLogLog, one register
+array per group.
 
 Pinot keeps a stream-lib ``HyperLogLog`` with ``log2m`` 8 (256 registers) unless told
-otherwise, and estimates with the classic HLL formula plus linear counting for small
-cardinalities. The same registers and estimator are kept here as a ``(groups, 2**log2m)``
-uint8 array, so that everything is vectorised: each distinct (group, value) pair is hashed
-once (dictionary ids are bincounted first, so a 5M-row segment with 100k users hashes 100k
-values), registers fill with one ``np.maximum.at``, and merging segments or servers is an
-element-wise maximum. States travel as one fixed-size binary value of 2**log2m bytes per group.
+otherwise: each value is hashed with stream-lib's 32-bit MurmurHash 2 (``MurmurHash.hash``:
+integers and doubles by their 64 bits, floats by their 32 raw bits, text by its UTF-8
+bytes), the top ``log2m`` bits pick a register and the rank of the rest is kept, and the
+estimate is the classic HLL formula with linear counting for small cardinalities. The same
+hash, registers and estimator are kept here, so estimates and DISTINCTCOUNTRAWHLL's
+serialized sketch are Pinot's to the bit; as a ``(groups, 2**log2m)`` uint8 array, so that
+everything is vectorised: each distinct (group, value) pair is hashed once (dictionary ids
+are bincounted first, so a 5M-row segment with 100k users hashes 100k values), registers
+fill with one ``np.maximum.at``, and merging segments or servers is an element-wise
+maximum. States travel as one fixed-size binary value of 2**log2m bytes per group.
 """
 
 from __future__ import annotations
 
 import math
 
-import mmh3
 import numpy as np
 import pyarrow as pa
 
@@ -21,66 +25,113 @@ from engine.query.aggregation.base import AggregationFunction, histogram_from_bl
 from engine.query.errors import QueryValidationError
 
 DEFAULT_LOG2M = 8  # Pinot's CommonConstants default for DISTINCTCOUNTHLL
-MIN_LOG2M, MAX_LOG2M = 4, 16
-_SEED = 0x5EED_9001
+MIN_LOG2M, MAX_LOG2M = 1, 16
+_M = np.uint32(0x5BD1E995)  # MurmurHash 2's multiplier
 
 
-def hash64(values: np.ndarray) -> np.ndarray:
-    """A 64-bit hash per value (uint64). Numbers hash by their int64 / float64 bits, so the
-    same value hashes alike in every segment whatever its stored width; text and bytes go
-    through MurmurHash3 (mmh3) one distinct value at a time."""
+def hash32(values: np.ndarray) -> np.ndarray:
+    """stream-lib's ``MurmurHash.hash(Object)`` of each value (uint32): integers (any width)
+    and doubles through ``hashLong`` of their 64 bits, floats of their raw 32 bits (sign
+    extended, as Java widens the int), text and bytes through MurmurHash 2 of their bytes."""
     values = np.asarray(values)
     if values.dtype.kind in "iub":
-        bits = values.astype(np.int64).view(np.uint64)
-    elif values.dtype.kind == "f":
-        # -0.0 == 0.0 must land in one register; the +0.0 turns -0.0 into 0.0
-        bits = (values.astype(np.float64) + 0.0).view(np.uint64)
-    else:
-        return np.fromiter(
-            (mmh3.hash64(_as_bytes(v), _SEED, signed=False)[0] for v in values.tolist()),
-            dtype=np.uint64,
-            count=len(values),
-        )
-    return _fmix64(bits ^ np.uint64(_SEED))
+        return _hash_long(values.astype(np.int64))
+    if values.dtype == np.float32:
+        return _hash_long(values.view(np.int32).astype(np.int64))
+    if values.dtype.kind == "f":
+        return _hash_long(values.astype(np.float64).view(np.int64))
+    return _hash_bytes([_as_bytes(v) for v in values.tolist()])
 
 
 def _as_bytes(value) -> bytes:
     return value if isinstance(value, bytes) else str(value).encode()
 
 
-def _fmix64(h: np.ndarray) -> np.ndarray:
-    """MurmurHash3's 64-bit finalizer: a bijection whose every output bit depends on every
-    input bit, applied to whole arrays (mmh3 hashes one buffer per call, which would cost a
-    Python call per value)."""
-    h = h ^ (h >> np.uint64(33))
-    h = h * np.uint64(0xFF51AFD7ED558CCD)
-    h = h ^ (h >> np.uint64(33))
-    h = h * np.uint64(0xC4CEB9FE1A85EC53)
-    return h ^ (h >> np.uint64(33))
+def _hash_long(data: np.ndarray) -> np.ndarray:
+    """``MurmurHash.hashLong``: its two 32-bit halves mixed (uint32 arithmetic wraps as
+    Java's int does)."""
+    with np.errstate(over="ignore"):
+        low = (data & 0xFFFFFFFF).astype(np.uint32) * _M
+        low ^= low >> np.uint32(24)
+        h = low * _M
+        high = ((data >> 32) & 0xFFFFFFFF).astype(np.uint32) * _M
+        high ^= high >> np.uint32(24)
+        h = (h * _M) ^ (high * _M)
+        return _finish(h)
+
+
+def _finish(h: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        h ^= h >> np.uint32(13)
+        h = h * _M
+        return h ^ (h >> np.uint32(15))
+
+
+def _hash_bytes(items: list[bytes]) -> np.ndarray:
+    """MurmurHash 2 with seed -1 of each byte string, vectorised over the strings of one
+    length at a time (their 4-byte words are columns of one array)."""
+    out = np.zeros(len(items), dtype=np.uint32)
+    lengths = np.fromiter(map(len, items), dtype=np.int64, count=len(items))
+    for length in np.unique(lengths).tolist():
+        rows = np.flatnonzero(lengths == length)
+        data = np.frombuffer(b"".join(items[i] for i in rows.tolist()), dtype=np.uint8)
+        data = data.reshape(len(rows), length)
+        with np.errstate(over="ignore"):
+            h = np.full(len(rows), np.uint32((0xFFFFFFFF ^ length) & 0xFFFFFFFF), np.uint32)
+            whole = length >> 2
+            words = np.ascontiguousarray(data[:, : whole * 4]).view("<u4")
+            for i in range(whole):
+                k = words[:, i] * _M
+                k ^= k >> np.uint32(24)
+                h = (h * _M) ^ (k * _M)
+            tail = data[:, whole * 4 :].astype(np.int8).astype(np.int32)  # Java bytes: signed
+            if tail.shape[1]:
+                for j, shift in zip(range(tail.shape[1] - 1, -1, -1), (0, 8, 16), strict=False):
+                    h ^= (tail[:, j] << shift).astype(np.uint32)
+                h = h * _M
+        out[rows] = _finish(h)
+    return out
 
 
 def register_updates(hashes: np.ndarray, log2m: int) -> tuple[np.ndarray, np.ndarray]:
-    """(register index, rank) per hash: the top ``log2m`` bits pick the register, the rank
-    is 1 + the number of trailing zeros of the other bits (at most 65 - log2m)."""
-    index = (hashes >> np.uint64(64 - log2m)).astype(np.int64)
-    rest = hashes & np.uint64((1 << (64 - log2m)) - 1)
-    lowest = rest & (~rest + np.uint64(1))  # the lowest set bit, a power of two (or 0)
-    _, exponent = np.frexp(lowest.astype(np.float64))  # exact: powers of two are floats
-    rank = np.where(rest == 0, 65 - log2m, exponent).astype(np.uint8)
-    return index, rank
+    """(register index, rank) per 32-bit hash, as ``HyperLogLog.offerHashed(int)``: the top
+    ``log2m`` bits pick the register, the rank is 1 + the leading zeros of the other bits
+    (with a stop bit below them, so at most 33 - log2m)."""
+    hashes = hashes.astype(np.uint32)
+    index = (hashes >> np.uint32(32 - log2m)).astype(np.int64)
+    rest = (hashes << np.uint32(log2m)) | np.uint32((1 << (log2m - 1)) + 1)
+    _, bit_length = np.frexp(rest.astype(np.float64))  # exact: 32-bit integers are floats
+    return index, (33 - bit_length).astype(np.uint8)
 
 
 def estimate(registers: np.ndarray) -> np.ndarray:
-    """stream-lib's HyperLogLog.cardinality per row of ``registers``: the harmonic-mean
-    estimate, or linear counting below 2.5 m while a register is still empty. The hash has
-    64 bits, so no large-range correction is needed."""
+    """stream-lib's ``HyperLogLog.cardinality`` per row of ``registers``: the harmonic-mean
+    estimate, or linear counting up to 2.5 m (while a register is still empty: stream-lib
+    would answer Long.MAX_VALUE with none), rounded half up as Java's Math.round."""
     m = registers.shape[1]
     alpha = {16: 0.673, 32: 0.697, 64: 0.709}.get(m, 0.7213 / (1 + 1.079 / m))
     raw = alpha * m * m / np.ldexp(1.0, -registers.astype(np.int32)).sum(axis=1)
     zeros = (registers == 0).sum(axis=1)
     with np.errstate(divide="ignore"):
         linear = m * np.log(m / np.maximum(zeros, 1))
-    return np.round(np.where((raw <= 2.5 * m) & (zeros > 0), linear, raw)).astype(np.int64)
+    chosen = np.where((raw <= 2.5 * m) & (zeros > 0), linear, raw)
+    return np.floor(chosen + 0.5).astype(np.int64)
+
+
+def serialized(registers: np.ndarray) -> list[str]:
+    """Each row as stream-lib's ``HyperLogLog.getBytes()`` in lower-case hex (Pinot's
+    DISTINCTCOUNTRAWHLL): log2m and the byte size as big-endian ints, then the registers
+    packed six of 5 bits to a big-endian int word."""
+    n, m = registers.shape
+    log2m = m.bit_length() - 1
+    words = m // 6
+    size = 1 if words == 0 else (words if words % 32 == 0 else words + 1)
+    padded = np.zeros((n, size * 6), dtype=np.uint32)
+    padded[:, :m] = registers
+    shifts = np.uint32(5) * np.arange(6, dtype=np.uint32)
+    packed = np.bitwise_or.reduce(padded.reshape(n, size, 6) << shifts, axis=2)
+    header = np.array([log2m, size * 4], dtype=">u4").tobytes()
+    return [(header + row.astype(">u4").tobytes()).hex() for row in packed]
 
 
 class DistinctCountHLL(AggregationFunction):
@@ -92,11 +143,12 @@ class DistinctCountHLL(AggregationFunction):
         if not self.params:
             return DEFAULT_LOG2M
         value = self.params[0]
+        name = self.name.upper()
         if isinstance(value, bool | str) or not float(value).is_integer():
-            raise QueryValidationError(f"DISTINCTCOUNTHLL: log2m must be an integer, got {value}")
+            raise QueryValidationError(f"{name}: log2m must be an integer, got {value}")
         if not MIN_LOG2M <= int(value) <= MAX_LOG2M:
             raise QueryValidationError(
-                f"DISTINCTCOUNTHLL: log2m must be in [{MIN_LOG2M}, {MAX_LOG2M}], got {value}"
+                f"{name}: log2m must be in [{MIN_LOG2M}, {MAX_LOG2M}], got {value}"
             )
         return int(value)
 
@@ -116,7 +168,7 @@ class DistinctCountHLL(AggregationFunction):
             hist = histogram_from_block(block, groups, n_groups)
             values = hist.values
             owner = np.repeat(np.arange(n_groups, dtype=np.int64), hist.group_sizes())
-        index, rank = register_updates(hash64(values), log2m)
+        index, rank = register_updates(hash32(values), log2m)
         np.maximum.at(registers.reshape(-1), owner * (1 << log2m) + index, rank)
         return (registers,)
 
@@ -156,3 +208,25 @@ class DistinctCountHLL(AggregationFunction):
 
     def concat_states(self, states):
         return (np.concatenate([s[0] for s in states]),)
+
+
+class DistinctCountRawHLL(DistinctCountHLL):
+    """DISTINCTCOUNTRAWHLL(col[, log2m]): the sketch itself, serialized as Pinot does."""
+
+    name = "distinctcountrawhll"
+    result_type = "STRING"
+
+    def finalize(self, state):
+        return np.array(serialized(state[0]), dtype=object)
+
+
+class DistinctCountHLLPlus(DistinctCountHLL):
+    """DISTINCTCOUNTHLLPLUS(col[, p[, sp]]): Pinot keeps stream-lib's HyperLogLogPlus with
+    precision p (14). Here the same HLL with ``log2m = p``: linear counting makes small
+    cardinalities exact as HLL++'s sparse mode does; large ones are estimates of the same
+    error, not HLL++'s bias-corrected figures."""
+
+    name = "distinctcounthllplus"
+
+    def log2m(self) -> int:
+        return super().log2m() if self.params else 14

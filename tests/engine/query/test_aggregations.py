@@ -283,3 +283,66 @@ def test_with_null_handling_an_aggregation_of_no_value_is_null(name, params):
     (count,) = with_null_handling([make("count")], True)
     assert count.finalize_nulls(count.empty_state(1)) is None
     assert with_null_handling([fn], False)[0] is fn.plain
+
+
+def _g1_g2(values: np.ndarray) -> tuple[float, float]:
+    """The bias-corrected sample skewness (G1) and excess kurtosis (G2), from the textbook
+    definitions (commons-math's, which Pinot's SKEWNESS and KURTOSIS return)."""
+    n = len(values)
+    d = values - values.mean()
+    s2 = (d**2).sum() / (n - 1)
+    g1 = n / ((n - 1) * (n - 2)) * (d**3).sum() / s2**1.5
+    g2 = (n * (n + 1) / ((n - 1) * (n - 2) * (n - 3)) * (d**4).sum() / s2**2
+          - 3 * (n - 1) ** 2 / ((n - 2) * (n - 3)))  # fmt: skip
+    return g1, g2
+
+
+def test_skewness_and_kurtosis_per_group_and_after_merge():
+    expected = np.array([_g1_g2(VALUES[g == GROUP_OF]) for g in range(GROUPS)])
+    for position, name in enumerate(("skewness", "kurtosis")):
+        fn = make(name)
+        whole = fn.finalize(fn.aggregate(ValueBlock(N, raw=VALUES), GROUP_OF, GROUPS))
+        np.testing.assert_allclose(whole, expected[:, position], rtol=1e-9)
+        merged = fn.finalize(_split_and_merge(fn, VALUES, GROUP_OF, GROUPS, parts=9))
+        np.testing.assert_allclose(merged, expected[:, position], rtol=1e-9)
+
+
+def test_skewness_and_kurtosis_of_few_or_equal_values():
+    """Pinot's edges: too few values give NaN (under 3 for skewness, 4 for kurtosis), equal
+    values 0.0; with null handling a group without values is NULL."""
+    for name, too_few in (("skewness", 2), ("kurtosis", 3)):
+        fn = make(name)
+        few = fn.aggregate(ValueBlock(too_few, raw=np.arange(too_few, dtype=float)), None, 1)
+        assert np.isnan(fn.finalize(few)[0])
+        same = fn.aggregate(ValueBlock(6, raw=np.full(6, 1.323)), None, 1)
+        assert fn.finalize(same)[0] == 0.0
+        (aware,) = with_null_handling([fn], True)
+        assert aware.finalize_nulls(aware.empty_state(1)).tolist() == [True]
+
+
+def test_theta_sketches_count_distinct_values_and_merge_by_union():
+    from engine.functions import lookup
+
+    words = np.array([f"w{i % 300}" for i in range(3000)], dtype=object)
+    groups = np.arange(3000) % 3
+    count = make("distinctcountthetasketch")
+    raw = make("distinct_count_raw_theta_sketch", "nominalEntries=4096")
+    for fn in (count, raw):
+        state = _split_and_merge(fn, words, groups, 3, parts=4)
+        values = fn.finalize(state)
+        if fn is raw:  # Pinot's sketch text, read by the scalar functions
+            estimate = lookup("getThetaSketchEstimate").impl
+            values = [estimate(v) for v in values]
+            union = lookup("thetaSketchUnion").impl(*fn.finalize(state)[:2])
+            assert estimate(union) == 200  # w0..w299 in groups 0 and 1: two of three
+            diff = lookup("thetaSketchDiff").impl(fn.finalize(state)[0], fn.finalize(state)[0])
+            assert estimate(diff) == 0
+        assert list(values) == [100, 100, 100]  # exact below the nominal entries
+    with pytest.raises(QueryValidationError, match="nominalEntries"):
+        make("distinctcountthetasketch", "nominalEntries=x").aggregate(
+            ValueBlock(1, raw=np.array([1])), None, 1
+        )
+    with pytest.raises(QueryValidationError, match="predicates"):
+        make("distinctcountthetasketch", "", "x = 1").aggregate(
+            ValueBlock(1, raw=np.array([1])), None, 1
+        )

@@ -4,6 +4,8 @@ damaged stream or frame is a clear QueryError (never another error)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -95,3 +97,22 @@ def test_every_truncation_is_a_query_error():
             IntermediateResult.from_bytes(data[:cut])
     with pytest.raises(QueryError, match="Malformed"):
         IntermediateResult.from_bytes(b"not arrow at all")
+
+
+@pytest.mark.parametrize("query", [
+    "SELECT a, SUM(b), MIN(b) FROM t GROUP BY a",  # numeric: a numeric frame
+    "SELECT a, PERCENTILE(b, 50), FIRSTWITHTIME(b, c, 'INT') FROM t GROUP BY a",  # Arrow
+])  # fmt: skip
+def test_states_made_with_other_null_handling_are_a_clear_error(query):
+    """Null-aware states carry one more array than plain ones: a result made with
+    enableNullHandling=true merged by a plan without it (or the reverse) is refused with a
+    message that says so, never a Python unpacking error or a wrong answer."""
+    plain = compile_query(query)
+    with_nulls = dataclasses.replace(plain, options={"enableNullHandling": "true"})
+    for made, merged_by in ((with_nulls, plain), (plain, with_nulls)):
+        states = [fn.empty_state(2) for fn in made.aggregations]
+        result = IntermediateResult("group_by", keys=[np.array([1, 2])], states=states)
+        back = IntermediateResult.from_bytes(result.to_bytes(made))
+        with pytest.raises(QueryError, match="enableNullHandling"):
+            back.decoded_states(merged_by)
+        assert len(IntermediateResult.from_bytes(result.to_bytes(made)).decoded_states(made)) == 2
