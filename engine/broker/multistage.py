@@ -19,13 +19,14 @@ import urllib3
 from engine.broker.errors import SEGMENTS_UNAVAILABLE_ERROR_CODE
 from engine.broker.routing import RoutingSnapshot
 from engine.clusterstate import split_table_name
-from engine.multistage.compiler import CompiledQuery, compile_request
+from engine.multistage.compiler import CompiledQuery
 from engine.multistage.coordinator import Coordinator
 from engine.multistage.errors import classify
-from engine.multistage.fragment import Fragmenter
+from engine.multistage.fragment import place
 from engine.multistage.logical import TableInfo
 from engine.multistage.mailbox import MailboxClient, Mailboxes, accept
 from engine.multistage.options import DEFAULT_TIMEOUT_MS, number
+from engine.multistage.plan_cache import PlanCache
 from engine.multistage.stats import stage_stats, totals
 from engine.query.errors import QueryError, QueryExecutionError
 from engine.query.response import column_json, error_response
@@ -80,6 +81,7 @@ class MultiStageHandler:
         self.mailboxes = Mailboxes()
         self.client = MailboxClient(self.mailboxes, address)
         self.coordinator = Coordinator(self.mailboxes, self.client, HttpTransport())
+        self.plans = PlanCache()
 
     def routes(self, router) -> None:
         # stage 0's input comes in messages of up to 16 MB
@@ -112,7 +114,8 @@ class MultiStageHandler:
 
     def _run(self, sql: str, options: dict[str, str], request_id: int, started: float) -> dict:
         snapshot = self.runner.routing.snapshot
-        compiled = compile_request(sql, options, lambda name: self.catalog(snapshot, name))
+        planned = self.plans.plan(sql, options, lambda name: self.catalog(snapshot, name))
+        compiled = planned.compiled
         timeout_ms = number(compiled.options, "timeoutMs", DEFAULT_TIMEOUT_MS)
         deadline = started + timeout_ms / 1000.0
         servers = {i: f"{a.host}:{a.port}" for i, a in snapshot.servers.items()
@@ -124,8 +127,7 @@ class MultiStageHandler:
         def route(raw: str, everything_on: str | None = None):
             return self._route(snapshot, raw, request_id, exceptions, everything_on)
 
-        fragmenter = Fragmenter(compiled.typing, route, servers, self.address)
-        stages = fragmenter.fragment(compiled.physical)
+        stages = place(planned.stages, route, servers, self.address)
         if compiled.request.explain:
             return explain_response(compiled, stages, started)
         table, outcome = self.coordinator.execute(compiled, stages, request_id, deadline, servers)
@@ -206,8 +208,7 @@ class MultiStageHandler:
             snapshot.check_routable([resource])
             route = snapshot.routes[resource]
             if everything_on is not None:  # a dimension table: all of it, on that server
-                names = [s for s, r in route.segment_servers.items() if everything_on in r]
-                out.setdefault(everything_on, {})[resource] = sorted(names)
+                out.setdefault(everything_on, {})[resource] = _all_on(route, everything_on)
                 continue
             assignment, unavailable, _ = self.runner.route(snapshot, resource, None, request_id)
             for server, segments in assignment.items():
@@ -219,6 +220,18 @@ class MultiStageHandler:
                                f"{resource}: {unavailable[:10]}",
                 })  # fmt: skip
         return out
+
+
+def _all_on(route, server: str) -> list[str]:
+    """Every segment of a dimension table, which ``server`` must serve: its workers read the
+    table whole (a join's other side), so a part of it would drop rows silently."""
+    missing = sorted(s for s, replicas in route.segment_servers.items() if server not in replicas)
+    if missing:
+        raise QueryExecutionError(
+            f"Dimension table {route.table} is not complete on server {server}: it does not "
+            f"serve {len(missing)} of its segments ({', '.join(missing[:5])})"
+        )
+    return sorted(route.segment_servers)
 
 
 def explain_response(compiled: CompiledQuery, stages, started: float) -> dict:

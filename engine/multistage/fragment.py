@@ -17,6 +17,7 @@ import dataclasses
 
 import pyarrow as pa
 
+from engine.multistage.dynamic_filter import DynamicFilter, dynamic_filters
 from engine.multistage.exchange import schema_bytes, schema_from_bytes
 from engine.multistage.leaf_aggregate import STATE_COLUMN, STATE_SCHEMA, LeafAggregate
 from engine.multistage.logical import Exchange, Field, LeafScan, Node, transform
@@ -106,6 +107,7 @@ class StageSpec:
     udfs: list[UdfSpec] = dataclasses.field(default_factory=list)
     kind: str = "INTERMEDIATE"  # LEAF | INTERMEDIATE | ROOT, for stats
     operators: list[str] = dataclasses.field(default_factory=list)  # for stageStats
+    dynamic: list[DynamicFilter] = dataclasses.field(default_factory=list)
 
     def to_json(self) -> dict:
         return {
@@ -115,7 +117,7 @@ class StageSpec:
             "workers": [w.to_json() for w in self.workers], "distribution": self.distribution,
             "keys": self.keys, "toStage": self.to_stage, "receivers": self.receivers,
             "udfs": [u.to_json() for u in self.udfs], "kind": self.kind,
-            "operators": self.operators,
+            "operators": self.operators, "dynamic": [d.to_json() for d in self.dynamic],
         }  # fmt: skip
 
     @classmethod
@@ -127,6 +129,7 @@ class StageSpec:
             [WorkerSpec(**w) for w in d["workers"]], d["distribution"], d["keys"],
             d["toStage"], d["receivers"], [UdfSpec.from_json(u) for u in d["udfs"]],
             d.get("kind", "INTERMEDIATE"), d.get("operators", []),
+            [DynamicFilter.from_json(f) for f in d.get("dynamic", [])],
         )  # fmt: skip
 
     def senders_of(self, stage: int, stages: dict[int, StageSpec]) -> int:
@@ -138,21 +141,25 @@ def _b64(data: bytes) -> str:
 
 
 class Fragmenter:
-    """Cuts the plan and places the workers. ``route(raw_table)`` -> {server id: {table_TYPE:
-    [segments]}}; ``servers`` -> {server id: "host:port"} of the live servers;
+    """Cuts the plan (``cut``: stage templates, without workers, the same for every run of
+    a query) and places the workers (``place``). ``route(raw_table)`` -> {server id:
+    {table_TYPE: [segments]}}; ``servers`` -> {server id: "host:port"} of the live servers;
     ``broker_address`` is where stage 0's mailboxes are."""
 
-    def __init__(self, typing, route, servers: dict[str, str], broker_address: str) -> None:
+    def __init__(self, typing, route=None, servers: dict[str, str] | None = None,
+                 broker_address: str = "") -> None:  # fmt: skip
         self.typing = typing
         self.route = route
-        self.servers = servers
+        self.servers = servers or {}
         self.broker_address = broker_address
         self.stages: dict[int, StageSpec] = {}
         self.stage_of_exchange: dict[int, int] = {}
 
     def fragment(self, root: Node) -> list[StageSpec]:
+        return place(self.cut(root), self.route, self.servers, self.broker_address)
+
+    def cut(self, root: Node) -> list[StageSpec]:
         self._cut(root, 0, None)
-        self._place()
         for spec in self.stages.values():
             spec.udfs = list(self.typing.mapper.specs.values())
         return [self.stages[i] for i in sorted(self.stages)]
@@ -161,6 +168,8 @@ class Fragmenter:
         receives: list[ReceiveSpec] = []
         leaves: list[LeafSpec] = []
         operators: list[str] = []
+        whole: set[str] = set()  # inputs complete on every worker of the stage
+        targets: dict[str, tuple[int, dict[str, str]]] = {}  # leaves dynamic filters narrow
 
         def replace(n: Node) -> Node:
             if isinstance(n, Exchange):
@@ -174,6 +183,8 @@ class Fragmenter:
                     receive.merge_options = dict(n.input.options)
                 receives.append(receive)
                 self._cut(n.input, child, n)
+                if n.distribution == "broadcast":
+                    whole.add(f"$r{child}")
                 return Input(n.fields, f"$r{child}")
             if isinstance(n, LeafAggregate):
                 leaves.append(LeafSpec(n.table.name, [], [], None, STATE_SCHEMA,
@@ -184,58 +195,72 @@ class Fragmenter:
                                        n.filter, self.typing.schema(n.fields),
                                        n.table.is_dim_table,
                                        sorted(n.table.default_valued & set(n.columns))))  # fmt: skip
-                return Input(n.fields, f"$leaf{len(leaves) - 1}")
+                name = f"$leaf{len(leaves) - 1}"
+                if n.table.is_dim_table:  # on every server, read whole by each worker
+                    whole.add(name)
+                else:
+                    targets[name] = (len(leaves) - 1, dict(zip(leaves[-1].field_ids, n.columns,
+                                                               strict=True)))  # fmt: skip
+                return Input(n.fields, name)
             operators.append(type(n).__name__)
             return n
 
         body = _top_down(node, replace)
         sql = Renderer(self.typing.mapper, self.typing.types).sql(body)
+        dynamic = dynamic_filters(body, targets, whole, self._render, self.typing.types)
         schema = (STATE_SCHEMA if isinstance(node, LeafAggregate)
                   else self.typing.schema(body.fields))  # fmt: skip
-        spec = StageSpec(stage_id, sql, schema, receives, leaves, [], operators=operators)
+        spec = StageSpec(
+            stage_id, sql, schema, receives, leaves, [], operators=operators, dynamic=dynamic
+        )
         if send is not None:
             spec.distribution = send.distribution
             spec.keys = list(send.keys)
         spec.kind = "ROOT" if stage_id == 0 else ("LEAF" if leaves else "INTERMEDIATE")
         self.stages[stage_id] = spec
 
+    def _render(self, node: Node) -> str:
+        return Renderer(self.typing.mapper, self.typing.types).sql(node)
+
     def _new_stage_id(self) -> int:
         self._next_id = getattr(self, "_next_id", 0) + 1
         return self._next_id
 
-    def _place(self) -> None:
-        servers = sorted(self.servers)
-        for spec in sorted(self.stages.values(), key=lambda s: -s.id):
-            if spec.id == 0:
-                spec.workers = [WorkerSpec(0, BROKER, self.broker_address)]
-                continue
-            partitioned = [leaf for leaf in spec.leaves if not leaf.dim_table]
-            hashed = any(self.stages[r.stage].distribution == "hash" for r in spec.receives)
-            if partitioned:
-                routed = self.route(partitioned[0].table)
-                spec.workers = [
-                    WorkerSpec(i, server, self.servers[server], segments)
-                    for i, (server, segments) in enumerate(sorted(routed.items()))
-                ] or [WorkerSpec(0, servers[0], self.servers[servers[0]], {})]
-            elif hashed:
-                spec.workers = [WorkerSpec(i, s, self.servers[s]) for i, s in enumerate(servers)]
-            else:
-                server = servers[spec.id % len(servers)]
-                spec.workers = [WorkerSpec(0, server, self.servers[server])]
-            for leaf in spec.leaves:
-                if leaf.dim_table:
-                    for worker in spec.workers:
-                        worker.segments.update(self.route_on(leaf.table, worker.server))
-        for spec in self.stages.values():
-            for r in spec.receives:
-                child = self.stages[r.stage]
-                child.to_stage = spec.id
-                child.receivers = [w.address for w in spec.workers]
 
-    def route_on(self, table: str, server: str) -> dict[str, list[str]]:
-        """Every segment of a dimension table that ``server`` serves (it has them all)."""
-        routed = self.route(table, everything_on=server)
-        return routed.get(server, {})
+def place(templates: list[StageSpec], route, servers: dict[str, str],
+          broker_address: str) -> list[StageSpec]:  # fmt: skip
+    """The stages of ``templates`` (``Fragmenter.cut``) with their workers, for one run."""
+    stages = {t.id: dataclasses.replace(t, workers=[], receivers=[], to_stage=None)
+              for t in templates}  # fmt: skip
+    ordered = sorted(servers)
+    for spec in sorted(stages.values(), key=lambda s: -s.id):
+        if spec.id == 0:
+            spec.workers = [WorkerSpec(0, BROKER, broker_address)]
+            continue
+        partitioned = [leaf for leaf in spec.leaves if not leaf.dim_table]
+        hashed = any(stages[r.stage].distribution == "hash" for r in spec.receives)
+        if partitioned:
+            routed = route(partitioned[0].table)
+            spec.workers = [
+                WorkerSpec(i, server, servers[server], segments)
+                for i, (server, segments) in enumerate(sorted(routed.items()))
+            ] or [WorkerSpec(0, ordered[0], servers[ordered[0]], {})]
+        elif hashed:
+            spec.workers = [WorkerSpec(i, s, servers[s]) for i, s in enumerate(ordered)]
+        else:
+            server = ordered[spec.id % len(ordered)]
+            spec.workers = [WorkerSpec(0, server, servers[server])]
+        for leaf in spec.leaves:
+            if leaf.dim_table:  # every segment, on each worker's server
+                for worker in spec.workers:
+                    routed = route(leaf.table, everything_on=worker.server)
+                    worker.segments.update(routed.get(worker.server, {}))
+    for spec in stages.values():
+        for r in spec.receives:
+            child = stages[r.stage]
+            child.to_stage = spec.id
+            child.receivers = [w.address for w in spec.workers]
+    return [stages[i] for i in sorted(stages)]
 
 
 def _top_down(node: Node, visit) -> Node:
@@ -253,5 +278,6 @@ __all__ = [
     "ReceiveSpec",
     "StageSpec",
     "WorkerSpec",
+    "place",
     "transform",
 ]

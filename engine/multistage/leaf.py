@@ -2,9 +2,12 @@
 
 The leaf's filter is compiled by the single-stage planner and evaluated per segment with
 its machinery: segment pruning (min/max, bloom, partition), the sorted, inverted and range
-indexes, then the projection of the columns the stages above read. With
-``enableNullHandling=true`` a value whose null bit is set is a real NULL; without, the stored
-default flows as data, as in Pinot.
+indexes. Dynamic filters then narrow the matching docs: the keys a join's other side holds
+(``engine.multistage.dynamic_filter``), tested once per dictionary entry and applied to the
+docs' dictionary ids, so a fact row no dimension row can match is never read. The columns
+the stages above read come out as Arrow arrays straight from the segment's dictionaries and
+forward indexes (Arrow's take, no Python values). With ``enableNullHandling=true`` a value
+whose null bit is set is a real NULL; without, the stored default flows as data, as in Pinot.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from engine.query.projection import Projection
 from engine.query.pruning import prune_reason
 from engine.query.segment_view import SegmentView
 
+Docs = np.ndarray | slice | None  # sorted doc ids, a doc range, or every doc
+
 
 def single_stage_options(options: dict[str, str]) -> dict[str, str]:
     """The query options the single-stage engine reads in a leaf, and where its states are
@@ -44,9 +49,11 @@ def filter_plan(compile_plan, table: str, columns: list[str], where: str | None,
 
 def scan(plan: QueryPlan, segments: list, columns: list[str], schema: pa.Schema,
          cache: DecodedCache | None, deadline: float,
-         default_valued: frozenset[str] = frozenset()) -> tuple[pa.Table, dict]:  # fmt: skip
-    """The rows of ``segments`` that pass the plan's filter, as ``schema`` (the columns
-    renamed to field ids), and Pinot's scan counters."""
+         default_valued: frozenset[str] = frozenset(),
+         dynamic: list[tuple[str, KeySet]] = ()) -> tuple[pa.Table, dict]:  # fmt: skip
+    """The rows of ``segments`` that pass the plan's filter and whose ``dynamic`` columns
+    take one of the given values, as ``schema`` (the columns renamed to field ids), and
+    Pinot's scan counters."""
     stats = empty_stats()
     parts: list[pa.Table] = []
     null_handling = plan.null_handling
@@ -65,23 +72,19 @@ def scan(plan: QueryPlan, segments: list, columns: list[str], schema: pa.Schema,
             evaluator = FilterEvaluator(view, null_handling)
             docs = evaluator.evaluate(plan.filter)
             stats["numEntriesScannedInFilter"] += evaluator.entries_scanned
-        matched = docs.count()
+        doc_ids, matched = _doc_ids(docs), docs.count()
+        if matched and dynamic:
+            doc_ids, matched, scanned = narrow(view, doc_ids, matched, dynamic)
+            stats["numEntriesScannedInFilter"] += scanned
         if not matched:
             continue
         stats["numSegmentsMatched"] += 1
         stats["numDocsScanned"] += matched
-        doc_ids = (
-            None
-            if docs.kind == "all"
-            else (slice(docs.start, docs.end) if docs.kind == "range" else docs.ids())
-        )
-        projection = Projection(view, doc_ids)
-        arrays = []
-        for column, field in zip(columns, schema, strict=True):
-            values = projection.selection_column(Identifier(column))
-            if null_handling and column not in default_valued:
-                values = _with_nulls(values, view, column, doc_ids)
-            arrays.append(_cast(values, field.type))
+        arrays = [
+            _column(view, column, doc_ids, field.type, null_handling and column not in
+                    default_valued)
+            for column, field in zip(columns, schema, strict=True)
+        ]  # fmt: skip
         stats["numEntriesScannedPostFilter"] += matched * len(columns)
         parts.append(pa.Table.from_arrays(arrays, schema=schema))
     if not parts:
@@ -89,21 +92,173 @@ def scan(plan: QueryPlan, segments: list, columns: list[str], schema: pa.Schema,
     return pa.concat_tables(parts), stats
 
 
-def _with_nulls(values: pa.Array, view: SegmentView, column: str, doc_ids) -> pa.Array:
-    bitmap = view.reader(column).null_bitmap
-    if not bitmap:
-        return values
-    null_docs = np.fromiter(bitmap, dtype=np.int64, count=len(bitmap))
+def _doc_ids(docs: DocSet) -> Docs:
+    if docs.kind == "all":
+        return None
+    if docs.kind == "range":
+        return slice(docs.start, docs.end)
+    return docs.ids()
+
+
+# --- dynamic filters ---------------------------------------------------------------------------
+class KeySet:
+    """The values a dynamic filter keeps, prepared once for every segment. Integers over a
+    compact range become a table of flags indexed by value (membership is one gather);
+    other numbers a sorted array, found in a segment's sorted dictionary by binary search;
+    text stays an Arrow array for a hash lookup."""
+
+    def __init__(self, values: pa.Array) -> None:
+        self.type = values.type
+        self.values = values
+        self.sorted: np.ndarray | None = None
+        self.flags: np.ndarray | None = None  # flags[v - low]: whether v is a key
+        self.low = 0
+        if pa.types.is_integer(values.type) and len(values):
+            numbers = values.drop_null().cast(pa.int64()).to_numpy()
+            low, high = (int(numbers.min()), int(numbers.max())) if len(numbers) else (0, -1)
+            if high - low < 8 * len(numbers) + (1 << 16):
+                self.low, self.flags = low, np.zeros(high - low + 1, dtype=bool)
+                self.flags[numbers - low] = True
+                return
+            self.sorted = np.unique(numbers)
+        elif pa.types.is_floating(values.type):
+            self.sorted = np.unique(values.drop_null().to_numpy(zero_copy_only=False))
+
+    def members(self, dictionary: np.ndarray, arrow: pa.Array) -> np.ndarray | None:
+        """Whether each entry of a segment's sorted ``dictionary`` (``arrow``: the same as an
+        Arrow array) is a key; None when the two are not of one kind."""
+        common = common_key_type(arrow.type, self.type)
+        if common is None:
+            return None
+        if self.flags is not None and pa.types.is_integer(arrow.type):
+            return self._flagged(dictionary)
+        if self.sorted is None and self.flags is None:
+            return _is_in(arrow, self.values, common)
+        keys = self._numbers().astype(common.to_pandas_dtype(), copy=False)
+        found = np.zeros(len(dictionary), dtype=bool)
+        at = np.searchsorted(dictionary, keys)
+        inside = at < len(dictionary)
+        at, keys = at[inside], keys[inside]
+        found[at[dictionary[at] == keys]] = True
+        return found
+
+    def test(self, array: pa.Array) -> np.ndarray | None:
+        """Whether each value of ``array`` (a raw column's) is a key."""
+        common = common_key_type(array.type, self.type)
+        if self.flags is not None and pa.types.is_integer(array.type):
+            return self._flagged(array.to_numpy(zero_copy_only=False))
+        return None if common is None else _is_in(array, self.values, common)
+
+    def _flagged(self, numbers: np.ndarray) -> np.ndarray:
+        offsets = numbers.astype(np.int64) - self.low
+        inside = (offsets >= 0) & (offsets < len(self.flags))
+        found = np.zeros(len(numbers), dtype=bool)
+        found[inside] = self.flags[offsets[inside]]
+        return found
+
+    def _numbers(self) -> np.ndarray:
+        if self.sorted is None:  # flags of integers, asked against a float dictionary
+            self.sorted = np.flatnonzero(self.flags) + self.low
+        return self.sorted
+
+
+def _is_in(array: pa.Array, values: pa.Array, common: pa.DataType) -> np.ndarray:
+    found = pc.is_in(array.cast(common), value_set=values.cast(common), skip_nulls=True)
+    return found.fill_null(False).to_numpy(zero_copy_only=False)
+
+
+def narrow(view: SegmentView, doc_ids: Docs, matched: int,
+           dynamic: list[tuple[str, KeySet]]) -> tuple[Docs, int, int]:  # fmt: skip
+    """(docs, how many, entries scanned) of ``doc_ids`` whose columns take the values of
+    ``dynamic``. Dictionary columns test each dictionary entry once; the most selective
+    test runs first, and one that keeps every entry costs nothing."""
+    tests = []
+    for column, keys in dynamic:
+        if not view.meta(column).single_value:
+            continue  # a multi-value key matches by any element: left to the join
+        if view.is_dict_sv(column):
+            member = keys.members(view.dictionary(column), _arrow_dictionary(view, column))
+            if member is not None:
+                kept = int(np.count_nonzero(member))
+                if kept < len(member):
+                    tests.append((kept / max(len(member), 1), column, keys, member))
+        else:
+            tests.append((1.0, column, keys, None))
+    scanned = 0
+    for _, column, keys, member in sorted(tests, key=lambda t: t[0]):
+        if member is not None:
+            ids = np.asarray(view.dict_ids(column))  # (not a memmap: no per-slice overhead)
+            keep = member[ids if doc_ids is None else ids[doc_ids]]
+        else:
+            raw = view.sv_values(column, None)
+            keep = keys.test(pa.array(raw if doc_ids is None else raw[doc_ids]))
+            if keep is None:
+                continue
+        scanned += matched
+        doc_ids = _kept(doc_ids, keep)
+        matched = len(doc_ids)
+        if not matched:
+            break
+    return doc_ids, matched, scanned
+
+
+def common_key_type(a: pa.DataType, b: pa.DataType) -> pa.DataType | None:
+    """Integers compare as int64, other numbers as float64, text as string (the planner
+    pairs only keys of one kind; anything else is not narrowed)."""
+    for check, common in ((pa.types.is_integer, pa.int64()), (_is_number, pa.float64()),
+                          (_is_text, pa.string())):  # fmt: skip
+        if check(a) and check(b):
+            return common
+    return None
+
+
+def _is_number(t: pa.DataType) -> bool:
+    return pa.types.is_integer(t) or pa.types.is_floating(t)
+
+
+def _is_text(t: pa.DataType) -> bool:
+    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
+
+
+def _kept(doc_ids: Docs, keep: np.ndarray) -> np.ndarray:
     if doc_ids is None:
-        docs = np.arange(view.n, dtype=np.int64)
-    elif isinstance(doc_ids, slice):
-        docs = np.arange(doc_ids.start, doc_ids.stop, dtype=np.int64)
+        return np.flatnonzero(keep)
+    if isinstance(doc_ids, slice):
+        return np.flatnonzero(keep) + doc_ids.start
+    return doc_ids[keep]
+
+
+# --- columns -----------------------------------------------------------------------------------
+def _arrow_dictionary(view: SegmentView, column: str) -> pa.Array:
+    """The column's dictionary as an Arrow array, kept with the segment's decoded data."""
+    key = ("arrowdict", column)
+    found = view.memo(key)
+    if found is None:
+        found = pa.array(view.dictionary(column))
+        view.remember(key, found)
+    return found
+
+
+def _column(view: SegmentView, column: str, doc_ids: Docs, target: pa.DataType,
+            nulls: bool) -> pa.Array:  # fmt: skip
+    if view.is_dict_sv(column) and not nulls:
+        ids = np.asarray(view.dict_ids(column))
+        values = _arrow_dictionary(view, column).take(ids if doc_ids is None else ids[doc_ids])
     else:
-        docs = np.asarray(doc_ids, dtype=np.int64)
-    mask = np.isin(docs, null_docs)
-    if not mask.any():
+        values = Projection(view, doc_ids).selection_column(Identifier(column))
+        if nulls:
+            values = _with_nulls(values, view, column, doc_ids)
+    return _cast(values, target)
+
+
+def _with_nulls(values: pa.Array, view: SegmentView, column: str, doc_ids: Docs) -> pa.Array:
+    mask = view.null_mask(column)
+    if mask is None:
         return values
-    return pc.if_else(pa.array(~mask), values, pa.scalar(None, values.type))
+    selected = mask if doc_ids is None else mask[doc_ids]
+    if not selected.any():
+        return values
+    return pc.if_else(pa.array(~selected), values, pa.scalar(None, values.type))
 
 
 def _cast(values: pa.Array, target: pa.DataType) -> pa.Array:
@@ -113,6 +268,4 @@ def _cast(values: pa.Array, target: pa.DataType) -> pa.Array:
         return values.cast(pa.int64()).cast(target)
     if pa.types.is_boolean(target) and pa.types.is_integer(values.type):
         return values.cast(pa.bool_())
-    if pa.types.is_list(target) and pa.types.is_list(values.type):
-        return values.cast(target, safe=False)
     return values.cast(target, safe=False)

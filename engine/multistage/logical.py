@@ -26,7 +26,7 @@ class TableInfo:
     num_partitions: int = 0
     is_dim_table: bool = False
     primary_keys: tuple[str, ...] = ()
-    num_docs: int = 0  # an estimate, to pick the side to broadcast
+    num_docs: int = 0  # an estimate, read only through stages.size_class (the plan cache)
     # Pinot's planner nullability: without the schema's enableColumnBasedNullHandling no
     # column is nullable (IS NULL is false), with it those marked notNull are not
     not_null: frozenset[str] = frozenset()

@@ -24,8 +24,9 @@ from engine.query.errors import QueryError, QueryExecutionError
 
 class StageRunner:
     def __init__(self, instance_id: str, address: str, leaf_reader) -> None:
-        """``leaf_reader(leaf spec, {table_TYPE: segments}, deadline, options)`` -> (Arrow
-        table as the leaf's schema, scan counters)."""
+        """``leaf_reader(leaf spec, {table_TYPE: segments}, deadline, options, keys)`` ->
+        (Arrow table as the leaf's schema, scan counters); ``keys``: the dynamic filters,
+        [(column, the values it must take)]."""
         self.instance_id = instance_id
         self.mailboxes = Mailboxes()
         self.client = MailboxClient(self.mailboxes, address)
@@ -76,8 +77,8 @@ class StageRunner:
         return out
 
     def _reader(self, options: dict):
-        def read(leaf, segments, deadline):
-            return self.leaf_reader(leaf, segments, deadline, options)
+        def read(leaf, segments, deadline, keys):
+            return self.leaf_reader(leaf, segments, deadline, options, keys)
 
         return read
 

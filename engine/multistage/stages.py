@@ -1,16 +1,18 @@
 """Logical plan -> stages: exchanges where rows must move, then the plan cut at each one.
 
-Distribution rules (Pinot's, ``PinotJoinExchangeNodeInsertRule`` and friends, with two
+Distribution rules (Pinot's, ``PinotJoinExchangeNodeInsertRule`` and friends, with
 additions that move fewer rows):
 
 * join with equality keys: both sides hash-partitioned on the keys; the right side is
   broadcast instead when it is small (a dimension, a filtered scan under ``BROADCAST_ROWS``
   rows) or the hint asks (``right_distribution_type='broadcast'``), and then the left side
   does not move at all: the join runs in the left side's stage (for SSB, the fact table's
-  leaf joins the broadcast dimensions where it is read);
-* a lookup join (``join_strategy='lookup'`` on a dimension table) scans the dimension in
-  the left side's stage, on every server (dimension tables are on every server): no
-  exchange;
+  leaf joins the dimensions where it is read); an inner or right join whose small side is
+  the left one broadcasts the left side the same way;
+* a scan of a dimension table (``isDimTable``: on every server) that would be broadcast is
+  read where the join runs instead, by each of its workers: no exchange at all (Pinot's
+  ``tableOptions(is_replicated='true')``, here without a hint); a distribution hint keeps
+  the exchange. A lookup join (``join_strategy='lookup'``) reads its dimension so too;
 * no equality key: right broadcast; a RIGHT or FULL join without keys runs on one worker;
 * aggregation: a partial aggregate where the rows are, hash on the group keys, the final
   one (one worker without keys); SUM/COUNT/MIN/MAX/AVG/BOOL_* split, others move the rows;
@@ -112,6 +114,7 @@ class PhysicalPlanner:
             strategy == "lookup"
             and _dim_scan(join.right)
             and join.kind in ("inner", "left", "semi", "anti")
+            and not _is_singleton(left)  # (stage 0, the broker's, reads no table)
         ):
             _check_primary_key(join, right_keys)
             return join.replace_inputs([left, right])  # scanned in the left side's stage
@@ -127,7 +130,11 @@ class PhysicalPlanner:
         if broadcast and join.kind not in ("right", "full", "asof", "left_asof"):
             if _is_singleton(left):
                 return join.replace_inputs([left, _singleton(right)])
-            return join.replace_inputs([left, Exchange(right.fields, right, "broadcast")])
+            return join.replace_inputs([left, _broadcast(right, hints)])
+        if join.kind in ("inner", "right") and left_keys and _small(join.left) and \
+                not _is_singleton(right) and not _distribution_hinted(hints):  # fmt: skip
+            # the small side is the left one: it moves to where the right side is read
+            return join.replace_inputs([_broadcast(left, hints), right])
         if not left_keys:
             return join.replace_inputs([_singleton(left), _singleton(right)])
         return join.replace_inputs([_hash(left, left_keys), _hash(right, right_keys)])
@@ -308,11 +315,17 @@ def _check_primary_key(join: Join, right_keys: list[str]) -> None:
         raise QueryValidationError(f"Lookup join cannot determine primary key columns: {missing}")
 
 
+def size_class(num_docs: int) -> int:
+    """What the planner reads of a table's row count: empty (0), small enough to broadcast
+    (1) or not (2)."""
+    return 0 if num_docs <= 0 else (1 if num_docs <= BROADCAST_ROWS else 2)
+
+
 def _small(node: Node) -> bool:
     leaves = [n for n in _walk(node) if isinstance(n, LeafScan)]
     if not leaves:
-        return not any(isinstance(n, Values) for n in _walk(node)) and False
-    return all(leaf.table.is_dim_table or 0 < leaf.table.num_docs <= BROADCAST_ROWS
+        return False
+    return all(leaf.table.is_dim_table or size_class(leaf.table.num_docs) == 1
                for leaf in leaves)  # fmt: skip
 
 
@@ -320,6 +333,18 @@ def _dim_scan(node: Node) -> bool:
     leaves = [n for n in _walk(node) if isinstance(n, LeafScan)]
     exchanges = [n for n in _walk(node) if isinstance(n, Exchange)]
     return len(leaves) == 1 and leaves[0].table.is_dim_table and not exchanges
+
+
+def _broadcast(node: Node, hints: dict[str, str]) -> Node:
+    """``node`` on every worker of the join: a scan of a dimension table (on every server)
+    is read where the join runs, anything else is broadcast (or as the hint says)."""
+    if _dim_scan(node) and not _distribution_hinted(hints):
+        return node
+    return Exchange(node.fields, node, "broadcast")
+
+
+def _distribution_hinted(hints: dict[str, str]) -> bool:
+    return bool(hints.get("left_distribution_type") or hints.get("right_distribution_type"))
 
 
 def _walk(node: Node):

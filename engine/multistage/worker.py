@@ -25,6 +25,7 @@ from engine.multistage.errors import (
 )
 from engine.multistage.exchange import partition
 from engine.multistage.fragment import StageSpec, WorkerSpec
+from engine.multistage.leaf import KeySet
 from engine.multistage.leaf_aggregate import STATE_SCHEMA, merge
 from engine.multistage.mailbox import MailboxClient, Mailboxes
 from engine.multistage.options import Limits
@@ -87,24 +88,17 @@ class StageWorker:
     # --- inputs and operators ----------------------------------------------------------------
     def _execute(self) -> pa.Table:
         ctx = self._session()
-        for i, leaf in enumerate(self.spec.leaves):
-            table, leaf_stats = self.leaf_reader(leaf, self.worker.segments, self.deadline)
-            self.stats.leaf = _add(self.stats.leaf, leaf_stats)
-            self.stats.tables.append(leaf.table)
-            self.stats.input_rows += table.num_rows
-            _register(ctx, f"$leaf{i}", table)
         for receive in self.spec.receives:
-            tables = self.mailboxes.receive(self.request_id, receive.stage, self.worker.index,
-                                            self.senders[receive.stage], self.deadline)  # fmt: skip
-            if receive.merge_sql is not None:  # single-stage states, one row per server
-                states = pa.concat_tables(tables) if tables else STATE_SCHEMA.empty_table()
-                table = self._merge(receive, states)
-            else:
-                table = pa.concat_tables([t.cast(receive.schema) for t in tables]) if tables \
-                    else receive.schema.empty_table()  # fmt: skip
-            table = self._check_input(receive, table)
-            self.stats.input_rows += table.num_rows
-            _register(ctx, receive.table, table)
+            self._receive(ctx, receive)
+        narrowed = {d.leaf for d in self.spec.dynamic}
+        for i, leaf in enumerate(self.spec.leaves):  # the whole inputs first: they narrow
+            if i not in narrowed:
+                self._read_leaf(ctx, i, leaf, [])
+        for i in sorted(narrowed):
+            self._check_live()
+            keys = [(d.column, KeySet(self._keys(ctx, d.sql))) for d in self.spec.dynamic
+                    if d.leaf == i]  # fmt: skip
+            self._read_leaf(ctx, i, self.spec.leaves[i], keys)
         self._check_live()
         try:
             df = ctx.sql(self.spec.sql)
@@ -122,6 +116,35 @@ class StageWorker:
         if table.schema != self.spec.schema:
             table = table.rename_columns(self.spec.schema.names).cast(self.spec.schema)
         return self._check_output(table)
+
+    def _receive(self, ctx: SessionContext, receive) -> None:
+        tables = self.mailboxes.receive(self.request_id, receive.stage, self.worker.index,
+                                        self.senders[receive.stage], self.deadline)  # fmt: skip
+        if receive.merge_sql is not None:  # single-stage states, one row per server
+            states = pa.concat_tables(tables) if tables else STATE_SCHEMA.empty_table()
+            table = self._merge(receive, states)
+        else:
+            table = pa.concat_tables([t.cast(receive.schema) for t in tables]) if tables \
+                else receive.schema.empty_table()  # fmt: skip
+        table = self._check_input(receive, table)
+        self.stats.input_rows += table.num_rows
+        _register(ctx, receive.table, table)
+
+    def _read_leaf(self, ctx: SessionContext, i: int, leaf, keys: list) -> None:
+        table, leaf_stats = self.leaf_reader(leaf, self.worker.segments, self.deadline, keys)
+        self.stats.leaf = _add(self.stats.leaf, leaf_stats)
+        self.stats.tables.append(leaf.table)
+        self.stats.input_rows += table.num_rows
+        _register(ctx, f"$leaf{i}", table)
+
+    def _keys(self, ctx: SessionContext, sql: str) -> pa.Array:
+        """A dynamic filter's keys: the distinct keys of the join's other side."""
+        try:
+            table = ctx.sql(sql).to_arrow_table()
+        except Exception as exc:
+            raise classify(exc, sql) from exc
+        column = table.column(0)
+        return column.combine_chunks() if column.num_chunks else pa.array([], column.type)
 
     def _merge(self, receive, table: pa.Table) -> pa.Table:
         columns = {k: ColumnInfo(v[0], v[1]) for k, v in receive.merge_columns.items()}

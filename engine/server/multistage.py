@@ -39,7 +39,7 @@ class MultiStageService:
         router.add("POST", "/multistage/cancel", self._cancel)
 
     def read_leaf(self, leaf, segments_by_table: dict[str, list[str]], deadline: float,
-                  options: dict) -> tuple[pa.Table, dict]:  # fmt: skip
+                  options: dict, keys: list = ()) -> tuple[pa.Table, dict]:  # fmt: skip
         """The leaf's rows on this server: every table half it was given segments of."""
         parts, stats = [], []
         for table, names in sorted(segments_by_table.items()):
@@ -61,7 +61,7 @@ class MultiStageService:
             plan = filter_plan(self.engine.compile, table, leaf.columns, leaf.filter, schema,
                                options)  # fmt: skip
             rows, counters = scan(plan, found, leaf.columns, leaf.schema, self.engine.decoded,
-                                  deadline, frozenset(leaf.default_valued))  # fmt: skip
+                                  deadline, frozenset(leaf.default_valued), keys)  # fmt: skip
             parts.append(rows)
             stats.append(counters)
         table = pa.concat_tables(parts) if parts else leaf.schema.empty_table()

@@ -11,6 +11,7 @@ import time
 import duckdb
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from engine.multistage.compiler import compile_request
@@ -50,9 +51,12 @@ class _Peers(MailboxClient):
 
 
 def _leaf(server: str):
-    def read(leaf, segments, deadline, options):
+    def read(leaf, segments, deadline, options, keys=()):
         table = TABLES[leaf.table]
         half = table.slice(0, 3) if server == "s1" else table.slice(3)
+        for column, key_set in keys:  # a dynamic filter, as the segment scan applies it
+            half = half.filter(pc.is_in(half.column(column), value_set=key_set.values.cast(
+                half.schema.field(column).type)))  # fmt: skip
         return half.select(leaf.columns).rename_columns(leaf.field_ids).cast(leaf.schema), {}
 
     return read
