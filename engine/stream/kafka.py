@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
 import re
 import time
 
@@ -31,11 +30,6 @@ from engine.stream.errors import (
     TransientStreamError,
 )
 
-# How long the broker may hold a fetch open when no data is waiting. librdkafka's 500 ms
-# default would put up to half a second between a produce and its row being queryable; 100 ms
-# keeps freshness well under a second at little broker cost. A stream config's
-# ``stream.kafka.consumer.prop.fetch.wait.max.ms`` overrides it.
-DEFAULT_FETCH_WAIT_MS = int(os.environ.get("SPRIG_KAFKA_FETCH_WAIT_MS", "100"))
 MAX_BATCH_MESSAGES = 10_000
 
 # Keys Pinot hands to the Kafka client straight from the top level of the stream config map.
@@ -163,8 +157,9 @@ class KafkaPartitionConsumer:
         self.stream = stream
         self.topic = stream.topic
         self.partition = int(partition)
+        # Long polls: librdkafka's fetch.wait.max.ms (500 ms) is how long Kafka may hold a fetch
+        # while the partition has nothing new; a produced message answers it at once.
         config = client_config(stream, client_id)
-        config.setdefault("fetch.wait.max.ms", str(DEFAULT_FETCH_WAIT_MS))
         config.update(
             {
                 # offsets are kept in segment metadata, never in a consumer group
