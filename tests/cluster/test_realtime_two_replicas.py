@@ -94,8 +94,6 @@ def test_replicas_at_different_offsets_agree_on_one_end_offset(kafka, tmp_path):
                     "KafkaJSONMessageDecoder",
                     "stream.kafka.broker.list": kafka.bootstrap_servers,
                     "stream.kafka.consumer.prop.auto.offset.reset": "smallest",
-                    # Tansu holds every fetch for the full wait; 10 ms keeps the test fast
-                    "stream.kafka.consumer.prop.fetch.wait.max.ms": "10",
                 }
             },
         }

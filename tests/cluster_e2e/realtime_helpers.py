@@ -35,8 +35,6 @@ def kafka_stream_configs(bootstrap: str, topic: str, flush_rows: int) -> dict[st
         "stream.kafka.decoder.class.name":
             "org.apache.pinot.plugin.stream.kafka.KafkaJSONMessageDecoder",
         "stream.kafka.consumer.prop.auto.offset.reset": "smallest",
-        # Tansu holds every fetch for the full wait; 10 ms keeps consumption quick
-        "stream.kafka.consumer.prop.fetch.wait.max.ms": "10",
         "realtime.segment.flush.threshold.rows": str(flush_rows),
     }  # fmt: skip
 

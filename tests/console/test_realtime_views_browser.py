@@ -46,7 +46,6 @@ def table_config(bootstrap: str, topic: str) -> dict:
             "stream.kafka.decoder.class.name": f"{kafka}.KafkaJSONMessageDecoder",
             "stream.kafka.consumer.factory.class.name": f"{kafka}20.KafkaConsumerFactory",
             "stream.kafka.consumer.prop.auto.offset.reset": "smallest",
-            "stream.kafka.consumer.prop.fetch.wait.max.ms": "10",
             "realtime.segment.flush.threshold.rows": str(THRESHOLD),
         }},
         "metadata": {},

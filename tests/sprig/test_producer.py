@@ -92,7 +92,7 @@ def test_a_sample_stream_loops_at_its_rate_until_stopped(kafka):
     assert stream.failed == 0
 
     consumer = Consumer({"bootstrap.servers": kafka.bootstrap_servers, "group.id": topic,
-                         "fetch.wait.max.ms": 10, "enable.auto.commit": False})  # fmt: skip
+                         "enable.auto.commit": False})  # fmt: skip
     consumer.assign([TopicPartition(topic, 0, 0)])
     records = []
     deadline = time.monotonic() + 30

@@ -49,7 +49,6 @@ def configs(name: str, bootstrap: str, topic: str, split: bool) -> tuple[dict, d
             "stream.kafka.decoder.class.name":
                 "org.apache.pinot.plugin.stream.kafka.KafkaJSONMessageDecoder",
             "stream.kafka.consumer.prop.auto.offset.reset": "smallest",
-            "stream.kafka.consumer.prop.fetch.wait.max.ms": "10",
             "realtime.segment.flush.threshold.rows": "200",  # per server: 100 per partition
         }},
         "task": {"taskTypeConfigsMap": {TASK: {

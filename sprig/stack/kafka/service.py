@@ -19,6 +19,7 @@ from sprig.stack.process import ServiceProcess, choose_port
 from sprig.stack.services import Service, check_java
 
 DEFAULT_HEAP = "512m"
+READINESS_GROUP = "sprig-readiness-probe"  # never joined nor committed: Kafka lists nothing
 
 # Settings that differ from Kafka's defaults for a local node, and why.
 LOCAL_SETTINGS = {
@@ -135,6 +136,10 @@ class KafkaService(Service):
         )  # fmt: skip
 
     def _ready(self) -> bool:
+        """Every node is unfenced and the group coordinator answers. `__consumer_offsets` is
+        created at the first FindCoordinator and its partitions load after; until then every
+        commit fails with NOT_COORDINATOR, so the probe asks about a group itself."""
+        from confluent_kafka import KafkaError, KafkaException
         from confluent_kafka.admin import AdminClient
 
         # log_level 0: "connection refused" while it starts is expected, not worth a line
@@ -143,8 +148,15 @@ class KafkaService(Service):
              "log_level": 0}
         )  # fmt: skip
         metadata = admin.list_topics(timeout=1.0)
-        # a KRaft broker is listed once the controller has unfenced it: ready for clients
-        return len(metadata.brokers) >= len(self.voters) and metadata.controller_id >= 0
+        # a KRaft broker is listed once the controller has unfenced it
+        if len(metadata.brokers) < len(self.voters) or metadata.controller_id < 0:
+            return False
+        future = admin.describe_consumer_groups([READINESS_GROUP], request_timeout=2)
+        try:
+            future[READINESS_GROUP].result(timeout=3)
+        except KafkaException as exc:
+            return exc.args[0].code() == KafkaError.GROUP_ID_NOT_FOUND
+        return True
 
 
 def kafka_cluster(workdir: Path, nodes: int, heap: str = DEFAULT_HEAP) -> list[KafkaService]:

@@ -62,8 +62,6 @@ def make(kafka, topic, tmp_path, status: str) -> ConsumingSegment:
                     "stream.kafka.decoder.class.name": "org.apache.pinot.plugin.stream.kafka."
                     "KafkaJSONMessageDecoder",
                     "stream.kafka.broker.list": kafka.bootstrap_servers,
-                    # Tansu holds every fetch for the full wait; 10 ms keeps the test fast
-                    "stream.kafka.consumer.prop.fetch.wait.max.ms": "10",
                 }
             },
         }

@@ -54,8 +54,6 @@ def table_config(kafka, topic: str) -> TableConfig:
                             "kafka.KafkaJSONMessageDecoder",
                             "stream.kafka.broker.list": kafka.bootstrap_servers,
                             "stream.kafka.consumer.prop.auto.offset.reset": "smallest",
-                            # Tansu holds every fetch for the full wait; 10 ms keeps tests fast
-                            "stream.kafka.consumer.prop.fetch.wait.max.ms": "10",
                         }
                     ]
                 }
