@@ -26,6 +26,18 @@ def _line(widths: Sequence[int], values: Sequence) -> str:
     return " ".join(f"{v:<{w}}" if w else str(v) for w, v in zip(widths, values, strict=True))
 
 
+def not_found_error(descriptions: Sequence[g.GroupDescription]) -> str | None:
+    """Kafka 4's tool fails the whole command on the first group the broker does not know, with
+    the Java exception's text; the same line, or None when every group was found."""
+    for d in descriptions:
+        if d.not_found:
+            return (
+                "\nError: Executing consumer group command failed due to org.apache.kafka."
+                f"common.errors.GroupIdNotFoundException: Group {d.group_id} not found.\n"
+            )
+    return None
+
+
 def print_group_ids(listings: Sequence[g.GroupListing], out: TextIO) -> None:
     """`--list` without filters: one group id per line, no header."""
     for listing in listings:

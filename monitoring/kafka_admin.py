@@ -56,8 +56,8 @@ class KafkaGroupReader:
         ]
 
     def describe(self, group_ids: Iterable[str]) -> dict[str, g.GroupDescription]:
-        """Descriptions by group id. A group the broker reports as not found is Dead, which is
-        how Kafka's own tool shows it."""
+        """Descriptions by group id. A group the broker reports as not found is Dead, marked
+        `not_found`."""
         group_ids = list(group_ids)
         if not group_ids:
             return {}
@@ -69,7 +69,7 @@ class KafkaGroupReader:
             except KafkaUnavailableError as exc:
                 if _error_code(exc.__cause__) != KafkaError.GROUP_ID_NOT_FOUND:
                     raise
-                described[group_id] = g.GroupDescription(group_id, g.DEAD)
+                described[group_id] = g.GroupDescription(group_id, g.DEAD, not_found=True)
                 continue
             described[group_id] = _description(found)
         return described

@@ -17,8 +17,8 @@ def segment_consumer_info(
 ) -> dict:
     """The entry for ``consumer``'s segment. ``latest_offset`` is the partition's latest
     offset upstream (one past its newest message), None when unknown. Records lag is clamped
-    at 0 (brokers may report the high watermark behind the last consumed offset for a
-    moment); availability lag is how long ago the newest consumed message was produced, 0
+    at 0: the latest offset is read before the consumer's, which may have passed it meanwhile;
+    availability lag is how long ago the newest consumed message was produced, 0
     when caught up."""
     now = int(time.time() * 1000) if now_ms is None else int(now_ms)
     partition = str(consumer.partition)

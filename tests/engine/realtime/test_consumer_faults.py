@@ -135,7 +135,7 @@ def test_consumer_info_has_pinots_shape_and_lags(tmp_path):
         },
         "rowsWithErrors": 0,
     }
-    # a broker whose latest offset trails what was consumed: lag clamps at 0
+    # a latest offset read before the consumer passed it: lag clamps at 0
     behind = segment_consumer_info(pc, 20, now_ms=2_000_000)["partitionOffsetInfo"]
     assert behind["recordsLagMap"] == {"0": "0"} and behind["availabilityLagMsMap"] == {"0": "0"}
 
