@@ -27,10 +27,11 @@ def _line(widths: Sequence[int], values: Sequence) -> str:
 
 
 def not_found_error(descriptions: Sequence[g.GroupDescription]) -> str | None:
-    """Kafka 4's tool fails the whole command on the first group the broker does not know, with
-    the Java exception's text; the same line, or None when every group was found."""
+    """Kafka 4's tool fails the whole command on the first group that does not exist (Dead),
+    with the Java exception's text (a Kafka 4 broker answers GROUP_ID_NOT_FOUND; the tool's
+    "does not exist" message below is for older brokers). That line, or None."""
     for d in descriptions:
-        if d.not_found:
+        if d.state == g.DEAD:
             return (
                 "\nError: Executing consumer group command failed due to org.apache.kafka."
                 f"common.errors.GroupIdNotFoundException: Group {d.group_id} not found.\n"

@@ -80,15 +80,11 @@ class Member:
 
 @dataclass(frozen=True)
 class GroupDescription:
-    """`not_found`: the broker answered GROUP_ID_NOT_FOUND (Kafka 4 for a group it does not
-    know; older brokers describe such a group as Dead without an error)."""
-
     group_id: str
     state: str
     members: tuple[Member, ...] = ()
     assignor: str = ""
     coordinator: Coordinator | None = None
-    not_found: bool = False
 
 
 @dataclass(frozen=True)

@@ -56,8 +56,7 @@ class KafkaGroupReader:
         ]
 
     def describe(self, group_ids: Iterable[str]) -> dict[str, g.GroupDescription]:
-        """Descriptions by group id. A group the broker reports as not found is Dead, marked
-        `not_found`."""
+        """Descriptions by group id. A group the broker reports as not found is Dead."""
         group_ids = list(group_ids)
         if not group_ids:
             return {}
@@ -69,7 +68,7 @@ class KafkaGroupReader:
             except KafkaUnavailableError as exc:
                 if _error_code(exc.__cause__) != KafkaError.GROUP_ID_NOT_FOUND:
                     raise
-                described[group_id] = g.GroupDescription(group_id, g.DEAD, not_found=True)
+                described[group_id] = g.GroupDescription(group_id, g.DEAD)
                 continue
             described[group_id] = _description(found)
         return described

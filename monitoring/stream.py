@@ -104,6 +104,7 @@ class OffsetsStream:
             "linger.ms": 20,
         })  # fmt: skip
         self._assigned: list[TopicPartition] = []
+        self._own_group_bytes = group_id.encode()
 
     # -- start ----------------------------------------------------------------------------------
     def start(self, timeout_s: float = 30.0) -> None:
@@ -150,13 +151,20 @@ class OffsetsStream:
     # -- run ------------------------------------------------------------------------------------
     def step(self, timeout_s: float = 0.5) -> int:
         """One batch in one transaction: consume, decode, produce, and commit the input
-        offsets with the output. Returns the number of input records handled."""
+        offsets with the output. Returns the number of input records handled, not counting
+        the job's own commits: committing its offsets writes one of those, so a batch of
+        nothing else is passed over without a commit (a restart reads it again and skips it
+        again), or the job would feed on itself forever."""
         try:
             messages = self._consumer.consume(self.batch, timeout=timeout_s)
         except KafkaException as exc:
             raise KafkaUnavailableError(f"cannot consume '{self.input_topic}': {exc}") from exc
         records = [m for m in messages if not self._failed(m)]
-        if not records:
+        own = sum(1 for m in records if self._own_commit(m))
+        self.stats.own_group += own
+        SKIPPED.labels("own group").inc(own)
+        if own == len(records):
+            self.stats.consumed += own
             return 0
         positions: dict[tuple[str, int], int] = {}
         try:
@@ -171,7 +179,15 @@ class OffsetsStream:
             self._producer.commit_transaction(30)
         except KafkaException as exc:
             self._abort(exc)
-        return len(records)
+        return len(records) - own
+
+    def _own_commit(self, message) -> bool:
+        """An offset commit (or tombstone) of the job's own group, told from its key alone."""
+        key = message.key() or b""
+        if len(key) < 4 or key[1] > 1 or key[0] != 0:
+            return False
+        length = int.from_bytes(key[2:4], "big", signed=True)
+        return key[4 : 4 + length] == self._own_group_bytes
 
     def _failed(self, message) -> bool:
         error = message.error()
@@ -208,9 +224,7 @@ class OffsetsStream:
                         message.offset(), exc)  # fmt: skip
             return
         if isinstance(record, OffsetCommit | OffsetDeleted) and record.group == self.group_id:
-            self.stats.own_group += 1
-            SKIPPED.labels("own group").inc()
-            return
+            return  # counted by step()
         if isinstance(record, OffsetCommit):
             row = record.to_json()
             self.stats.produced += 1
