@@ -51,6 +51,7 @@ from confluent_kafka.admin import (
     NewTopic,
 )
 
+from engine.common.clock import now_ms
 from monitoring.consumer_offsets import ConsumerOffsetsDecoder
 from monitoring.exporter import LagExporter
 from monitoring.kafka_admin import KafkaGroupReader
@@ -192,12 +193,12 @@ def _time_poll(reader: KafkaGroupReader) -> tuple[float, list]:
 
 def _time_outputs(offsets: list, label: str) -> None:
     started = time.perf_counter()
-    records = sample_records(offsets, int(time.time() * 1000))
+    records = sample_records(offsets, now_ms())
     payloads = [orjson.dumps(r) for r in records]
     sample_s = time.perf_counter() - started
     exporter = LagExporter("bench")
     started = time.perf_counter()
-    exporter.observe(offsets, int(time.time() * 1000), 0.0)
+    exporter.observe(offsets, now_ms(), 0.0)
     lines = exporter.lines()
     metrics_s = time.perf_counter() - started
     print(f"  {label}: {len(payloads):,} sampler JSON records in {sample_s:.2f} s; "

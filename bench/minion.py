@@ -38,6 +38,7 @@ import time
 from pathlib import Path
 
 from bench.minion_stack import Stack
+from engine.common.clock import now_ms
 
 MERGE_TASK = "MergeRollupTask"
 PUSH_TASK = "SegmentGenerationAndPushTask"
@@ -74,7 +75,7 @@ def bench_dispatch(stack: Stack, count: int) -> None:
     })  # fmt: skip
     latencies = []
     for _ in range(count):
-        sent_ms = time.time() * 1000
+        sent_ms = now_ms()
         name = stack.schedule(PUSH_TASK, f"{table}_OFFLINE")
         stack.wait_task(name, 120)
         ((start, _),) = stack.spans(name)

@@ -17,6 +17,8 @@ import threading
 import time
 from pathlib import Path
 
+from engine.common.clock import now_ms
+
 SPARK_LOG_ENV = "SPRIG_BENCH_SPARK_LOG"
 MINION_POOL = 2  # the minion's pool processes, each with a SparkSession
 
@@ -46,7 +48,7 @@ def install_spark_probe(log_path: str) -> None:
         result = start_session(*args, **kwargs)
         if new:
             log({"kind": "spark_start", "pid": os.getpid(),
-                 "thread": threading.current_thread().name, "ms": int(time.time() * 1000)})  # fmt: skip
+                 "thread": threading.current_thread().name, "ms": now_ms()})  # fmt: skip
         return result
 
     merge_tables = merge_rollup.merge_tables

@@ -35,8 +35,8 @@ from engine.clusterstate import (
     ZooKeeperUnavailableError,
     session_id_of,
 )
-from engine.clusterstate.records import now_ms
 from engine.clusterstate.tags import CONTROLLER_TAG, instance_id
+from engine.common.clock import now_ms
 from engine.runtime import FollowLoop
 
 log = logging.getLogger(__name__)

@@ -13,12 +13,13 @@ import logging
 import os
 import socket
 import threading
-import time
 import traceback
 
 from celery import shared_task, states
 from celery.exceptions import Ignore, SoftTimeLimitExceeded
 from celery.signals import worker_process_init
+
+from engine.common.clock import now_ms
 
 # importing membership also joins the cluster in ZooKeeper when the worker is up
 from tasks import membership, minion_metrics, registry
@@ -47,10 +48,6 @@ def _prewarm_spark(**_kwargs) -> None:
     threading.Thread(target=minion_spark, name="spark-prewarm", daemon=True).start()
 
 
-def _now_ms() -> int:
-    return int(time.time() * 1000)
-
-
 def _worker_id() -> str:
     host = os.environ.get("SPRIG_INSTANCE_HOST") or None
     return membership.minion_instance_id(os.environ.get("SPRIG_MINION_NAME", "minion"), host)
@@ -77,7 +74,7 @@ def run_subtask(self, subtask: str, task_type: str, attempt: int, configs: dict,
         minion_metrics.mark("numberTasksCancelled", table, task_type)
         raise Ignore()
     worker = _worker_id()
-    started = _now_ms()
+    started = now_ms()
     metric_labels = minion_metrics.labels(table, task_type)
     minion_metrics.TASK_QUEUEING.labels(**metric_labels).observe(
         max(0, started - int(dispatched_ms or started))
@@ -112,12 +109,12 @@ def run_subtask(self, subtask: str, task_type: str, attempt: int, configs: dict,
             _finish(self, SubtaskState.TASK_ERROR, meta, traceback.format_exc())
     finally:
         running.dec()
-        minion_metrics.TASK_EXECUTION.labels(**metric_labels).observe(_now_ms() - started)
+        minion_metrics.TASK_EXECUTION.labels(**metric_labels).observe(now_ms() - started)
     minion_metrics.mark("numberTasksCompleted", table, task_type)
-    return {**meta, "finishTime": _now_ms(), "result": result if result is not None else {}}
+    return {**meta, "finishTime": now_ms(), "result": result if result is not None else {}}
 
 
 def _finish(task, state: SubtaskState, meta: dict, error: str):
-    task.update_state(state=state.value, meta={**meta, "finishTime": _now_ms(), "error": error})
+    task.update_state(state=state.value, meta={**meta, "finishTime": now_ms(), "error": error})
     # Ignore keeps Celery from overwriting the custom state with FAILURE
     raise Ignore()

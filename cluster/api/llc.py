@@ -34,6 +34,7 @@ from engine.realtime import completion as proto
 from engine.realtime.completion import CompletionResponse
 from engine.realtime.llc_name import LLCSegmentName
 from engine.spi import TableConfig
+from engine.spi.table_name import REALTIME, split_table_name, table_name_with_type
 
 TAG = ["LLCSegmentCompletionHandlers"]
 log = logging.getLogger(__name__)
@@ -52,7 +53,7 @@ def _is_leader(_table_with_type: str) -> bool:
 
 
 def _table_config(table_with_type: str) -> TableConfig:
-    raw = table_with_type.removesuffix("_REALTIME")
+    raw = split_table_name(table_with_type)[0]
     row = models.TableConfig.objects.filter(table_name=raw, table_type="REALTIME").first()
     if row is None:
         raise ValueError(f"table {table_with_type} does not exist")
@@ -60,7 +61,7 @@ def _table_config(table_with_type: str) -> TableConfig:
 
 
 def _make_fsm(segment: str):
-    table = f"{LLCSegmentName.parse(segment).table}_REALTIME"
+    table = table_name_with_type(LLCSegmentName.parse(segment).table, REALTIME)
     config = _table_config(table)
 
     def commit(_instance: str, end_offset: int, location: str) -> bool:
@@ -198,7 +199,7 @@ class SegmentStoppedConsumingView(APIView):
 
 
 def _set_offline(segment: str, instance: str) -> None:
-    table = f"{LLCSegmentName.parse(segment).table}_REALTIME"
+    table = table_name_with_type(LLCSegmentName.parse(segment).table, REALTIME)
 
     def change(ideal: ResourceAssignment) -> ResourceAssignment:
         replicas = ideal.segments.get(segment)

@@ -15,27 +15,24 @@ from cluster.logic.deep_store import get_deep_store
 from cluster.logic.delete_segments import delete_segments
 from cluster.logic.lineage_retention import clean_up_lineage
 from cluster.periods import period_ms
-from engine.clusterstate import ClusterStore, SegmentState
+from engine.clusterstate import ClusterStore
 from engine.clusterstate.lineage import delete_blocked_segments, read_lineage
-from engine.clusterstate.realtime_metadata import COMPLETED, status_of
-from engine.clusterstate.records import now_ms
+from engine.clusterstate.segment_status import is_completed
+from engine.common.clock import now_ms
+from engine.spi.datetime_format import UNIT_MILLIS
 
-_UNIT_MS = {
-    "NANOSECONDS": 1e-6,
-    "MICROSECONDS": 1e-3,
-    "MILLISECONDS": 1,
-    "SECONDS": 1000,
-    "MINUTES": 60_000,
-    "HOURS": 3_600_000,
-    "DAYS": 86_400_000,
-}
+# Pinot's TimeUtils valid range: an end time outside 1971..2071 is a wrong unit or a
+# placeholder, never a reason to delete a segment
+VALID_MIN_TIME_MS = 31_536_000_000  # 1971-01-01T00:00:00Z
+VALID_MAX_TIME_MS = 3_187_296_000_000  # 2071-01-01T00:00:00Z
 
 
-def end_time_ms(end_time: int | None, time_unit: str) -> int | None:
-    """A segment's end time (in ``time_unit``, Pinot's segment.time.unit) as epoch ms."""
-    if end_time is None:
-        return None
-    return end_time * _UNIT_MS.get((time_unit or "MILLISECONDS").upper(), 1)
+def purgeable_end_ms(meta) -> int | float | None:
+    """The end time retention judges a segment by (Pinot's TimeRetentionStrategy): its end
+    time in epoch ms, or None when that is unknown (no time, no or no known unit) or outside
+    Pinot's valid range; such a segment is kept."""
+    end = meta.end_time_ms
+    return end if end is not None and VALID_MIN_TIME_MS <= end <= VALID_MAX_TIME_MS else None
 
 
 def expired_segments(store: ClusterStore, row, now: int) -> list[str]:
@@ -44,32 +41,23 @@ def expired_segments(store: ClusterStore, row, now: int) -> list[str]:
     segments_config = config.segments_config
     if not segments_config.retention_time_unit or segments_config.retention_time_value is None:
         return []
-    retention = segments_config.retention_time_value * _UNIT_MS[segments_config.retention_time_unit]
+    retention = (
+        segments_config.retention_time_value * UNIT_MILLIS[segments_config.retention_time_unit]
+    )
     cutoff = now - retention
     realtime = row.table_type == "REALTIME"
-    consuming = _consuming_segments(store, row.name_with_type) if realtime else set()
+    # read before the metadata: a commit in between is then seen as still consuming
+    ideal = store.ideal_state(row.name_with_type) if realtime else None
+    replicas = ideal.segments if ideal else {}
     expired = []
     for segment in store.segment_names(row.name_with_type):
         meta = store.segment_metadata(row.name_with_type, segment)
-        if meta is None or (
-            realtime and (status_of(meta) not in COMPLETED or segment in consuming)
-        ):
+        if meta is None or (realtime and not is_completed(meta, replicas.get(segment, {}))):
             continue
-        end = end_time_ms(meta.end_time, meta.time_unit)
+        end = purgeable_end_ms(meta)
         if end is not None and end < cutoff:
             expired.append(segment)
     return expired
-
-
-def _consuming_segments(store: ClusterStore, table: str) -> set[str]:
-    """Segments with a CONSUMING replica in the ideal state: a commit writes DONE before it
-    moves the ideal state, and such a segment is still served from memory."""
-    ideal = store.ideal_state(table)
-    return {
-        segment
-        for segment, replicas in (ideal.segments if ideal else {}).items()
-        if SegmentState.CONSUMING.value in replicas.values()
-    }
 
 
 def apply_retention(store: ClusterStore, rows, now: int | None = None) -> dict:

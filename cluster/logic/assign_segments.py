@@ -7,6 +7,7 @@ import dataclasses
 
 from cluster.errors import BadRequest
 from engine.clusterstate import ResourceAssignment, SegmentState
+from engine.clusterstate.segment_status import CONSUMING_GROUP, assignment_group
 
 
 def segment_load(ideal: ResourceAssignment, servers: list[str]) -> dict[str, int]:
@@ -102,6 +103,8 @@ def rebalance_target(
 
 
 def _serving_state(replicas: dict[str, str]) -> str:
-    if SegmentState.CONSUMING.value in replicas.values():
+    """The state a segment's new replica gets: CONSUMING for a consuming segment (no ONLINE
+    replica, a CONSUMING one), else ONLINE, as Pinot's rebalancer assigns them."""
+    if assignment_group(replicas) == CONSUMING_GROUP:
         return SegmentState.CONSUMING.value
     return SegmentState.ONLINE.value

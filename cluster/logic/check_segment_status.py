@@ -6,7 +6,7 @@ from __future__ import annotations
 import orjson
 
 from engine.clusterstate import SERVING_STATES, ClusterStore, SegmentState, ZNRecord
-from engine.clusterstate.records import now_ms
+from engine.common.clock import now_ms
 
 
 def table_status(store: ClusterStore, resource: str) -> dict:

@@ -7,7 +7,8 @@ from __future__ import annotations
 from cluster.errors import BadRequest
 from cluster.logic.assign_segments import rebalance_target
 from cluster.logic.cluster_view import instances_with_tag, replication_of, table_server_tag
-from engine.clusterstate import ClusterStore, InstanceType, ResourceAssignment, SegmentState
+from engine.clusterstate import ClusterStore, InstanceType, ResourceAssignment
+from engine.clusterstate.segment_status import COMPLETED_GROUP, assignment_group
 
 COMPLETED_KEY = "realtimeCompleted"
 
@@ -25,18 +26,15 @@ def completed_servers(store: ClusterStore, tag: str) -> list[str]:
     return [c.instance_id for c in instances_with_tag(store, tag) if c.type is InstanceType.SERVER]
 
 
-def _is_consuming(replicas: dict[str, str]) -> bool:
-    return SegmentState.CONSUMING.value in replicas.values()
-
-
 def completed_target(store: ClusterStore, config, ideal: ResourceAssignment | None) -> dict:
-    """segment -> {server: ONLINE} for every completed segment of ``ideal`` on the completed
-    servers (replicas already there stay; the rest are balanced over them). Empty when
-    relocation is off. BadRequest naming the tag when it has too few servers."""
+    """segment -> {server: ONLINE} for every completed segment of ``ideal`` (one with an
+    ONLINE replica: ``assignment_group``) on the completed servers (replicas already there
+    stay; the rest are balanced over them). Empty when relocation is off. BadRequest naming
+    the tag when it has too few servers."""
     tag = completed_server_tag(config)
     if tag is None or ideal is None:
         return {}
-    completed = {s: r for s, r in ideal.segments.items() if r and not _is_consuming(r)}
+    completed = {s: r for s, r in ideal.segments.items() if assignment_group(r) == COMPLETED_GROUP}
     if not completed:
         return {}
     servers = completed_servers(store, tag)

@@ -7,7 +7,7 @@ import orjson
 
 from cluster.errors import NotFound
 from engine.clusterstate import ClusterStore, ZNRecord
-from engine.clusterstate.records import now_ms
+from engine.common.clock import now_ms
 
 REBALANCE = "TABLE_REBALANCE"
 RELOAD = "RELOAD_SEGMENT"

@@ -8,11 +8,12 @@ and are purged by the RetentionManager once older than DELETED_SEGMENTS_RETENTIO
 from __future__ import annotations
 
 import re
-import time
 from urllib.parse import quote
 
 import fsspec
 from django.conf import settings
+
+from engine.common import clock
 
 DELETED_DIR = "Deleted_Segments"
 _DELETED_SUFFIX = re.compile(r"__deleted_(\d+)$")
@@ -59,9 +60,7 @@ class DeepStore:
         if keep:
             folder = f"{self.root}/{DELETED_DIR}/{raw_table}"
             self.fs.makedirs(folder, exist_ok=True)
-            self.fs.mv(
-                path, f"{folder}/{quote(segment, safe='')}__deleted_{int(time.time() * 1000)}"
-            )
+            self.fs.mv(path, f"{folder}/{quote(segment, safe='')}__deleted_{clock.now_ms()}")
         else:
             self.fs.rm(path)
         return True
@@ -79,7 +78,7 @@ class DeepStore:
 
     def purge_deleted(self, older_than_ms: int, now_ms: int | None = None) -> list[str]:
         """Remove kept deleted segments deleted more than ``older_than_ms`` ago."""
-        now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
+        now_ms = now_ms if now_ms is not None else clock.now_ms()
         base = f"{self.root}/{DELETED_DIR}"
         if not self.fs.exists(base):
             return []

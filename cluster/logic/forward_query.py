@@ -11,11 +11,12 @@ from sqlglot import exp
 
 from cluster import models
 from cluster.logic.cluster_view import parsed, table_broker_tag
+from engine.broker.errors import (
+    BROKER_RESOURCE_MISSING_ERROR_CODE,
+    SERVER_NOT_RESPONDING_ERROR_CODE,
+)
 from engine.clusterstate import ClusterStore, InstanceType, split_table_name
-
-BROKER_RESOURCE_MISSING = 410
-BROKER_NOT_RESPONDING = 427
-SQL_PARSING = 150
+from engine.query.response import exception_response
 
 
 def query_tables(sql: str) -> list[str]:
@@ -45,23 +46,6 @@ def live_brokers(store: ClusterStore, tag: str | None) -> list[tuple[str, str, i
     return out
 
 
-def error_response(code: int, message: str) -> dict:
-    """A broker-shaped response that carries only an exception, as Pinot's clients expect."""
-    return {
-        "resultTable": None,
-        "exceptions": [{"errorCode": code, "message": message}],
-        "numServersQueried": 0,
-        "numServersResponded": 0,
-        "numSegmentsQueried": 0,
-        "numSegmentsProcessed": 0,
-        "numSegmentsMatched": 0,
-        "numDocsScanned": 0,
-        "totalDocs": 0,
-        "timeUsedMs": 0,
-        "partialResult": False,
-    }
-
-
 def forward_query(store: ClusterStore, body: dict) -> tuple[int, dict]:
     """(HTTP status, response JSON). 503 with a Pinot exception when no broker is live."""
     tables = query_tables(body["sql"])
@@ -74,8 +58,8 @@ def forward_query(store: ClusterStore, body: dict) -> tuple[int, dict]:
     brokers = live_brokers(store, tag)
     if not brokers:
         where = f" tagged {tag}" if tag else ""
-        return 503, error_response(
-            BROKER_RESOURCE_MISSING,
+        return 503, exception_response(
+            BROKER_RESOURCE_MISSING_ERROR_CODE,
             f"No live broker{where} to run the query (tables: {', '.join(tables) or 'none'}); "
             "start a broker with `sprig broker`",
         )
@@ -85,10 +69,13 @@ def forward_query(store: ClusterStore, body: dict) -> tuple[int, dict]:
             f"http://{host}:{port}/query/sql", json=body, timeout=settings.SQL_FORWARD_TIMEOUT_S
         )
     except requests.RequestException as exc:
-        return 503, error_response(BROKER_NOT_RESPONDING, f"Broker {ident} did not answer: {exc}")
+        return 503, exception_response(
+            SERVER_NOT_RESPONDING_ERROR_CODE, f"Broker {ident} did not answer: {exc}"
+        )
     try:
         return response.status_code, response.json()
     except ValueError:
-        return 502, error_response(
-            BROKER_NOT_RESPONDING, f"Broker {ident} answered {response.status_code} without JSON"
+        return 502, exception_response(
+            SERVER_NOT_RESPONDING_ERROR_CODE,
+            f"Broker {ident} answered {response.status_code} without JSON",
         )

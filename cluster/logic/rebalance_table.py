@@ -25,11 +25,11 @@ from engine.clusterstate import (
     SERVING_STATES,
     ClusterStore,
     ResourceAssignment,
-    SegmentState,
     ZooKeeperUnavailableError,
 )
-from engine.clusterstate.records import now_ms
+from engine.clusterstate.segment_status import CONSUMING_GROUP, OFFLINE_GROUP, assignment_group
 from engine.clusterstate.tags import InstanceType, instance_id
+from engine.common.clock import now_ms
 
 log = logging.getLogger(__name__)
 
@@ -54,11 +54,10 @@ def rebalance_table(
         target = rebalance_target(ideal, servers, replication_of(config, servers))
     # with tagOverrideConfig.realtimeCompleted, completed segments belong on those servers
     target.update(completed_target(store, config, ideal))
-    if not include_consuming:
-        # consuming segments stay where they are; only completed ones move
-        for segment, replicas in ideal.segments.items():
-            if SegmentState.CONSUMING.value in replicas.values():
-                target[segment] = dict(replicas)
+    target.update(
+        staying_segments(ideal.segments, realtime=config.table_type == "REALTIME",
+                         include_consuming=include_consuming)
+    )  # fmt: skip
     job_id = str(uuid.uuid4())
     result = {
         "jobId": job_id,
@@ -103,6 +102,18 @@ def rebalance_table(
     else:
         run_rebalance(store, job_id, resource, target, downtime)
     return result
+
+
+def staying_segments(
+    segments: dict[str, dict[str, str]], *, realtime: bool, include_consuming: bool
+) -> dict:
+    """The segments a rebalance leaves where they are (``assignment_group``), as Pinot's:
+    with ``includeConsuming=false`` the consuming ones, and on a REALTIME table those no
+    replica could consume (all OFFLINE), which the repair task recreates."""
+    stay = {OFFLINE_GROUP} if realtime else set()
+    if not include_consuming:
+        stay.add(CONSUMING_GROUP)
+    return {s: dict(r) for s, r in segments.items() if assignment_group(r) in stay}
 
 
 def running_rebalance_jobs(store: ClusterStore, resource: str) -> list[str]:

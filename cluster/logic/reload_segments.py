@@ -17,7 +17,7 @@ from engine.clusterstate import (
     split_table_name,
     table_name_with_type,
 )
-from engine.clusterstate.records import now_ms
+from engine.common.clock import now_ms
 
 
 def _targets(store: ClusterStore, resource: str, segment: str | None) -> list[tuple[str, str]]:

@@ -23,8 +23,8 @@ from cluster.logic.completed_placement import completed_server_tag, completed_ta
 from cluster.logic.controller_jobs import REBALANCE, save_job
 from cluster.logic.rebalance_table import run_rebalance, running_rebalance_jobs
 from engine.clusterstate import ClusterStore, InstanceType
-from engine.clusterstate.records import now_ms
 from engine.clusterstate.tags import instance_id
+from engine.common.clock import now_ms
 
 log = logging.getLogger(__name__)
 

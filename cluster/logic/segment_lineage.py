@@ -30,7 +30,7 @@ from engine.clusterstate.lineage import (
     read_lineage,
     update_lineage,
 )
-from engine.clusterstate.records import now_ms
+from engine.common.clock import now_ms
 
 IN_PROGRESS = LineageEntryState.IN_PROGRESS
 COMPLETED = LineageEntryState.COMPLETED

@@ -40,9 +40,12 @@ from engine.clusterstate import (
     SegmentState,
     SegmentZKMetadata,
     ZooKeeperUnavailableError,
+    split_table_name,
 )
 from engine.clusterstate import realtime_metadata as llc
-from engine.clusterstate.records import now_ms
+from engine.clusterstate.segment_metadata import recorded_time_range
+from engine.clusterstate.segment_status import is_committed
+from engine.common.clock import now_ms
 from engine.common.errors import SegmentError
 from engine.segment import SegmentMetadata, read_metadata, unpack_segment
 
@@ -81,10 +84,8 @@ def upload_segment(store: ClusterStore, upload: Upload) -> dict:
             _metadata_only(tar_path, work) if kind == "METADATA" else _read_segment(tar_path, work)
         )
         if row is None:
-            row = table_row(
-                _raw_table_name(metadata.table_name),
-                upload.table_type or _type_of(metadata.table_name),
-            )
+            raw, suffix_type = split_table_name(metadata.table_name)
+            row = table_row(raw, upload.table_type or suffix_type)
         size = tar_path.stat().st_size if kind != "METADATA" else _remote_size(upload.download_uri)
         return _store(store, row, metadata, tar_path if kind == "SEGMENT" else None, size, upload)
 
@@ -136,20 +137,6 @@ def _remote_size(uri: str) -> int:
         return 0
 
 
-def _raw_table_name(name: str) -> str:
-    for suffix in ("_OFFLINE", "_REALTIME"):
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
-
-
-def _type_of(name: str) -> str | None:
-    for kind in ("OFFLINE", "REALTIME"):
-        if name.endswith(f"_{kind}"):
-            return kind
-    return None
-
-
 def _store(store, row, metadata: SegmentMetadata, tar_path, size: int, upload: Upload) -> dict:
     resource = row.name_with_type
     segment = metadata.segment_name
@@ -158,7 +145,7 @@ def _store(store, row, metadata: SegmentMetadata, tar_path, size: int, upload: U
     if existing is not None:
         if not upload.allow_refresh:
             raise Conflict(f"Segment {segment} of {resource} already exists and allowRefresh=false")
-        if llc.status_of(existing) not in llc.COMPLETED:
+        if not is_committed(existing):
             raise Conflict(f"Segment {segment} of {resource} is still being consumed "
                            f"({llc.status_of(existing)}); only a completed segment can be "
                            f"refreshed")  # fmt: skip
@@ -198,14 +185,18 @@ def _store(store, row, metadata: SegmentMetadata, tar_path, size: int, upload: U
     else:
         download_url = upload.download_uri
     now = now_ms()
+    start, end, unit = recorded_time_range(
+        metadata.start_time, metadata.end_time, metadata.time_unit,
+        metadata.start_time_ms, metadata.end_time_ms,
+    )  # fmt: skip
     zk_metadata = SegmentZKMetadata(
         segment_name=segment,
         table_name_with_type=resource,
         crc=crc,
         total_docs=metadata.total_docs,
-        start_time=_as_int(metadata.start_time),
-        end_time=_as_int(metadata.end_time),
-        time_unit=metadata.time_unit or "",
+        start_time=start,
+        end_time=end,
+        time_unit=unit,
         download_url=download_url,
         push_time_ms=existing.push_time_ms if existing else now,
         refresh_time_ms=now if existing else 0,
@@ -313,10 +304,3 @@ def _notify_refresh(store, resource: str, segment: str) -> list[str]:
         message = Message(uuid.uuid4().hex, "SEGMENT_REFRESH", resource, segment)
         store.send_message(instance, message)
     return instances
-
-
-def _as_int(value) -> int | None:
-    try:
-        return int(value) if value is not None else None
-    except (TypeError, ValueError):
-        return None

@@ -23,9 +23,11 @@ from engine.broker.scatter import ScatterGather
 from engine.broker.selection import BalancedSelector
 from engine.broker.time_boundary import TimeBoundary, compute_time_boundary
 from engine.clusterstate import OFFLINE, REALTIME, split_table_name
+from engine.common.clock import now_ms
 from engine.query import QueryError, reduce
 from engine.query.errors import QueryExecutionError, TableNotFoundError
 from engine.query.explain import explain_response
+from engine.query.intermediate import CONSUMING_KEY, FRESHNESS_KEY, merged_freshness
 from engine.query.parser import parse_sql
 from engine.query.plan_cache import PlanCache
 from engine.query.response import error_response
@@ -141,7 +143,7 @@ class QueryRunner:
             partial.inc()
         freshness_ms = response.get("minConsumingFreshnessTimeMs") or 0
         if freshness_ms > 0 and response.get("numConsumingSegmentsQueried"):
-            lag_ms = max(0, int(time.time() * 1000) - freshness_ms)
+            lag_ms = max(0, now_ms() - freshness_ms)
             freshness_lag.set(lag_ms)
         return response
 
@@ -285,12 +287,13 @@ class QueryRunner:
 def trace_info(responses) -> dict[str, dict]:
     """Pinot's ``traceInfo``, by server: the round trip as the broker saw it (``timeUsedMs``)
     and the server's trace (``engine.query.trace``): its own stages and each segment's
-    operators. A server asked twice (a hybrid table's two halves) has both halves merged."""
+    operators, with its consuming segments queried and their freshness. A server asked twice
+    (a hybrid table's two halves) has both halves merged."""
     out: dict[str, dict] = {}
     for r in responses:
         entry = out.setdefault(r.server.instance_id, {
             "timeUsedMs": 0, "responded": True, "serverTimeMs": 0.0, "gcPauseMs": 0.0,
-            "operators": [], "segments": [],
+            CONSUMING_KEY: 0, FRESHNESS_KEY: 0, "operators": [], "segments": [],
         })  # fmt: skip
         entry["timeUsedMs"] = max(entry["timeUsedMs"], r.elapsed_ms)
         entry["responded"] = entry["responded"] and r.responded
@@ -298,6 +301,8 @@ def trace_info(responses) -> dict[str, dict]:
         if trace:
             for key in ("serverTimeMs", "gcPauseMs"):  # the server's time, the GC pauses in it
                 entry[key] = round(entry[key] + trace.get(key, 0), 3)
+            entry[FRESHNESS_KEY] = merged_freshness([entry, trace])
+            entry[CONSUMING_KEY] += trace.get(CONSUMING_KEY, 0)
             entry["operators"].extend(trace.get("operators", ()))
             entry["segments"].extend(trace.get("segments", ()))
     return out

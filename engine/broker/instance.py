@@ -28,7 +28,7 @@ from engine.broker.scatter import ScatterGather
 from engine.broker.selection import BalancedSelector, ServerHealth
 from engine.clusterstate import InstanceConfig, InstanceType, split_table_name
 from engine.clusterstate.tags import instance_id as make_instance_id
-from engine.query.response import broker_response
+from engine.query.response import exception_response
 from engine.runtime import HttpService, Participant, Request, Response, Router, SchemaCache
 
 log = logging.getLogger(__name__)
@@ -172,9 +172,4 @@ def _bad_request(message: str) -> Response:
 
 
 def _error_response(status: int, error_code: int, message: str) -> Response:
-    body = broker_response(
-        None, None, None,
-        exceptions=[{"errorCode": error_code, "message": message}],
-        num_servers_queried=0, num_servers_responded=0,
-    )  # fmt: skip
-    return Response.json(body, status)
+    return Response.json(exception_response(error_code, message), status)

@@ -49,7 +49,8 @@ from engine.common.errors import ConfigError
 from engine.query.errors import QueryError
 from engine.runtime import Membership, Participant, SchemaCache
 from engine.spi import TableConfig
-from engine.spi.datetime_format import UNIT_MILLIS, DateTimeFormat
+from engine.spi.datetime_format import DateTimeFormat
+from engine.spi.table_name import TABLE_TYPES, table_name_with_type
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +105,8 @@ class RoutingSnapshot:
     version: int = 0
 
     def tables_of(self, raw_table: str) -> list[str]:
-        return [t for t in (f"{raw_table}_OFFLINE", f"{raw_table}_REALTIME") if t in self.routes]
+        typed = (table_name_with_type(raw_table, kind) for kind in TABLE_TYPES)
+        return [t for t in typed if t in self.routes]
 
     def check_routable(self, tables: list[str]) -> None:
         """Raise ``TableUnroutableError`` if a routed table of ``tables`` cannot be queried."""
@@ -333,10 +335,9 @@ class RoutingManager(Membership):
 def segment_info_from_metadata(meta: SegmentZKMetadata) -> SegmentInfo:
     """Time range in epoch ms (from ``segment.start/end.time`` in ``segment.time.unit``) and
     partitions with the function that computed them (Pinot's ``segment.partition.metadata``)."""
-    start = end = None
-    unit_ms = UNIT_MILLIS.get((meta.time_unit or "").upper())
-    if unit_ms and meta.start_time is not None and meta.end_time is not None:
-        start, end = meta.start_time * unit_ms, meta.end_time * unit_ms
+    start, end = meta.start_time_ms, meta.end_time_ms
+    if start is None or end is None:  # an unknown bound: the segment is never time-pruned
+        start = end = None
     raw = meta.extra.get("segment.partition.metadata")
     partitions, functions = recorded_partitions(raw, meta.segment_name)
     return SegmentInfo(meta.segment_name, start, end, partitions, functions)

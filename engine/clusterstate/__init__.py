@@ -59,15 +59,7 @@ from engine.clusterstate.lineage import (
     SegmentLineage,
     lineage_consistent_segments,
 )
-from engine.clusterstate.paths import (
-    BROKER_RESOURCE,
-    OFFLINE,
-    REALTIME,
-    TABLE_TYPES,
-    ClusterPaths,
-    split_table_name,
-    table_name_with_type,
-)
+from engine.clusterstate.paths import BROKER_RESOURCE, ClusterPaths
 from engine.clusterstate.records import (
     SERVING_STATES,
     CurrentState,
@@ -78,15 +70,25 @@ from engine.clusterstate.records import (
     Message,
     ResourceAssignment,
     SegmentState,
-    SegmentZKMetadata,
     schema_from_record,
     schema_to_record,
     table_config_from_record,
     table_config_to_record,
 )
-from engine.clusterstate.store import ClusterStore, session_id_of
+from engine.clusterstate.segment_metadata import SegmentZKMetadata
+from engine.clusterstate.store import ClusterStore
 from engine.clusterstate.tags import InstanceType
+from engine.clusterstate.znode_store import session_id_of
 from engine.clusterstate.znrecord import ZNRecord
+
+# a table name's type suffix: Pinot's TableNameBuilder, in engine.spi
+from engine.spi.table_name import (
+    OFFLINE,
+    REALTIME,
+    TABLE_TYPES,
+    split_table_name,
+    table_name_with_type,
+)
 
 __all__ = [
     "BROKER_RESOURCE",

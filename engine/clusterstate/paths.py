@@ -4,25 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-OFFLINE = "OFFLINE"
-REALTIME = "REALTIME"
-TABLE_TYPES = (OFFLINE, REALTIME)
-
 BROKER_RESOURCE = "brokerResource"
-
-
-def table_name_with_type(raw_name: str, table_type: str) -> str:
-    """``airlineStats`` + ``OFFLINE`` -> ``airlineStats_OFFLINE`` (Pinot's resource name)."""
-    return f"{raw_name}_{table_type.upper()}"
-
-
-def split_table_name(name: str) -> tuple[str, str | None]:
-    """``t_OFFLINE`` -> (``t``, ``OFFLINE``); a raw name -> (name, None)."""
-    for table_type in TABLE_TYPES:
-        suffix = f"_{table_type}"
-        if name.endswith(suffix) and len(name) > len(suffix):
-            return name[: -len(suffix)], table_type
-    return name, None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -5,7 +5,7 @@ them, servers and minion generators read them.
 
 from __future__ import annotations
 
-from engine.clusterstate.records import SegmentZKMetadata
+from engine.clusterstate.segment_metadata import SegmentZKMetadata
 
 START_OFFSET = "segment.realtime.startOffset"
 END_OFFSET = "segment.realtime.endOffset"
@@ -17,7 +17,6 @@ IN_PROGRESS = "IN_PROGRESS"
 COMMITTING = "COMMITTING"
 DONE = "DONE"
 UPLOADED = "UPLOADED"
-COMPLETED = frozenset({DONE, UPLOADED})
 
 
 def status_of(metadata: SegmentZKMetadata) -> str:

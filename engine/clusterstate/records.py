@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import time
 
 import orjson
 
 from engine.clusterstate.errors import ClusterStateError
-from engine.clusterstate.paths import split_table_name
+from engine.clusterstate.segment_metadata import SegmentZKMetadata  # noqa: F401 (its old home)
 from engine.clusterstate.tags import InstanceType
-from engine.clusterstate.znrecord import ZNRecord
+from engine.clusterstate.znrecord import ZNRecord, int_field
+from engine.common.clock import now_ms
+from engine.spi.table_name import split_table_name
 
 
 class SegmentState(enum.StrEnum):
@@ -31,10 +32,6 @@ class SegmentState(enum.StrEnum):
 
 
 SERVING_STATES = frozenset({SegmentState.ONLINE.value, SegmentState.CONSUMING.value})
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 @dataclasses.dataclass
@@ -74,12 +71,12 @@ class InstanceConfig:
         return cls(
             instance_id=record.id,
             host=simple.get("HELIX_HOST", ""),
-            port=_int(simple.get("HELIX_PORT"), -1),
+            port=int_field(simple.get("HELIX_PORT"), -1),
             tags=list(record.list_fields.get("TAG_LIST", [])),
             enabled=simple.get("HELIX_ENABLED", "true").lower() == "true",
-            admin_port=_int(simple.get("adminPort"), -1),
-            grpc_port=_int(simple.get("grpcPort"), -1),
-            query_service_port=_int(simple.get("queryServicePort"), -1),
+            admin_port=int_field(simple.get("adminPort"), -1),
+            grpc_port=int_field(simple.get("grpcPort"), -1),
+            query_service_port=int_field(simple.get("queryServicePort"), -1),
         )
 
     def to_pinot_json(self) -> dict:
@@ -121,7 +118,7 @@ class LiveInstance:
     @classmethod
     def from_record(cls, record: ZNRecord) -> LiveInstance:
         pid, _, host = record.simple_fields.get("LIVE_INSTANCE", "0@").partition("@")
-        return cls(record.id, record.simple_fields.get("SESSION_ID", ""), host, _int(pid, 0))
+        return cls(record.id, record.simple_fields.get("SESSION_ID", ""), host, int_field(pid, 0))
 
 
 _IDEAL_STATE_KEYS = frozenset(
@@ -224,80 +221,6 @@ class CurrentState:
         )
 
 
-@dataclasses.dataclass
-class SegmentZKMetadata:
-    """``PROPERTYSTORE/SEGMENTS/<table_TYPE>/<segment>``. Times are epoch values in
-    ``time_unit`` (as in the segment's own metadata); ``*_ms`` fields are epoch milliseconds.
-    ``extra`` keeps any other ``segment.*`` key (e.g. realtime offsets) untouched."""
-
-    segment_name: str
-    table_name_with_type: str
-    crc: str = ""
-    total_docs: int = 0
-    start_time: int | None = None
-    end_time: int | None = None
-    time_unit: str = ""
-    download_url: str = ""
-    push_time_ms: int = 0
-    refresh_time_ms: int = 0
-    creation_time_ms: int = 0
-    size_in_bytes: int = 0
-    extra: dict[str, str] = dataclasses.field(default_factory=dict)
-
-    def to_record(self) -> ZNRecord:
-        simple = dict(self.extra)
-        simple.update(
-            {
-                "segment.name": self.segment_name,
-                "segment.table.name": self.table_name_with_type,
-                "segment.crc": self.crc,
-                "segment.total.docs": str(self.total_docs),
-                "segment.time.unit": self.time_unit,
-                "segment.download.url": self.download_url,
-                "segment.push.time": str(self.push_time_ms),
-                "segment.refresh.time": str(self.refresh_time_ms),
-                "segment.creation.time": str(self.creation_time_ms),
-                "segment.size.in.bytes": str(self.size_in_bytes),
-                "segment.type": split_table_name(self.table_name_with_type)[1] or "",
-            }
-        )
-        if self.start_time is not None:
-            simple["segment.start.time"] = str(self.start_time)
-        if self.end_time is not None:
-            simple["segment.end.time"] = str(self.end_time)
-        return ZNRecord(id=self.segment_name, simple_fields=simple)
-
-    @classmethod
-    def from_record(cls, record: ZNRecord, table_name_with_type: str) -> SegmentZKMetadata:
-        simple = dict(record.simple_fields)
-        known = {
-            "segment.name", "segment.table.name", "segment.crc", "segment.total.docs",
-            "segment.time.unit", "segment.download.url", "segment.push.time",
-            "segment.refresh.time", "segment.creation.time", "segment.size.in.bytes",
-            "segment.type", "segment.start.time", "segment.end.time",
-        }  # fmt: skip
-        start, end = simple.get("segment.start.time"), simple.get("segment.end.time")
-        return cls(
-            segment_name=record.id,
-            table_name_with_type=simple.get("segment.table.name", table_name_with_type),
-            crc=simple.get("segment.crc", ""),
-            total_docs=_int(simple.get("segment.total.docs"), 0),
-            start_time=_int(start, None) if start not in (None, "") else None,
-            end_time=_int(end, None) if end not in (None, "") else None,
-            time_unit=simple.get("segment.time.unit", ""),
-            download_url=simple.get("segment.download.url", ""),
-            push_time_ms=_int(simple.get("segment.push.time"), 0),
-            refresh_time_ms=_int(simple.get("segment.refresh.time"), 0),
-            creation_time_ms=_int(simple.get("segment.creation.time"), 0),
-            size_in_bytes=_int(simple.get("segment.size.in.bytes"), 0),
-            extra={k: v for k, v in simple.items() if k not in known},
-        )
-
-    def to_json(self) -> dict:
-        """The ZNRecord's simple fields, as Pinot's ``/segments/{t}/zkmetadata`` shows them."""
-        return self.to_record().simple_fields
-
-
 # Pinot's ForceCommitMessage: the CONSUMING segments of ``resource`` named (comma-joined) in
 # the simple field ``segmentNames`` end consumption now and commit
 FORCE_COMMIT_MESSAGE = "FORCE_COMMIT"
@@ -387,10 +310,3 @@ def table_config_from_record(record: ZNRecord) -> dict:
             except orjson.JSONDecodeError as exc:
                 raise ClusterStateError(f"table config {record.id}: field {key}: {exc}") from exc
     return config
-
-
-def _int(value: str | None, default):
-    try:
-        return int(value) if value not in (None, "") else default
-    except ValueError:
-        return default

@@ -65,3 +65,11 @@ def _text(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def int_field(value: str | None, default):
+    """A simple field read as an int: ``default`` when it is absent, empty or not a number."""
+    try:
+        return int(value) if value not in (None, "") else default
+    except ValueError:
+        return default

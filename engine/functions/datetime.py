@@ -8,12 +8,12 @@ DATETIMECONVERT floor. Java date-time patterns are read by ``engine.spi.datetime
 from __future__ import annotations
 
 import re
-import time
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from engine.common.clock import now_ms
 from engine.common.errors import ConfigError
 from engine.functions.registry import FunctionArgumentError, FunctionValueError, register
 from engine.functions.values import as_long, java_div
@@ -135,7 +135,7 @@ def from_date_time(strings, pattern, timezone=None):
 
 @register("now", 0, 0, _LONG)
 def now():
-    return int(time.time() * 1000)
+    return now_ms()
 
 
 _ISO = re.compile(
@@ -152,7 +152,7 @@ def ago(duration):
         raise FunctionArgumentError(f"AGO: invalid ISO-8601 duration '{duration}'")
     parts = {k: float(v) if v else 0.0 for k, v in match.groupdict().items()}
     ms = ((parts["d"] * 24 + parts["h"]) * 60 + parts["m"]) * 60_000 + parts["s"] * 1000
-    return int(time.time() * 1000 - ms)
+    return int(now_ms() - ms)
 
 
 # ---- calendar fields ----------------------------------------------------------------------

@@ -58,9 +58,10 @@ def _read_stream(data: bytes) -> tuple[pa.Schema, list[pa.RecordBatch]]:
     return schema, batches
 
 
-# merged by minimum, not sum: the oldest of the consuming segments queried (epoch ms), 0 when
-# none was queried (Pinot's minConsumingFreshnessTimeMs)
+# not added up when merged (see ``merged_freshness``): how fresh the rows of the consuming
+# segments queried are (epoch ms), 0 when unknown (Pinot's minConsumingFreshnessTimeMs)
 FRESHNESS_KEY = "minConsumingFreshnessTimeMs"
+CONSUMING_KEY = "numConsumingSegmentsQueried"
 
 
 def empty_stats() -> dict[str, int]:
@@ -71,8 +72,8 @@ _STAT_VALUES = itemgetter(*STAT_KEYS)
 
 
 def merge_stats(parts: list[dict]) -> dict[str, int]:
-    """The stats of several results as one: counts added, the freshness the least of those
-    reported (a 0 means "no consuming segment" and is left out)."""
+    """The stats of several results as one: counts added, the freshness merged by
+    ``merged_freshness``."""
     try:  # every result's stats hold every key (``empty_stats``): add them column by column
         totals = [sum(column) for column in zip(*map(_STAT_VALUES, parts), strict=True)]
     except (KeyError, TypeError):  # not all keys, or a peer's odd value: one by one
@@ -84,9 +85,22 @@ def merge_stats(parts: list[dict]) -> dict[str, int]:
         for part in parts:
             for key in STAT_KEYS:
                 stats[key] += int(part.get(key, 0))
-    fresh = [int(p[FRESHNESS_KEY]) for p in parts if int(p.get(FRESHNESS_KEY) or 0) > 0]
-    stats[FRESHNESS_KEY] = min(fresh, default=0)
+    stats[FRESHNESS_KEY] = merged_freshness(parts)
     return stats
+
+
+def merged_freshness(parts: list[dict]) -> int:
+    """The freshness of several results as one (epoch ms, 0 when none is known): the oldest
+    of those that queried a consuming segment. A result that queried none (a server that
+    answered for committed segments only) reports a stand-in, the newest of their creation
+    or end times, which says nothing of the stream: it counts only when no result queried a
+    consuming segment, and then the latest of them counts, as on one server."""
+    consuming = [p for p in parts if int(p.get(CONSUMING_KEY) or 0) > 0]
+    fresh = [int(p.get(FRESHNESS_KEY) or 0) for p in (consuming or parts)]
+    fresh = [f for f in fresh if f > 0]
+    if not fresh:
+        return 0
+    return min(fresh) if consuming else max(fresh)
 
 
 @dataclass

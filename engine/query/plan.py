@@ -7,7 +7,6 @@ The plan is what servers execute and brokers reduce; it is built once per SQL te
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -29,13 +28,13 @@ from engine.query.expressions import (
     walk,
 )
 from engine.query.parser import OrderItem, ParsedQuery, parse_sql
+from engine.spi.table_name import split_table_name
 
 DEFAULT_LIMIT = 10
 DEFAULT_NUM_GROUPS_LIMIT = 100_000
 DEFAULT_TIMEOUT_MS = 10_000
 _NUMERIC_AGGREGATIONS = {"sum", "min", "max", "avg", "minmaxrange", "percentile", "percentileest",
                          "percentiletdigest", "percentilekll", "varpop", "varsamp", "stddevpop", "stddevsamp"}  # fmt: skip
-_TABLE_SUFFIX = re.compile(r"_(OFFLINE|REALTIME)$")
 
 
 @dataclass(frozen=True)
@@ -136,14 +135,6 @@ def columns_from_schema(schema) -> dict[str, ColumnInfo]:
     if isinstance(schema, dict):
         return schema
     return {f.name: ColumnInfo(str(f.data_type), bool(f.single_value)) for f in schema.fields}
-
-
-def split_table_name(table: str) -> tuple[str, str | None]:
-    """``airlineStats_OFFLINE`` -> (``airlineStats``, ``OFFLINE``)."""
-    match = _TABLE_SUFFIX.search(table)
-    if match:
-        return table[: match.start()], match.group(1)
-    return table, None
 
 
 def compile_query(sql: str, schema=None) -> QueryPlan:
@@ -363,4 +354,4 @@ def infer_type(expr: Expression, columns: dict[str, ColumnInfo], agg_types: dict
     return "DOUBLE" if result == "UNKNOWN" else result
 
 
-__all__ = ["ColumnInfo", "QueryPlan", "build_plan", "compile_query", "split_table_name"]
+__all__ = ["ColumnInfo", "QueryPlan", "build_plan", "compile_query"]

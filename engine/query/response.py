@@ -98,11 +98,25 @@ def broker_response(
     return response
 
 
+def exception_response(
+    error_code: int, message: str, *, time_used_ms: int = 0, num_servers_queried: int = 0
+) -> dict:
+    """The one shape of an error body, broker's and controller's alike: Pinot's
+    BrokerResponse with only ``exceptions[{errorCode, message}]`` and zero statistics. Like
+    Pinot's (``resultTable`` is NON_NULL there) it has no ``resultTable`` key, and
+    ``partialResult`` is true as for any response with exceptions."""
+    return broker_response(
+        None, None, None, exceptions=[{"errorCode": error_code, "message": message}],
+        time_used_ms=time_used_ms, num_servers_queried=num_servers_queried,
+        num_servers_responded=num_servers_queried,
+    )  # fmt: skip
+
+
 def error_response(
     error: QueryError, *, time_used_ms: int = 0, num_servers_queried: int = 0
 ) -> dict:
-    """A response carrying only ``error`` (no resultTable), as Pinot returns for a bad query."""
-    return broker_response(
-        None, None, None, exceptions=[error.to_exception()], time_used_ms=time_used_ms,
-        num_servers_queried=num_servers_queried, num_servers_responded=num_servers_queried,
+    """A response carrying only ``error``, as Pinot returns for a bad query."""
+    return exception_response(
+        error.error_code, error.message, time_used_ms=time_used_ms,
+        num_servers_queried=num_servers_queried,
     )  # fmt: skip

@@ -29,12 +29,13 @@ from engine.query.errors import (
 )
 from engine.query.executor import execute_segment
 from engine.query.intermediate import IntermediateResult
-from engine.query.plan import ColumnInfo, QueryPlan, split_table_name
+from engine.query.plan import ColumnInfo, QueryPlan
 from engine.query.plan_cache import PlanCache
 from engine.query.reduce import reduce
 from engine.query.response import error_response
 from engine.query.settings import QuerySettings
 from engine.query.trace import new_trace, operator_entry
+from engine.spi.table_name import split_table_name
 
 
 class QueryEngine:

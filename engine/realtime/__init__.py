@@ -19,6 +19,8 @@ Public API::
     seg.go_online(end_offset, download) -> segment dir to load (own build, catch-up, download)
 
     engine.realtime.partition_consumer.PartitionConsumer   # the consuming loop + protocol
+    engine.realtime.consumer_state                          # its states and counters
+    engine.realtime.committer                               # build, commitStart/upload/End
     engine.realtime.completion                              # statuses, HttpCompletionClient
     engine.realtime.consuming_info.segment_consumer_info    # consumingSegmentsInfo entry
     engine.realtime.llc_name.LLCSegmentName                 # <table>__<p>__<seq>__<time>

@@ -4,9 +4,9 @@ offsets and lags are strings; a lag that cannot be computed is ``NOT_CALCULATED`
 
 from __future__ import annotations
 
-import time
-
-from engine.realtime.partition_consumer import ConsumerState, PartitionConsumer
+from engine.common import clock
+from engine.realtime.consumer_state import ConsumerState
+from engine.realtime.partition_consumer import PartitionConsumer
 
 NOT_CALCULATED = "NOT_CALCULATED"
 _CONSUMING = frozenset({ConsumerState.INITIAL_CONSUMING, ConsumerState.CATCHING_UP})
@@ -20,7 +20,7 @@ def segment_consumer_info(
     at 0: the latest offset is read before the consumer's, which may have passed it meanwhile;
     availability lag is how long ago the newest consumed message was produced, 0
     when caught up."""
-    now = int(time.time() * 1000) if now_ms is None else int(now_ms)
+    now = clock.now_ms() if now_ms is None else int(now_ms)
     partition = str(consumer.partition)
     current = consumer.current_offset
     stats = consumer.stats

@@ -20,9 +20,10 @@ from pathlib import Path
 
 from engine.clusterstate.realtime_metadata import FLUSH_THRESHOLD_SIZE, START_OFFSET
 from engine.realtime.completion import CompletionClient
+from engine.realtime.consumer_state import ConsumerState
 from engine.realtime.llc_name import LLCSegmentName
 from engine.realtime.mutable_segment import MutableSegment
-from engine.realtime.partition_consumer import ConsumerState, PartitionConsumer
+from engine.realtime.partition_consumer import PartitionConsumer
 from engine.stream.config import table_stream_configs
 from engine.stream.kafka import KafkaMetadataProvider, KafkaPartitionConsumer
 

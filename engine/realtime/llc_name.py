@@ -8,6 +8,8 @@ import dataclasses
 import datetime as dt
 import re
 
+from engine.spi.table_name import REALTIME, raw_name_for_type
+
 SEPARATOR = "__"
 _TIME = re.compile(r"\d{8}T\d{4}Z")
 
@@ -23,7 +25,7 @@ class LLCSegmentName:
     def create(cls, table: str, partition: int, sequence: int,
                now_ms: int) -> LLCSegmentName:  # fmt: skip
         """A new name created at ``now_ms`` (epoch ms). ``table`` may carry ``_REALTIME``."""
-        raw = table.removesuffix("_REALTIME")
+        raw = raw_name_for_type(table, REALTIME)
         if SEPARATOR in raw:
             raise ValueError(f"table name {raw!r} must not contain {SEPARATOR!r}")
         if partition < 0 or sequence < 0:

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 
+from engine.common.clock import now_ms
 from engine.common.errors import IngestError
 from engine.ingest import prepare_rows
 from engine.ingest.coercion import NULL_COLUMN_PREFIX
@@ -52,7 +52,7 @@ class MutableSegment:
         self.schema = schema
         self.table_config = table_config
         self.table_name = table_config.table_name_with_type
-        self.creation_time_ms = int(time.time() * 1000)
+        self.creation_time_ms = now_ms()
         # parsed once: a consuming segment indexes many small batches
         self._transformer = RecordTransformer(schema, table_config)
         no_dict = set(table_config.no_dictionary_columns)
@@ -137,7 +137,7 @@ class MutableSegment:
             self.num_rows_filtered += prepared.num_filtered
             self.num_rows_errored += len(prepared.errors)
             if table.num_rows:
-                self.last_indexed_ms = int(time.time() * 1000)
+                self.last_indexed_ms = now_ms()
                 if ingestion_ms is not None and ingestion_ms >= 0:
                     self.latest_ingestion_ms = ingestion_ms
         return result

@@ -4,9 +4,10 @@ From the segment's start offset it fetches message batches, decodes them and ind
 into the ``MutableSegment`` (queryable at once), until an end criteria: the segment's row
 target, the flush time, a force-commit request, or (when catching up) the offset the
 controller named. Then it follows the completion protocol (``engine.realtime.completion``)
-with the controller until the segment is COMMITTED (this replica built and uploaded it),
-RETAINED (it kept its own identical build), DISCARDED (another replica's build is to be
-downloaded) or ERROR.
+with the controller until the segment is COMMITTED (this replica built and uploaded it,
+``engine.realtime.committer``), RETAINED (it kept its own identical build), DISCARDED
+(another replica's build is to be downloaded) or ERROR. Its state and counters are
+``engine.realtime.consumer_state``.
 
 Bad input never stops the partition: a malformed message is counted and skipped; an offset
 Kafka no longer has is moved to per the stream's ``auto.offset.reset`` (counted and logged);
@@ -16,18 +17,16 @@ access refused) stops consumption, and the controller is told with segmentStoppe
 
 from __future__ import annotations
 
-import dataclasses
-import enum
 import logging
-import shutil
 import threading
 import time
-from collections import deque
 from pathlib import Path
 
-from engine.clusterstate.realtime_metadata import END_OFFSET, START_OFFSET
+from engine.common.clock import now_ms
 from engine.common.errors import EngineError
 from engine.realtime import completion as proto
+from engine.realtime.committer import build_consumed, commit_built
+from engine.realtime.consumer_state import DONE_STATES, ConsumerState, ConsumingStats
 from engine.realtime.mutable_segment import MutableSegment
 from engine.stream.config import StreamConfig
 from engine.stream.decoders import MessageDecoder
@@ -44,40 +43,6 @@ MAX_POLL_MS = 500  # the longest one fetch waits, so stop and force-commit act q
 RETRY_MS = 1000  # back-off after a transient stream error
 MIN_CONSUME_MS = 10 * 60_000  # a restarted replica past its time limit consumes this long
 EMPTY_EXTENSION_MS = 3_600_000  # a segment with no message at its time limit waits this long
-
-
-class ConsumerState(enum.StrEnum):
-    INITIAL_CONSUMING = "INITIAL_CONSUMING"
-    CATCHING_UP = "CATCHING_UP"
-    HOLDING = "HOLDING"
-    COMMITTING = "COMMITTING"
-    RETAINING = "RETAINING"
-    COMMITTED = "COMMITTED"
-    RETAINED = "RETAINED"
-    DISCARDED = "DISCARDED"
-    ERROR = "ERROR"
-
-
-DONE_STATES = frozenset(
-    {ConsumerState.COMMITTED, ConsumerState.RETAINED, ConsumerState.DISCARDED, ConsumerState.ERROR}
-)
-
-
-@dataclasses.dataclass
-class ConsumingStats:
-    """Counters of one consuming segment (for metrics and consumingSegmentsInfo).
-    ``rows_malformed`` counts messages that could not be decoded or coerced;
-    ``last_message_time_ms`` is the Kafka timestamp of the newest message consumed."""
-
-    messages: int = 0
-    rows_indexed: int = 0
-    rows_filtered: int = 0
-    rows_malformed: int = 0
-    offset_resets: int = 0
-    transient_errors: int = 0
-    last_message_time_ms: int | None = None
-    last_consumed_at_ms: int | None = None
-    recent_errors: deque = dataclasses.field(default_factory=lambda: deque(maxlen=20))
 
 
 class PartitionConsumer:
@@ -125,8 +90,8 @@ class PartitionConsumer:
         # The time limit runs from the segment's creation (ZK segment.creation.time), so a
         # restart does not extend it; a replica restarted past it still consumes a while
         # (Pinot's minimum of 10 minutes, or the whole limit when shorter).
-        created = time.time() * 1000 if created_ms is None else created_ms
-        remaining = created + self.time_limit_ms - time.time() * 1000
+        created = now_ms() if created_ms is None else created_ms
+        remaining = created + self.time_limit_ms - now_ms()
         remaining = max(remaining, min(MIN_CONSUME_MS, self.time_limit_ms))
         self._deadline = time.monotonic() + remaining / 1000
 
@@ -219,6 +184,14 @@ class PartitionConsumer:
 
     def _consume(self) -> bool:
         """Consume until the end criteria (True) or until stopped or failed (False)."""
+        try:
+            return self._fetch_until_end()
+        finally:
+            # no longer reading: the rows are as fresh as the last message, however idle the
+            # stream was (a segment held in a long commit must not read as caught up)
+            self.segment.caught_up = False
+
+    def _fetch_until_end(self) -> bool:
         while not self._stop.is_set():
             if self._end_reached():
                 return True
@@ -280,7 +253,7 @@ class PartitionConsumer:
                 self._record_bad(batch.offsets[decoded.positions[error.row]], error.message)
             if stamp >= 0:
                 stats.last_message_time_ms = stamp
-            stats.last_consumed_at_ms = int(time.time() * 1000)
+            stats.last_consumed_at_ms = now_ms()
             self.current_offset = (
                 batch.offsets[take - 1] + 1 if take < len(batch) else batch.next_offset
             )
@@ -361,15 +334,9 @@ class PartitionConsumer:
         """Build the immutable segment; on failure go to ERROR, telling the controller with
         segmentStoppedConsuming when ``report`` (not at the ONLINE transition, where the
         caller downloads the committed copy instead)."""
-        target = self.build_dir / self.segment.name
-        shutil.rmtree(target, ignore_errors=True)
         try:
-            self.built = self.segment.build(
-                target,
-                custom_metadata={
-                    START_OFFSET: str(self.start_offset),
-                    END_OFFSET: str(self.current_offset),
-                },
+            self.built = build_consumed(
+                self.segment, self.build_dir, self.start_offset, self.current_offset
             )
         except EngineError as err:
             if report:
@@ -383,29 +350,15 @@ class PartitionConsumer:
     def _commit(self) -> bool:
         """Build, then commitStart / upload / commitEnd; False (back to HOLDING) if the
         controller refuses any step."""
-        from engine.segment import pack_segment
-
         self.state = ConsumerState.COMMITTING
         started = time.monotonic()
         if not self._build():
             return True  # ERROR: stop here
-        build_ms = int((time.monotonic() - started) * 1000)
-        tar_gz = pack_segment(self.built.path, self.build_dir / f"{self.segment.name}.tar.gz")
-        stats = self._commit_stats(build_time_ms=build_ms, segment_size_bytes=tar_gz.stat().st_size)
-        name, offset = self.segment.name, self.current_offset
-        reply = self.completion.segment_commit_start(name, offset, stats)
-        if reply.status == proto.COMMIT_CONTINUE:
-            reply = self.completion.segment_upload(name, offset, tar_gz)
-            if reply.status == proto.UPLOAD_SUCCESS and reply.segment_location:
-                reply = self.completion.segment_commit_end(
-                    name, offset, reply.segment_location, self.built.path, stats
-                )
-                if reply.status == proto.COMMIT_SUCCESS:
-                    self.state = ConsumerState.COMMITTED
-                    tar_gz.unlink(missing_ok=True)
-                    return True
-        log.warning("segment %s: commit refused (%s); holding", name, reply.status)
-        tar_gz.unlink(missing_ok=True)
+        stats = self._commit_stats(build_time_ms=int((time.monotonic() - started) * 1000))
+        if commit_built(self.completion, self.segment.name, self.built.path, self.current_offset,
+                        self.build_dir, stats):  # fmt: skip
+            self.state = ConsumerState.COMMITTED
+            return True
         self.built = None
         self.state = ConsumerState.HOLDING
         return False

@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
-import time
 import uuid
 import zlib
 from collections.abc import Iterable
@@ -20,6 +19,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from engine.common.clock import now_ms
 from engine.common.errors import EngineError, IngestError, SegmentError
 from engine.common.types import DataType
 from engine.ingest.coercion import NULL_COLUMN_PREFIX
@@ -198,7 +198,7 @@ def _write_segment(
         table_name=table_config.table_name_with_type,
         total_docs=table.num_rows,
         crc=segment_crc(seg_dir),
-        creation_time=int(time.time() * 1000),
+        creation_time=now_ms(),
         columns={n: e.metadata for n, e in encoded.items()},
         time_column=time_column,
         time_unit=unit,

@@ -30,6 +30,7 @@ from engine.server.metrics import ServerMetrics
 from engine.server.query import QueryExecutor
 from engine.server.realtime import RealtimeSegmentManager
 from engine.server.segments import SegmentDataManager
+from engine.spi.table_name import REALTIME, TABLE_TYPES, table_name_with_type
 
 log = logging.getLogger(__name__)
 
@@ -147,7 +148,7 @@ class ServerInstance:
         table = request.params["table"]
         described = self.segments.describe()
         raw, table_type = split_table_name(table)
-        names = [table] if table_type else [f"{raw}_OFFLINE", f"{raw}_REALTIME"]
+        names = [table] if table_type else [table_name_with_type(raw, t) for t in TABLE_TYPES]
         found = {n: described[n] for n in names if n in described}
         if not found:
             return Response.error(404, f"table {table} has no segments on {self.instance_id}")
@@ -156,7 +157,9 @@ class ServerInstance:
     def _consuming_info(self, request: Request) -> Response:
         """Pinot's server-side list of SegmentConsumerInfo for one REALTIME table."""
         raw, _ = split_table_name(request.params["table"])
-        return Response.json(self.segments.realtime.consuming_info(f"{raw}_REALTIME"))
+        return Response.json(
+            self.segments.realtime.consuming_info(table_name_with_type(raw, REALTIME))
+        )
 
     def _metrics(self, _request: Request) -> Response:
         self.metrics.segments.clear()

@@ -25,10 +25,11 @@ import time
 import orjson
 
 from engine.clusterstate import split_table_name
+from engine.common import clock
 from engine.query import QueryError, numeric_frame
 from engine.query.errors import QueryExecutionError
 from engine.query.explain import segment_plans
-from engine.query.intermediate import FRESHNESS_KEY
+from engine.query.intermediate import CONSUMING_KEY, FRESHNESS_KEY
 from engine.query.plan import QueryPlan
 from engine.query.runner import QueryEngine, columns_from_segments
 from engine.query.time_boundary import BOUNDARY_OPS, with_time_boundary
@@ -38,6 +39,7 @@ from engine.runtime.metrics import PerTableChildren
 from engine.server.errors import BadQueryRequest
 from engine.server.metrics import ServerMetrics
 from engine.server.segments import SegmentDataManager
+from engine.spi.table_name import REALTIME
 
 SEGMENTS_MISSING_ERROR_CODE = 235
 ARROW_STREAM = "application/vnd.apache.arrow.stream"
@@ -180,7 +182,7 @@ class QueryExecutor:
             raise QueryExecutionError(
                 f"QueryExecutionError on {self.instance_id}: {type(exc).__name__}: {exc}"
             ) from exc
-        _consuming_stats(result.stats, found, query.table.endswith("_REALTIME"))
+        _consuming_stats(result.stats, found, split_table_name(query.table)[1] == REALTIME)
         if missing:
             shown = ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else "")
             result.exceptions.append({
@@ -213,22 +215,37 @@ class QueryExecutor:
         ]
         trace["serverTimeMs"] = round((now - started) * 1000.0, 3)
         trace["numSegmentsMissing"] = num_missing
+        # this server's part of the answer's freshness: which server's segments set it
+        for key in (CONSUMING_KEY, FRESHNESS_KEY):
+            trace[key] = result.stats.get(key, 0)
 
 
 def _consuming_stats(stats: dict, segments: list, realtime: bool = True) -> None:
     """Pinot's numConsumingSegmentsQueried and minConsumingFreshnessTimeMs over the CONSUMING
     segments asked for (before pruning: an idle partition still says how fresh the table is).
-    Only consuming segments' snapshots have ``freshness_ms``. A REALTIME table queried on
-    committed segments only reports, as Pinot does, the latest end time of their time column;
-    an OFFLINE table reports nothing (0)."""
+    Only consuming segments' snapshots have ``freshness_ms``. Without one that has rows, a
+    REALTIME table reports, as Pinot does, a stand-in: the newest of its committed segments'
+    creation (the build at the commit), or of their time column's end when that is unknown.
+    An OFFLINE table reports nothing (0). The broker weighs a stand-in below a consuming
+    segment's freshness (``engine.query.intermediate.merged_freshness``)."""
     if not realtime:  # an OFFLINE table has no consuming segments
-        stats["numConsumingSegmentsQueried"] = stats[FRESHNESS_KEY] = 0
+        stats[CONSUMING_KEY] = stats[FRESHNESS_KEY] = 0
         return
-    now_ms = int(time.time() * 1000)
+    now_ms = clock.now_ms()
     consuming = [s for s in segments if hasattr(s, "freshness_ms")]
     fresh = [f for f in (s.freshness_ms(now_ms) for s in consuming) if f is not None and f > 0]
     if not fresh:
-        ends = [getattr(s.metadata, "end_time_ms", None) for s in segments]
-        fresh = [max((e for e in ends if e is not None and e > 0), default=0)]
-    stats["numConsumingSegmentsQueried"] = len(consuming)
+        committed = [s for s in segments if not hasattr(s, "freshness_ms")]
+        fresh = [max(map(_committed_freshness, committed), default=0)]
+    stats[CONSUMING_KEY] = len(consuming)
     stats[FRESHNESS_KEY] = min(fresh, default=0)
+
+
+def _committed_freshness(segment) -> int:
+    """A committed segment's stand-in freshness (epoch ms, 0 when unknown): its creation,
+    else the end of its time column (Pinot's indexCreationTime, else its end time)."""
+    for value in (getattr(segment.metadata, "creation_time", None),
+                  getattr(segment.metadata, "end_time_ms", None)):  # fmt: skip
+        if value is not None and value > 0:
+            return int(value)
+    return 0

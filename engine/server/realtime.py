@@ -19,18 +19,19 @@ import logging
 import os
 import shutil
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 from engine.clusterstate import ClusterStore, ZooKeeperUnavailableError
 from engine.clusterstate.realtime_metadata import END_OFFSET, FLUSH_THRESHOLD_SIZE, START_OFFSET
+from engine.common import clock
 from engine.common.errors import EngineError
 from engine.realtime import MutableSegment
 from engine.realtime.completion import HttpCompletionClient
+from engine.realtime.consumer_state import ConsumerState
 from engine.realtime.consuming_info import segment_consumer_info
 from engine.realtime.llc_name import LLCSegmentName
-from engine.realtime.partition_consumer import ConsumerState, PartitionConsumer
+from engine.realtime.partition_consumer import PartitionConsumer
 from engine.server.errors import SegmentLoadError
 from engine.spi.schema import Schema
 from engine.spi.table_config import TableConfig
@@ -96,7 +97,7 @@ class RealtimeSegmentManager:
         """(table, partition) -> rows consumed, malformed and filtered since this process
         started, and the ingestion delay: ms since the newest consumed message was produced
         (None before the first message)."""
-        now = int(time.time() * 1000) if now_ms is None else now_ms
+        now = clock.now_ms() if now_ms is None else now_ms
         totals = {key: {"consumed": c, "malformed": m, "filtered": f, "delay_ms": None}
                   for key, (c, m, f) in self._finished.items()}  # fmt: skip
         for (table, _name), entry in list(self._consuming.items()):

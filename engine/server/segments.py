@@ -30,6 +30,7 @@ from engine.clusterstate import (
     SegmentState,
     ZooKeeperUnavailableError,
 )
+from engine.common.clock import now_ms
 from engine.common.errors import EngineError
 from engine.segment import ImmutableSegment, load_segment
 from engine.server.download import fetch_segment
@@ -182,7 +183,7 @@ class SegmentDataManager:
         for name, hosted in self._hosted.get(resource, {}).items():
             if (segment in (None, "", name)) and hosted.state == ERROR:
                 hosted.state, hosted.error = OFFLINE, None
-                hosted.updated_ms = _now_ms()
+                hosted.updated_ms = now_ms()
                 reset.append(name)
         if reset:
             self.publish(resource)
@@ -285,7 +286,7 @@ class SegmentDataManager:
         except ZooKeeperUnavailableError:
             raise  # the loop retries once ZooKeeper is back; the segment is not at fault
         except (EngineError, OSError) as exc:
-            hosted.error, hosted.updated_ms = str(exc), _now_ms()
+            hosted.error, hosted.updated_ms = str(exc), now_ms()
             if hosted.state == ONLINE and hosted.segment is not None:
                 log.error("segment %s/%s: the new copy failed to load, the old one keeps "
                           "serving: %s", resource, name, exc)  # fmt: skip
@@ -295,7 +296,7 @@ class SegmentDataManager:
             return
         hosted.state, hosted.segment, hosted.error = ONLINE, segment, None
         hosted.crc = str(segment.metadata.crc)
-        hosted.updated_ms = _now_ms()
+        hosted.updated_ms = now_ms()
         self._set_online(resource, name, segment)
         self._drain.discard(resource, name)
         if previous is not None:
@@ -312,7 +313,7 @@ class SegmentDataManager:
             log.error("segment %s/%s cannot consume: %s", resource, name, exc)
         else:
             hosted.state, hosted.error = CONSUMING, None
-        hosted.updated_ms = _now_ms()
+        hosted.updated_ms = now_ms()
 
     def _stop_consuming(self, resource: str, name: str) -> None:
         if self.realtime is not None:
@@ -325,7 +326,7 @@ class SegmentDataManager:
         if hosted.state == CONSUMING:
             self._stop_consuming(resource, name)
         segment, hosted.state, hosted.segment = hosted.segment, OFFLINE, None
-        hosted.updated_ms = _now_ms()
+        hosted.updated_ms = now_ms()
         if segment is not None:
             self._retire(resource, name, segment, remove_dir=False, drain=drain)
 
@@ -374,7 +375,3 @@ class SegmentDataManager:
         else:
             online.pop(resource, None)
         self._online = online
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)

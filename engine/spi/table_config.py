@@ -28,6 +28,7 @@ from engine.spi.table_config_model import (
     as_dict,
     as_str_list,
 )
+from engine.spi.table_name import raw_name_for_type
 
 __all__ = [
     "ColumnPartitionConfig",
@@ -133,11 +134,7 @@ class TableConfig:
             raise ConfigError(
                 "tableType", f"expected OFFLINE or REALTIME, got {raw.get('tableType')!r}"
             )
-        # Pinot accepts "myTable_OFFLINE" as a name; the raw name is without the suffix.
-        for suffix in ("_OFFLINE", "_REALTIME"):
-            if name.endswith(suffix):
-                name = name[: -len(suffix)]
-        self.table_name = name
+        self.table_name = raw_name_for_type(name, table_type)
         self.table_type = table_type
         self.segments_config = SegmentsConfig.from_json(
             as_dict(raw.get("segmentsConfig"), "segmentsConfig")

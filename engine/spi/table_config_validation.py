@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 
 from engine.common.errors import ConfigError
+from engine.spi.datetime_format import UNIT_MILLIS
 from engine.spi.schema import Schema
 from engine.spi.table_config_index_checks import validate_indexing, validate_upsert_and_dedup
 
-_TIME_UNITS = {"NANOSECONDS", "MICROSECONDS", "MILLISECONDS", "SECONDS", "MINUTES", "HOURS", "DAYS"}
 _UPSERT_ROUTING = {"strictreplicagroup", "multistagereplicagroup"}
 _PERIOD = re.compile(r"^(\d+d)?(\d+h)?(\d+m)?(\d+s)?$", re.IGNORECASE)
 _SERVER_TAG = re.compile(r"^.+_(OFFLINE|REALTIME)$")
@@ -81,7 +81,7 @@ def _validate_segments_config(config, schema: Schema) -> None:
         field = ("ingestionConfig.batchIngestionConfig.segmentIngestionType"
                  if config.ingestion_config.segment_ingestion_type else "segmentsConfig.segmentPushType")  # fmt: skip
         raise ConfigError(field, f"invalid push type {push!r}; expected APPEND or REFRESH")
-    if seg.retention_time_unit and seg.retention_time_unit not in _TIME_UNITS:
+    if seg.retention_time_unit and seg.retention_time_unit not in UNIT_MILLIS:
         raise ConfigError("segmentsConfig.retentionTimeUnit",
                           f"invalid time unit {seg.retention_time_unit!r}")  # fmt: skip
 

@@ -15,12 +15,12 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import re
-import time
 
 import pyarrow as pa
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
+from engine.common.clock import now_ms
 from engine.common.errors import ConfigError
 from engine.stream.config import OffsetCriteria, StreamConfig
 from engine.stream.errors import (
@@ -317,7 +317,7 @@ class KafkaMetadataProvider:
         if criteria.kind == "largest":
             return self.latest_offset(partition, timeout_ms)
         if criteria.kind == "period":
-            at_ms = int(time.time() * 1000) - int(criteria.period_ms)
+            at_ms = now_ms() - int(criteria.period_ms)
         else:
             at_ms = int(criteria.timestamp_ms)
         offset = self._list_offsets(partition, OffsetSpec.for_timestamp(at_ms), timeout_ms)

@@ -14,10 +14,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from cluster.errors import ServiceUnavailable
+from engine.common.clock import now_ms
 from monitoring.errors import KafkaUnavailableError
 from monitoring.evaluation.burrow import Status, group_status
 from monitoring.logic.burrow_status import cluster_name, consumer_group_status, status_json
-from monitoring.logic.lag_source import now_ms, reader
+from monitoring.logic.lag_source import reader
 
 TAG = ["Consumer lag (Burrow API)"]
 

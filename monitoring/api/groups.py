@@ -10,10 +10,11 @@ from rest_framework.views import APIView
 
 from cluster.api.common import query
 from cluster.errors import NotFound, ServiceUnavailable
+from engine.common.clock import now_ms
 from monitoring.errors import KafkaUnavailableError
 from monitoring.history import MINUTE_MS
 from monitoring.logic import group_view
-from monitoring.logic.lag_source import lag_per_minute, now_ms, reader
+from monitoring.logic.lag_source import lag_per_minute, reader
 
 TAG = ["Consumer lag"]
 

@@ -9,11 +9,12 @@ import requests
 from django.db import transaction
 
 from cluster.errors import BadRequest, Conflict, NotFound
+from engine.common.clock import now_ms
 from monitoring.errors import RuleError
 from monitoring.evaluation.alerts import AlertEvent, AlertRule, evaluate_rule
 from monitoring.kafka_admin import KafkaGroupReader
 from monitoring.logic import lag_source
-from monitoring.logic.lag_source import now_ms, stored_samples
+from monitoring.logic.lag_source import stored_samples
 from monitoring.models import LagAlertEvent, LagAlertRule
 
 log = logging.getLogger(__name__)

@@ -4,12 +4,13 @@ stored in the consumer_offsets table."""
 
 from __future__ import annotations
 
+from engine.common.clock import now_ms
 from monitoring import groups as g
 from monitoring.evaluation.burrow import group_status
 from monitoring.evaluation.window import WindowConfig, evaluate_samples
 from monitoring.kafka_admin import KafkaGroupReader
 from monitoring.lag import total_lag
-from monitoring.logic.lag_source import now_ms, stored_samples
+from monitoring.logic.lag_source import stored_samples
 
 
 def list_groups(reader: KafkaGroupReader) -> list[dict]:

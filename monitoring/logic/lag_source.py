@@ -4,8 +4,6 @@ produces to it), and the history from that table through a live broker."""
 
 from __future__ import annotations
 
-import time
-
 from cluster import models
 from cluster.api.common import store
 from cluster.errors import ServiceUnavailable
@@ -19,10 +17,6 @@ from monitoring.tables import TABLE_NAME
 
 # How far back the Burrow window and the alert rules look into the stored samples.
 HISTORY_WINDOW_MS = 6 * 3600 * 1000
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def kafka_bootstrap() -> str:

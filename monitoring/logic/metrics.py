@@ -10,10 +10,11 @@ import threading
 import time
 
 from cluster.errors import ServiceUnavailable
+from engine.common.clock import now_ms
 from monitoring.errors import KafkaUnavailableError
 from monitoring.exporter import LagExporter
 from monitoring.logic.burrow_status import cluster_name
-from monitoring.logic.lag_source import now_ms, reader
+from monitoring.logic.lag_source import reader
 
 POLL_INTERVAL_S = 10.0
 

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from engine.common.errors import ConfigError
+from engine.spi.table_name import raw_name_for_type, table_name_with_type
 from spark_jobs.ingestion.errors import SpecError
 
 SIMPLE, NORMALIZED_DATE, FIXED, INPUT_FILE = "simple", "normalizedDate", "fixed", "inputFile"
@@ -67,13 +69,16 @@ class SegmentNamer:
                 f"segmentNameGeneratorSpec.type {generator_type!r} is not supported; "
                 f"expected one of {', '.join(_TYPES.values())}"
             )
-        raw_name = _raw_table_name(str(table_config.get("tableName") or ""))
         table_type = str(table_config.get("tableType") or "OFFLINE").upper()
+        try:
+            raw_name = raw_name_for_type(str(table_config.get("tableName") or ""), table_type)
+        except ConfigError as exc:
+            raise SpecError(f"tableConfig.{exc}") from None
         segments_config = table_config.get("segmentsConfig") or {}
         batch_config = (table_config.get("ingestionConfig") or {}).get("batchIngestionConfig") or {}
         namer = cls(
             type=kind,
-            table_name=f"{raw_name}_{table_type}",
+            table_name=table_name_with_type(raw_name, table_type),
             configs=dict(configs),
             time_column=_time_column(segments_config.get("timeColumnName"), schema),
             push_type=batch_config.get("segmentIngestionType")
@@ -196,13 +201,6 @@ def _check_name_part(text: str, what: str) -> None:
     bad = _INVALID_NAME_CHARS.search(text)
     if bad:
         raise SpecError(f"{what} {text!r} contains the invalid character {bad.group(0)!r}")
-
-
-def _raw_table_name(name: str) -> str:
-    for suffix in ("_OFFLINE", "_REALTIME"):
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
 
 
 def _time_column(name: str | None, schema: Mapping[str, Any]) -> TimeColumn | None:

@@ -19,13 +19,13 @@ from __future__ import annotations
 import logging
 import shutil
 import tempfile
-import time
 from pathlib import Path
 
 import requests
 
 from cluster.periods import period_ms
 from engine.clusterstate import split_table_name
+from engine.common.clock import now_ms
 from spark_jobs.ingestion.table_source import controller_message
 from tasks.errors import SubtaskFailedError
 from tasks.executors.base import SubtaskContext, TaskExecutor
@@ -127,7 +127,7 @@ class MergeRollupTaskExecutor(TaskExecutor):
         schema, table_config = table_objects(controller, raw, kind)
         spec = merge_spec(configs, schema, table_config)
         bucket = configs.get(PARTITION_BUCKET_KEY)
-        custom = {MERGE_LEVEL_KEY: configs[LEVEL_KEY], MERGE_TIME_KEY: str(int(time.time() * 1000))}
+        custom = {MERGE_LEVEL_KEY: configs[LEVEL_KEY], MERGE_TIME_KEY: str(now_ms())}
         work = Path(tempfile.mkdtemp(prefix="sprig-merge-"))
         try:
             dirs = []

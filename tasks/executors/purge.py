@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-import time
 from pathlib import Path
 
 import requests
 
 from engine.clusterstate import split_table_name
+from engine.common.clock import now_ms
 from engine.segment import pack_segment, unpack_segment
 from engine.server.download import download_segment
 from spark_jobs.ingestion.push import PushTarget, push_segment
@@ -146,7 +146,7 @@ class PurgeTaskExecutor(TaskExecutor):
             ctx.report_progress(f"purging segment {segment}")
             result, before, after = purge_segment(
                 minion_spark(), segment_dir, schema, table_config, spec, work / "out",
-                int(time.time() * 1000), keep_empty=configs.get(KEEP_EMPTY_KEY) == "true",
+                now_ms(), keep_empty=configs.get(KEEP_EMPTY_KEY) == "true",
             )  # fmt: skip
             if not check_unchanged(
                 segment,

@@ -19,9 +19,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from kazoo.exceptions import BadVersionError
-
-from engine.clusterstate import ZNRecord, split_table_name
+from engine.clusterstate import ConcurrentUpdateError, ZNRecord, split_table_name
 from tasks.errors import SubtaskFailedError
 from tasks.executors.base import SubtaskContext, TaskExecutor
 from tasks.executors.purge import controller_of, fetch_segment, table_objects, upload
@@ -37,9 +35,7 @@ from tasks.generators.realtime_to_offline import (
     WINDOW_END_KEY,
     WINDOW_START_KEY,
 )
-from tasks.metadata import read_metadata, write_metadata
-
-_CAS_ATTEMPTS = 20
+from tasks.metadata import metadata_path, read_metadata
 
 
 def _watermark(record: ZNRecord | None) -> int | None:
@@ -64,9 +60,14 @@ def check_window(store, table: str, start: int) -> None:
 def finish_window(store, table: str, start: int, end: int, partition: str,
                   partitions: list[str]) -> bool:  # fmt: skip
     """Record ``partition`` as done; the write that completes the window moves the
-    watermark to ``end``. True when this call moved it."""
-    for _ in range(_CAS_ATTEMPTS):
-        record, version = read_metadata(store, table, TASK_TYPE)
+    watermark to ``end``. True when this call moved it. One compare-and-set on the metadata
+    znode (ClusterStore.update), retried when another partition's subtask wrote first."""
+    moved = False
+
+    def change(record: ZNRecord | None) -> ZNRecord:
+        nonlocal moved
+        if record is None:  # not at the current path: Pinot's older layout, or nothing
+            record = read_metadata(store, table, TASK_TYPE)[0]
         if _moved(_watermark(record), start):
             raise SubtaskFailedError(f"the watermark of {table} moved past the window start "
                                      f"{start} (to {_watermark(record)}) while it ran")  # fmt: skip
@@ -78,13 +79,13 @@ def finish_window(store, table: str, start: int, end: int, partition: str,
             record.list_fields.pop(key, None)
         else:
             record.list_fields[key] = sorted(done)
-        try:
-            write_metadata(store, table, TASK_TYPE, record, expected_version=version)
-            return moved
-        except BadVersionError:
-            continue  # another partition's subtask wrote first: read again
-    raise SubtaskFailedError(f"could not update the task metadata of {table} "
-                             f"({_CAS_ATTEMPTS} concurrent updates)")  # fmt: skip
+        return record
+
+    try:
+        store.update(metadata_path(store, table, TASK_TYPE), change)
+    except ConcurrentUpdateError as exc:
+        raise SubtaskFailedError(f"could not update the task metadata of {table}: {exc}") from None
+    return moved
 
 
 class RealtimeToOfflineSegmentsTaskExecutor(TaskExecutor):

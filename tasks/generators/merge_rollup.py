@@ -28,8 +28,7 @@ from kazoo.exceptions import BadVersionError, NodeExistsError
 from engine.broker.pruning import recorded_partitions
 from engine.clusterstate import ZNRecord, split_table_name
 from engine.clusterstate.lineage import lineage_consistent_segments, read_lineage
-from engine.clusterstate.realtime_metadata import COMPLETED, status_of
-from engine.spi.datetime_format import UNIT_MILLIS
+from engine.clusterstate.segment_status import is_committed
 from tasks.errors import GenerationError, TaskConfigError
 from tasks.generators.base import TABLE_NAME_KEY, UPLOAD_URL_KEY, GenerationContext, TaskGenerator
 from tasks.generators.merge_rollup_levels import (
@@ -102,8 +101,8 @@ def candidate_segments(ctx: GenerationContext, table_config: dict) -> list[Segme
                          for name in sorted(visible)) if m is not None]  # fmt: skip
     consuming_start = None
     if realtime:
-        starts = [m.start_time for m in metas if status_of(m) not in COMPLETED
-                  and m.total_docs > 0 and m.start_time is not None]  # fmt: skip
+        starts = [m.start_time_ms for m in metas if not is_committed(m)
+                  and m.total_docs > 0 and m.start_time_ms is not None]  # fmt: skip
         consuming_start = min(starts) if starts else None
     out = []
     for meta in metas:
@@ -111,16 +110,16 @@ def candidate_segments(ctx: GenerationContext, table_config: dict) -> list[Segme
         # Pinot's MergeTask.shouldNotMerge: another task holds the segment back
         if meta.total_docs <= 0 or str(custom.get(SHOULD_NOT_MERGE_KEY)).lower() == "true":
             continue
-        if meta.start_time is None or meta.end_time is None:
+        start_ms, end_ms = meta.start_time_ms, meta.end_time_ms
+        if start_ms is None or end_ms is None:
             continue
-        if realtime and (status_of(meta) not in COMPLETED or (
-                consuming_start is not None and meta.start_time >= consuming_start)):  # fmt: skip
+        if realtime and (not is_committed(meta) or (
+                consuming_start is not None and start_ms >= consuming_start)):  # fmt: skip
             continue
-        unit = UNIT_MILLIS.get((meta.time_unit or "MILLISECONDS").upper(), 1)
         partitions, _ = recorded_partitions(meta.extra.get("segment.partition.metadata"),
                                             meta.segment_name)  # fmt: skip
-        out.append(SegmentInfo(meta.segment_name, int(meta.start_time * unit),
-                               int(meta.end_time * unit), custom.get(MERGE_LEVEL_KEY), meta.total_docs,
+        out.append(SegmentInfo(meta.segment_name, int(start_ms),
+                               int(end_ms), custom.get(MERGE_LEVEL_KEY), meta.total_docs,
                                meta.download_url, partitions))  # fmt: skip
     return sort_segments(out)
 

@@ -26,8 +26,8 @@ import sqlglot
 from sqlglot import exp
 
 from cluster.periods import period_ms
-from engine.clusterstate import SegmentState, split_table_name
-from engine.clusterstate.realtime_metadata import COMPLETED, status_of
+from engine.clusterstate import split_table_name
+from engine.clusterstate.segment_status import is_completed
 from engine.realtime.llc_name import LLCSegmentName
 from tasks.errors import TaskConfigError
 from tasks.generators.base import TABLE_NAME_KEY, UPLOAD_URL_KEY, GenerationContext, TaskGenerator
@@ -163,10 +163,9 @@ def _completed_segments(ctx: GenerationContext) -> dict:
     longer CONSUMING in the ideal state (a commit marks DONE before it moves the ideal
     state). The ideal state is read first, so a commit in between is seen as consuming."""
     ideal = ctx.store.ideal_state(ctx.table_name)
-    consuming = {s for s, replicas in (ideal.segments if ideal else {}).items()
-                 if SegmentState.CONSUMING.value in replicas.values()}  # fmt: skip
+    replicas = ideal.segments if ideal else {}
     return {s: m for s, m in _all_segments(ctx).items()
-            if s not in consuming and status_of(m) in COMPLETED}  # fmt: skip
+            if is_completed(m, replicas.get(s, {}))}  # fmt: skip
 
 
 def _last_of_partitions(segments: dict) -> set[str]:

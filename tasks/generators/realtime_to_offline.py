@@ -4,9 +4,9 @@ REALTIME data to move into its OFFLINE table, as Pinot's generator plans it.
 The watermark ``watermarkMs`` (MINION_TASK_METADATA/<table_REALTIME>/<Type>) starts at the
 earliest completed segment's start, floored to ``bucketTimePeriod`` (written here at cold
 start). The window is ``[watermark, watermark + bucket)`` and must end by now -
-``bufferTimePeriod``; windows without data are skipped (Pinot #6988). Only completed (DONE)
-segments are read, and only once every partition's last completed segment reaches the
-window's end (see plan_window). At most one task per table is unfinished at a time.
+``bufferTimePeriod``; windows without data are skipped (Pinot #6988). Only committed (DONE
+or UPLOADED) segments are read, and only once every partition's last completed segment
+reaches the window's end (see plan_window). At most one task per table is unfinished at a time.
 
 Pinot runs a window as one subtask. With ``splitByPartition`` true, each stream partition of
 the window is its own subtask, so a large window runs in parallel; the watermark moves only
@@ -21,9 +21,9 @@ Keys: ``bucketTimePeriod`` (1d), ``bufferTimePeriod`` (2d), ``roundBucketTimePer
 from __future__ import annotations
 
 from engine.clusterstate import ZNRecord, split_table_name
-from engine.clusterstate.realtime_metadata import DONE, status_of
+from engine.clusterstate.segment_status import is_committed
 from engine.realtime.llc_name import LLCSegmentName
-from engine.spi.datetime_format import UNIT_MILLIS
+from engine.spi.table_name import OFFLINE, table_name_with_type
 from tasks.errors import TaskConfigError
 from tasks.generators.base import TABLE_NAME_KEY, UPLOAD_URL_KEY, GenerationContext, TaskGenerator
 from tasks.generators.merge_rollup_levels import AGGREGATION_TYPES, MERGE_TYPES
@@ -100,19 +100,19 @@ def check_bucket_fits_boundary(bucket_ms: int, offline_config: dict) -> None:
 
 
 def completed_segments(ctx: GenerationContext) -> list[tuple[int, int, int, int, str, str]]:
-    """(partition, sequence, start ms, end ms, name, download URL) of every DONE LLC segment
-    with a time range."""
+    """(partition, sequence, start ms, end ms, name, download URL) of every committed (DONE
+    or UPLOADED) LLC segment with a time range."""
     out = []
     for name in ctx.store.segment_names(ctx.table_name):
         llc = LLCSegmentName.parse(name)
         meta = ctx.store.segment_metadata(ctx.table_name, name)
-        if llc is None or meta is None or status_of(meta) != DONE:
+        if llc is None or meta is None or not is_committed(meta):
             continue
-        if meta.start_time is None or meta.end_time is None or meta.total_docs <= 0:
+        start_ms, end_ms = meta.start_time_ms, meta.end_time_ms
+        if start_ms is None or end_ms is None or meta.total_docs <= 0:
             continue
-        unit = UNIT_MILLIS.get((meta.time_unit or "MILLISECONDS").upper(), 1)
-        out.append((llc.partition, llc.sequence, int(meta.start_time * unit),
-                    int(meta.end_time * unit), name, meta.download_url))  # fmt: skip
+        out.append((llc.partition, llc.sequence, int(start_ms), int(end_ms), name,
+                    meta.download_url))  # fmt: skip
     return sorted(out)
 
 
@@ -154,7 +154,7 @@ class RealtimeToOfflineSegmentsTaskGenerator(TaskGenerator):
         self.validate({**table_config, "tableName": ctx.table_name}, task_config)
         bucket, buffer = check_config(task_config)
         raw = split_table_name(ctx.table_name)[0]
-        offline = ctx.store.table_config(f"{raw}_OFFLINE")
+        offline = ctx.store.table_config(table_name_with_type(raw, OFFLINE))
         if offline is None:
             raise TaskConfigError(TASK_TYPE, f"table {raw} has no OFFLINE table to move data to")
         check_bucket_fits_boundary(bucket, offline)

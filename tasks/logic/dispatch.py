@@ -5,12 +5,12 @@ its state is None and no attempt is on the queue."""
 from __future__ import annotations
 
 import logging
-import time
 from collections import Counter
 
 from django.db.models import F
 
 from engine.clusterstate import ClusterStore
+from engine.common.clock import now_ms
 from tasks.logic.celery_link import attempt_id, send_attempt
 from tasks.models import Subtask, TaskQueue
 from tasks.states import BLOCKING_QUEUE_STATES, TERMINAL_SUBTASK_STATES
@@ -78,7 +78,7 @@ def dispatch_waiting(store: ClusterStore) -> int:
 
 def _send(subtask: Subtask) -> bool:
     task = subtask.task
-    now = int(time.time() * 1000)
+    now = now_ms()
     attempt = subtask.attempts + 1
     # claim it first, so two controllers never send the same attempt
     claimed = Subtask.objects.filter(pk=subtask.pk, dispatched_ms__isnull=True).update(

@@ -9,8 +9,9 @@ import logging
 from django.conf import settings
 
 from engine.clusterstate import ClusterStore
+from engine.common.clock import now_ms
 from tasks.logic.dispatch import dispatch_waiting
-from tasks.logic.sync import now_ms, refresh_task_states, sync_in_flight
+from tasks.logic.sync import refresh_task_states, sync_in_flight
 from tasks.models import Task
 from tasks.states import TaskState
 

@@ -4,7 +4,6 @@ PinotTaskManager#scheduleTask for one table and type)."""
 from __future__ import annotations
 
 import logging
-import time
 from collections import deque
 from datetime import UTC, datetime
 
@@ -12,6 +11,7 @@ from django.conf import settings
 from django.db import transaction
 
 from engine.clusterstate import ClusterStore
+from engine.common.clock import now_ms
 from tasks import registry
 from tasks.cluster_configs import max_allowed_subtasks, runtime_config
 from tasks.errors import GenerationError, SchedulingError, TaskConfigError
@@ -50,10 +50,6 @@ def _remember(table_name: str, task_type: str, error: str | None) -> None:
         ok.append(stamp)
     else:
         errors.append((stamp, error))
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def minion_tag_of(task_config: dict[str, str]) -> str:

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 from django.db.models import F
 
+from engine.common.clock import now_ms
 from tasks.models import ScheduledRun
 
 PERIODIC = "periodic"
@@ -18,7 +19,7 @@ CRON = "cron"
 @contextlib.contextmanager
 def recorded_run(kind: str, name: str) -> Iterator[None]:
     """Record the block as one run; an exception is recorded as the failure and re-raised."""
-    started_ms = int(time.time() * 1000)
+    started_ms = now_ms()
     started = time.monotonic()
     error = ""
     try:

@@ -4,10 +4,10 @@ ones while ``maxAttemptsPerTask`` allows, and derive each task's state from its 
 from __future__ import annotations
 
 import logging
-import time
 
 from celery import states as celery_states
 
+from engine.common.clock import now_ms
 from tasks.logic.celery_link import Report, read_report, revoke_attempt
 from tasks.models import Subtask, Task
 from tasks.states import (
@@ -32,10 +32,6 @@ INFO_HEAD_LIMIT = 200
 INFO_LINE_SLACK = 200
 
 _TERMINAL = [s.value for s in TERMINAL_SUBTASK_STATES]
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def _apply(subtask: Subtask, report: Report) -> bool:

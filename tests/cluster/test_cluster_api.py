@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from engine.query.response import exception_response
 from tests.cluster.conftest import register_servers
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
@@ -60,7 +61,11 @@ def test_sql_without_a_live_broker_is_a_503_in_pinot_shape(api, store, airline_s
     body = response.json()
     assert body["exceptions"][0]["errorCode"] == 410
     assert "No live broker tagged DefaultTenant_BROKER" in body["exceptions"][0]["message"]
-    assert body["numServersQueried"] == 0
+    # the broker's own error body, key for key: the controller's copy had "resultTable": null,
+    # partialResult false and fewer statistics
+    assert body == exception_response(410, body["exceptions"][0]["message"])
+    assert "resultTable" not in body and body["partialResult"] is True
+    assert body["numServersQueried"] == 0 and body["numConsumingSegmentsQueried"] == 0
     assert api.get("/sql?sql=select+1").status_code == 503
     assert api.post("/sql", {}, format="json").status_code == 400
 

@@ -12,7 +12,6 @@ from engine.clusterstate import (
     SegmentZKMetadata,
     ZNRecord,
     compute_external_view,
-    split_table_name,
     table_config_from_record,
     table_config_to_record,
 )
@@ -59,13 +58,6 @@ def test_external_view_comes_from_live_current_states():
     }  # fmt: skip
     view = compute_external_view("t_OFFLINE", states)
     assert view.segments == {"s1": {"a": "ONLINE", "b": "ERROR"}}
-
-
-def test_split_table_name():
-    assert split_table_name("t_OFFLINE") == ("t", "OFFLINE")
-    assert split_table_name("t_REALTIME") == ("t", "REALTIME")
-    assert split_table_name("t") == ("t", None)
-    assert split_table_name("_OFFLINE") == ("_OFFLINE", None)
 
 
 @pytest.mark.integration

@@ -12,6 +12,7 @@ from cluster.logic.apply_retention import apply_retention
 from cluster.models import TableConfig
 from cluster.periodic import PeriodicTask, register, task_names
 from engine.clusterstate import SegmentState
+from engine.common.clock import now_ms
 from tests.cluster.conftest import register_servers, upload
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
@@ -50,7 +51,7 @@ def test_registry_is_extensible_and_every_run_is_recorded(api, store):
     register(PeriodicTask("TestOnlyTask", run, "-1s", "a test task"))
     try:
         assert "TestOnlyTask" in task_names()
-        before = int(time.time() * 1000)
+        before = now_ms()
         body = api.get("/periodictask/run?taskname=TestOnlyTask").json()
         assert body["isSuccessful"] is True and body["taskReport"] == {"ok": 1}
         assert body["taskId"].startswith("api-") and len(body["taskId"]) == 12

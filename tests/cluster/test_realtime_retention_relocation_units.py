@@ -138,3 +138,62 @@ def test_too_few_completed_servers_names_the_tag():
     store = Store({}, assignment(("s0", ["Server_c1"], "ONLINE")), SERVERS)
     with pytest.raises(BadRequest, match=r"'done_OFFLINE'.*2 enabled server"):
         completed_target(store, TableConfig.from_json(config), store.ideal)
+
+
+# --- engine.clusterstate.segment_status, as placement, assignment, rebalance and pause read it
+
+
+def test_relocation_moves_segments_with_an_online_replica_only():
+    config = TableConfig.from_json(realtime_config(tagOverrideConfig={
+        "realtimeCompleted": "done_OFFLINE"}))  # fmt: skip
+    ideal = assignment(
+        ("online", ["Server_c1"], "ONLINE"),
+        ("failed", ["Server_c1", "Server_c2"], "OFFLINE"),  # was relocated, now stays
+        ("consuming", ["Server_c2"], "CONSUMING"),
+    )
+    ideal["committing"] = {"Server_c1": "ONLINE", "Server_c2": "CONSUMING"}  # was left behind
+    store = Store({}, ideal, SERVERS)
+    target = completed_target(store, config, store.ideal)
+    assert sorted(target) == ["committing", "online"]
+    assert all(set(r.values()) == {"ONLINE"} for r in target.values())
+
+
+def test_rebalance_leaves_failed_and_optionally_consuming_segments_in_place():
+    from cluster.logic.rebalance_table import staying_segments
+
+    segments = {
+        "online": {"Server_c1": "ONLINE"},
+        "consuming": {"Server_c1": "CONSUMING", "Server_c2": "OFFLINE"},
+        "failed": {"Server_c1": "OFFLINE", "Server_c2": "OFFLINE"},  # was moved as ONLINE
+        "committing": {"Server_c1": "ONLINE", "Server_c2": "CONSUMING"},  # was kept
+    }
+
+    def stay(**flags):
+        return sorted(staying_segments(segments, **flags))
+
+    assert stay(realtime=True, include_consuming=True) == ["failed"]
+    assert stay(realtime=True, include_consuming=False) == ["consuming", "failed"]
+    assert stay(realtime=False, include_consuming=True) == []  # an OFFLINE table: all move
+    assert stay(realtime=False, include_consuming=False) == ["consuming"]
+
+
+def test_a_new_replica_takes_the_state_of_its_segments_group():
+    from cluster.logic.assign_segments import rebalance_target
+
+    ideal = ResourceAssignment(TABLE, segments={
+        "consuming": {"Server_c1": "CONSUMING"},
+        "committing": {"Server_c1": "ONLINE", "gone": "CONSUMING"},  # was given CONSUMING
+    })  # fmt: skip
+    target = rebalance_target(ideal, ["Server_c1", "Server_c2"], 2)
+    assert target["consuming"] == {"Server_c1": "CONSUMING", "Server_c2": "CONSUMING"}
+    assert target["committing"] == {"Server_c1": "ONLINE", "Server_c2": "ONLINE"}
+
+
+def test_pause_lists_every_segment_with_a_consuming_replica():
+    from cluster.logic.realtime.pause import consuming_segments
+
+    ideal = ResourceAssignment(TABLE, segments={
+        "a": {"s1": "CONSUMING"}, "b": {"s1": "ONLINE", "s2": "CONSUMING"},
+        "c": {"s1": "ONLINE"}, "d": {"s1": "OFFLINE"},
+    })  # fmt: skip
+    assert consuming_segments(ideal) == ["a", "b"]

@@ -20,12 +20,15 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from cluster.logic.realtime import llc_metadata as llc
 from cluster.logic.realtime.completion_fsm import SegmentCompletionFSM
 from cluster.logic.realtime.completion_manager import SegmentCompletionManager
+from engine.clusterstate.segment_status import is_committed
+from engine.common.clock import now_ms
 from engine.query.runner import run_query
 from engine.realtime import MutableSegment
 from engine.realtime import completion as proto
 from engine.realtime.completion import CompletionResponse
+from engine.realtime.consumer_state import ConsumerState
 from engine.realtime.llc_name import LLCSegmentName
-from engine.realtime.partition_consumer import ConsumerState, PartitionConsumer
+from engine.realtime.partition_consumer import PartitionConsumer
 from engine.segment import load_segment, read_metadata, unpack_segment
 from engine.spi import Schema, TableConfig
 from engine.stream.config import table_stream_configs
@@ -99,7 +102,7 @@ def test_replicas_at_different_offsets_agree_on_one_end_offset(kafka, tmp_path):
         }
     )
     stream = table_stream_configs(config)[0]
-    name = LLCSegmentName.create("rsvp", 0, 0, int(time.time() * 1000))
+    name = LLCSegmentName.create("rsvp", 0, 0, now_ms())
     zk = {str(name): llc.new_consuming_segment("rsvp_REALTIME", name, 0, 2, 10_000)}
     deep_store = tmp_path / "deepstore"
     deep_store.mkdir()
@@ -113,7 +116,7 @@ def test_replicas_at_different_offsets_agree_on_one_end_offset(kafka, tmp_path):
         zk[str(name)] = llc.committed_segment(
             zk[str(name)], offset, built, download_url=str(tar), size_in_bytes=tar.stat().st_size
         )
-        following = name.next(int(time.time() * 1000))
+        following = name.next(now_ms())
         zk[str(following)] = llc.new_consuming_segment(
             "rsvp_REALTIME", following, offset, 2, 10_000
         )
@@ -121,7 +124,7 @@ def test_replicas_at_different_offsets_agree_on_one_end_offset(kafka, tmp_path):
 
     def fsm_for(segment):
         meta = zk[segment]
-        done = llc.status_of(meta) in llc.COMPLETED
+        done = is_committed(meta)
         return SegmentCompletionFSM(
             segment, int(meta.extra[llc.NUM_REPLICAS]), commit,
             committed_offset=int(meta.extra[llc.END_OFFSET]) if done else None,

@@ -20,7 +20,7 @@ from engine.clusterstate.lineage import (
     lineage_consistent_segments,
     read_lineage,
 )
-from engine.clusterstate.records import now_ms
+from engine.common.clock import now_ms
 from tests.cluster.conftest import register_servers, upload
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]

@@ -12,6 +12,7 @@ import orjson
 import pytest
 from confluent_kafka import Producer
 
+from engine.common.clock import now_ms
 from tests.cluster_e2e.realtime_helpers import (
     SCHEMA,
     TABLE,
@@ -85,7 +86,7 @@ def test_retention_deletes_old_completed_segments_only(realtime_cluster, kafka):
     response = cluster.controller("POST", "/tables", json=config)
     assert response.ok, response.text
 
-    now = int(time.time() * 1000)
+    now = now_ms()
     rows.produce(200, OLD_MS)  # sequence 0 of each partition: old, committed
     wait_done(realtime_cluster, 2)
     rows.produce(200, now - DAY_MS)  # sequence 1: recent, committed

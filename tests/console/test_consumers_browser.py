@@ -11,7 +11,6 @@ confirming. The old /console/consumer-lag address leads to the same pages."""
 
 from __future__ import annotations
 
-import time
 import uuid
 
 import pytest
@@ -19,6 +18,7 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 from playwright.sync_api import expect
 
+from engine.common.clock import now_ms
 from monitoring import history, tables
 from monitoring.kafka_admin import KafkaGroupReader
 from monitoring.sampler import LagSampler
@@ -50,7 +50,7 @@ def lag_console(zookeeper, kafka, tmp_path_factory):
                 producer.produce(source, value=b"%d" % n, partition=partition)
                 assert producer.flush(10) == 0
         group = f"warehouse-{suffix}"
-        base = (int(time.time() * 1000) // history.MINUTE_MS - 3) * history.MINUTE_MS
+        base = (now_ms() // history.MINUTE_MS - 3) * history.MINUTE_MS
         ticks = iter([base / 1000 + 60 * i + 1 for i in range(3)])
         sampler = LagSampler(KafkaGroupReader(bootstrap), samples_topic, group,
                              clock=lambda: next(ticks))  # fmt: skip

@@ -6,13 +6,13 @@ minute through the broker. Lags read back equal end offset minus committed offse
 from __future__ import annotations
 
 import threading
-import time
 import uuid
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import orjson
 import pytest
 
+from engine.common.clock import now_ms
 from monitoring import history, tables
 from monitoring.kafka_admin import KafkaGroupReader
 from monitoring.sampler import LagSampler
@@ -46,7 +46,7 @@ def test_sampled_lag_is_queryable_by_the_minute(lag_cluster, kafka):
 
     # Three polls one minute apart; the group commits between them. Partition 1 is never
     # committed in the first round, so its lag is unknown there (null), not 0.
-    base_ms = (int(time.time() * 1000) // history.MINUTE_MS - 5) * history.MINUTE_MS
+    base_ms = (now_ms() // history.MINUTE_MS - 5) * history.MINUTE_MS
     ticks = iter([base_ms / 1000 + 60 * i + 1 for i in range(3)])
     sampler = LagSampler(KafkaGroupReader(bootstrap), samples_topic, group,
                          clock=lambda: next(ticks))  # fmt: skip

@@ -37,6 +37,28 @@ def test_plan_window_waits_for_every_partition_and_skips_gaps():
     assert plan_window(gap, H, H, 10 * H) == (5 * H, [gap[1]])  # Pinot #6988: no stall
 
 
+def test_completed_segments_are_the_committed_ones():
+    """Pinot's generator reads DONE and UPLOADED LLC segments (Status.isCompleted); the copy
+    here read DONE only, so an LLC segment pushed to the table was never moved."""
+    from types import SimpleNamespace
+
+    from engine.clusterstate import SegmentZKMetadata
+    from tasks.generators.realtime_to_offline import completed_segments
+
+    def meta(partition, status):
+        name = f"t__{partition}__0__20140101T0000Z"
+        extra = {"segment.realtime.status": status} if status else {}
+        return SegmentZKMetadata(name, "t_REALTIME", total_docs=5, start_time=H, end_time=2 * H,
+                                 time_unit="MILLISECONDS", download_url=name, extra=extra)  # fmt: skip
+
+    metas = {m.segment_name: m for m in [meta(0, "DONE"), meta(1, None), meta(2, "UPLOADED"),
+                                         meta(3, "IN_PROGRESS"), meta(4, "COMMITTING")]}  # fmt: skip
+    store = SimpleNamespace(segment_names=lambda table: sorted(metas),
+                            segment_metadata=lambda table, name: metas.get(name))  # fmt: skip
+    got = completed_segments(SimpleNamespace(store=store, table_name="t_REALTIME"))
+    assert [s[0] for s in got] == [0, 1, 2]
+
+
 def test_config_errors_name_their_key():
     assert check_config({}) == (86_400_000, 2 * 86_400_000)
     for config, key in [({"bucketTimePeriod": "soon"}, "bucketTimePeriod"),
@@ -57,33 +79,43 @@ def test_config_errors_name_their_key():
 
 
 class _Store:
-    """The task metadata znode with its version, as tasks.metadata reads and writes it."""
+    """The task metadata znode under ClusterStore.update's contract: ``change`` gets a fresh
+    copy and may run again when a concurrent write wins (``race`` of them happen first, each
+    another partition's subtask recording itself)."""
 
-    def __init__(self, watermark):
-        self.record = ZNRecord(id="t_REALTIME", simple_fields={"watermarkMs": str(watermark)})
-        self.version = 0
-        self.race = 0  # how many writes lose to a concurrent one first
+    paths = type("Paths", (), {"property_store": "/c/PROPERTYSTORE"})()
+
+    def __init__(self, watermark, legacy=False):
+        record = ZNRecord(id="t_REALTIME", simple_fields={"watermarkMs": str(watermark)})
+        self.znodes = {("legacy" if legacy else "current"): record}
+        self.race = 0
+        self.calls = 0
+
+    @property
+    def record(self):
+        return self.znodes["current"]
+
+    def get_record(self, path):
+        key = "legacy" if "/RealtimeToOfflineSegmentsTask/" in path else "current"
+        record = self.znodes.get(key)
+        return (ZNRecord.from_json(record.to_json()), 0) if record else (None, -1)
+
+    def update(self, path, change):
+        assert path.endswith("/MINION_TASK_METADATA/t_REALTIME/RealtimeToOfflineSegmentsTask")
+        while True:
+            self.calls += 1
+            current = self.znodes.get("current")
+            new = change(ZNRecord.from_json(current.to_json()) if current else None)
+            if not self.race:
+                self.znodes["current"] = new
+                return new
+            self.race -= 1  # another partition wrote first: this write is refused
+            self.znodes["current"] = ZNRecord.from_json(new.to_json())
+            self.znodes["current"].list_fields.setdefault("donePartitions_0", []).append("9")
 
 
-def test_finish_window_moves_the_watermark_once_all_partitions_are_done(monkeypatch):
-    from kazoo.exceptions import BadVersionError
-
+def test_finish_window_moves_the_watermark_once_all_partitions_are_done():
     store = _Store(0)
-
-    def read(s, table, task):
-        return ZNRecord.from_json(s.record.to_json()), s.version
-
-    def write(s, table, task, record, expected_version=-1):
-        if s.race:
-            s.race -= 1
-            s.version += 1
-            raise BadVersionError()
-        assert expected_version == s.version
-        s.record, s.version = record, s.version + 1
-
-    monkeypatch.setattr(executor, "read_metadata", read)
-    monkeypatch.setattr(executor, "write_metadata", write)
-    store.race = 2
     assert executor.finish_window(store, "t_REALTIME", 0, H, "0", ["0", "1"]) is False
     assert store.record.simple_fields["watermarkMs"] == "0"
     assert executor.finish_window(store, "t_REALTIME", 0, H, "0", ["0", "1"]) is False  # retry
@@ -95,6 +127,74 @@ def test_finish_window_moves_the_watermark_once_all_partitions_are_done(monkeypa
     # a window after empty ones the generator skipped: the watermark is before its start
     assert executor.finish_window(store, "t_REALTIME", 3 * H, 4 * H, "all", ["all"]) is True
     assert store.record.simple_fields["watermarkMs"] == str(4 * H)
+
+
+def test_finish_window_reads_again_after_a_lost_write():
+    store = _Store(0)
+    store.race = 2  # partition "9" of a 3-partition window records itself twice meanwhile
+    assert executor.finish_window(store, "t_REALTIME", 0, H, "0", ["0", "1", "9"]) is False
+    assert store.calls == 3
+    assert store.record.list_fields["donePartitions_0"] == ["0", "9"]
+    # the last partition's write sees both and moves the watermark
+    assert executor.finish_window(store, "t_REALTIME", 0, H, "1", ["0", "1", "9"]) is True
+    assert store.record.simple_fields["watermarkMs"] == str(H)
+
+
+def test_finish_window_starts_from_pinots_older_metadata_path():
+    store = _Store(0, legacy=True)
+    assert executor.finish_window(store, "t_REALTIME", 0, H, "all", ["all"]) is True
+    assert store.record.simple_fields["watermarkMs"] == str(H)
+
+
+def test_finish_window_gives_up_as_a_failed_subtask():
+    from engine.clusterstate import ConcurrentUpdateError
+
+    class Busy(_Store):
+        def update(self, path, change):
+            raise ConcurrentUpdateError(f"{path}: too many concurrent updates, giving up")
+
+    with pytest.raises(SubtaskFailedError, match="too many concurrent updates"):
+        executor.finish_window(Busy(0), "t_REALTIME", 0, H, "0", ["0"])
+
+
+@pytest.mark.integration
+def test_partitions_finishing_together_move_the_watermark_once(zookeeper):
+    """Eight subtasks of one window record themselves at the same moment through the real
+    ZooKeeper compare-and-set: every one is recorded, and exactly one moves the watermark."""
+    import threading
+    import uuid
+
+    from kazoo.client import KazooClient
+
+    from engine.clusterstate import ClusterStore
+    from tasks.metadata import write_metadata
+
+    client = KazooClient(hosts=zookeeper.address)
+    client.start(timeout=10)
+    try:
+        store = ClusterStore(client, f"rto_{uuid.uuid4().hex[:8]}")
+        store.ensure_cluster()
+        write_metadata(store, "t_REALTIME", "RealtimeToOfflineSegmentsTask",
+                       ZNRecord(id="t_REALTIME", simple_fields={"watermarkMs": "0"}))  # fmt: skip
+        partitions = [str(p) for p in range(8)]
+        start = threading.Barrier(len(partitions))
+        moved = []
+
+        def finish(partition):
+            start.wait()
+            moved.append(executor.finish_window(store, "t_REALTIME", 0, H, partition, partitions))
+
+        threads = [threading.Thread(target=finish, args=(p,)) for p in partitions]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=30)
+        assert sorted(moved) == [False] * 7 + [True]
+        record, _ = executor.read_metadata(store, "t_REALTIME", "RealtimeToOfflineSegmentsTask")
+        assert record.simple_fields["watermarkMs"] == str(H) and record.list_fields == {}
+    finally:
+        client.stop()
+        client.close()
 
 
 SCHEMA = {

@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from engine.common.clock import now_ms
 from tasks.models import Task
 from tests.tasks.conftest import wait_task
 
@@ -44,7 +45,7 @@ def test_cron_schedule_fires_follows_config_changes_and_survives_restart(
     (trigger,) = details["Triggers"]
     assert details["JobKey"] == {"name": table, "group": "TestTask"}
     assert trigger["CronExpression"] == "* * * * * ?" and trigger["PreviousFireTime"] is None
-    assert trigger["NextFireTime"] >= int(time.time() * 1000) - 1000
+    assert trigger["NextFireTime"] >= now_ms() - 1000
     assert {"name": table, "group": "TestTask"} in api.get("/tasks/scheduler/jobKeys").json()
     scheduled = (
         f'pinot_controller_cronSchedulerJobScheduled_Value{{table="{table}",taskType="TestTask"}} 1'

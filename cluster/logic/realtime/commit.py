@@ -19,6 +19,7 @@ from cluster.logic.realtime import llc_metadata as llc
 from cluster.logic.realtime.completion_fsm import SegmentCompletionFSM
 from cluster.logic.realtime.consuming_segments import commit_segment
 from engine.clusterstate import ClusterStore
+from engine.clusterstate.segment_status import is_committed
 from engine.realtime.llc_name import LLCSegmentName
 from engine.segment import read_metadata, unpack_segment
 
@@ -75,7 +76,7 @@ def fsm_from_zk(store: ClusterStore, table_with_type: str, segment: str,
     if meta is None:
         raise ValueError(f"segment {segment} of {table_with_type} has no ZK metadata")
     committed = None
-    if llc.status_of(meta) in llc.COMPLETED and meta.extra.get(llc.END_OFFSET):
+    if is_committed(meta) and meta.extra.get(llc.END_OFFSET):
         committed = int(meta.extra[llc.END_OFFSET])
     replicas = int(meta.extra.get(llc.NUM_REPLICAS) or 1)
     return SegmentCompletionFSM(segment, replicas, commit, committed_offset=committed, **options)

@@ -16,6 +16,7 @@ from cluster.logic.realtime.completion_fsm import SegmentCompletionFSM
 from engine.realtime import completion as proto
 from engine.realtime.completion import CompletionResponse
 from engine.realtime.llc_name import LLCSegmentName
+from engine.spi.table_name import REALTIME, table_name_with_type
 
 
 class SegmentCompletionManager:
@@ -32,7 +33,7 @@ class SegmentCompletionManager:
         name = LLCSegmentName.parse(segment)
         if name is None:
             return CompletionResponse(proto.FAILED)
-        if not self._is_leader(f"{name.table}_REALTIME"):
+        if not self._is_leader(table_name_with_type(name.table, REALTIME)):
             return CompletionResponse(proto.NOT_LEADER)
         with self._lock:
             fsm = self._fsms.get(segment)

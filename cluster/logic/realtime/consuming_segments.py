@@ -11,13 +11,13 @@
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 
 from cluster.logic.realtime import llc_metadata as llc
 from cluster.logic.realtime.pause import is_paused
 from cluster.logic.realtime.stream_status import record_stream_error
 from engine.clusterstate import ClusterStore, ResourceAssignment
+from engine.common import clock
 from engine.realtime.llc_name import LLCSegmentName
 from engine.stream.config import table_stream_configs
 from engine.stream.errors import StreamError
@@ -56,7 +56,7 @@ def create_consuming_segments(
     the REALTIME ``TableConfig``; ``metadata_provider`` answers ``partition_ids()`` and
     ``offset_for(partition)`` (``engine.stream.kafka.KafkaMetadataProvider``). Stream errors
     (``StreamError``: no such topic, brokers down) propagate before anything is written."""
-    now = int(time.time() * 1000) if now_ms is None else int(now_ms)
+    now = clock.now_ms() if now_ms is None else int(now_ms)
     stream = table_stream_configs(config)[0]
     table = config.table_name_with_type
     try:
@@ -101,7 +101,7 @@ def commit_segment(
     """Commit ``committing`` at ``end_offset`` (exclusive) with the built segment's metadata
     (``engine.segment.SegmentMetadata``) and ``extra`` ZK fields; returns the name of the next
     CONSUMING segment (None for a paused table, whose segments get no successor)."""
-    now = int(time.time() * 1000) if now_ms is None else int(now_ms)
+    now = clock.now_ms() if now_ms is None else int(now_ms)
     table = config.table_name_with_type
     name = LLCSegmentName.parse(committing)
     if name is None:

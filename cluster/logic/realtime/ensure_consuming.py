@@ -26,7 +26,6 @@ already ONLINE on all its replicas finished its commit, so its successor is crea
 from __future__ import annotations
 
 import logging
-import time
 
 from cluster.logic.realtime import llc_metadata as llc
 from cluster.logic.realtime.consuming_segments import (
@@ -38,6 +37,8 @@ from cluster.logic.realtime.consuming_segments import (
 from cluster.logic.realtime.pause import is_paused
 from cluster.logic.realtime.stream_status import clear_stream_error, record_stream_error
 from engine.clusterstate import ClusterStore, ResourceAssignment
+from engine.clusterstate.segment_status import is_committed, is_consuming
+from engine.common import clock
 from engine.realtime.llc_name import LLCSegmentName
 from engine.stream.config import OffsetCriteria, table_stream_configs
 from engine.stream.errors import StreamError
@@ -64,7 +65,7 @@ def ensure_partitions_consuming(
     the successors of committed segments start there instead of at their end offsets. A
     topic that cannot be read raises StreamError and is recorded as the table's
     ``streamIngestionError`` (``stream_status``) until a later run reads it."""
-    now = int(time.time() * 1000) if now_ms is None else int(now_ms)
+    now = clock.now_ms() if now_ms is None else int(now_ms)
     table = config.table_name_with_type
     stream = table_stream_configs(config)[0]
     ideal = store.ideal_state(table) or ResourceAssignment(table)
@@ -81,7 +82,7 @@ def ensure_partitions_consuming(
     def settled(segment: str) -> bool:
         # against the wall clock: the znode's mtime is ZooKeeper's wall-clock time
         stat = store.stat(store.paths.segment(table, segment))
-        return stat is None or time.time() * 1000 - stat.mtime > max_completion_ms
+        return stat is None or clock.now_ms() - stat.mtime > max_completion_ms
 
     def create(name: LLCSegmentName, start: int, instances: list[str]) -> None:
         rows, extra = llc.row_threshold(stream.flush, _consuming_per_server(ideal, changes))
@@ -102,8 +103,7 @@ def ensure_partitions_consuming(
         meta = store.segment_metadata(table, segment)
         states = dict(ideal.segments.get(segment) or {})
         instances = sorted(states) or consuming_instances(partition, servers, replicas)
-        status = llc.status_of(meta)
-        if status in llc.COMPLETED:
+        if is_committed(meta):
             # ONLINE everywhere: commit step 3 is done (a paused table's commit, or the
             # successor was deleted), so no commit is in flight to race
             finished = bool(states) and all(v == ONLINE for v in states.values())
@@ -190,9 +190,9 @@ def _previous_done(store, table: str, name: LLCSegmentName, ideal) -> str | None
             other is not None
             and other.partition == name.partition
             and other.sequence == name.sequence - 1
-            and CONSUMING in replicas.values()
+            and is_consuming(replicas)
         ):
             meta = store.segment_metadata(table, segment)
-            if meta is not None and llc.status_of(meta) in llc.COMPLETED:
+            if meta is not None and is_committed(meta):
                 return segment
     return None

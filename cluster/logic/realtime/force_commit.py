@@ -23,11 +23,11 @@ import orjson
 
 from cluster.errors import BadRequest
 from cluster.logic.controller_jobs import FORCE_COMMIT, load_job, save_job
-from cluster.logic.realtime import llc_metadata as llc
 from cluster.logic.realtime.consuming_segments import CONSUMING
 from cluster.logic.realtime.pause import consuming_segments
 from engine.clusterstate import ClusterStateError, ClusterStore, Message, ResourceAssignment
 from engine.clusterstate.records import FORCE_COMMIT_MESSAGE, FORCE_COMMIT_SEGMENTS, now_ms
+from engine.clusterstate.segment_status import is_committed
 from engine.realtime.llc_name import LLCSegmentName
 
 log = logging.getLogger(__name__)
@@ -94,7 +94,7 @@ def uncommitted(store: ClusterStore, table: str, segments: list[str]) -> list[st
     out = []
     for segment in segments:
         meta = store.segment_metadata(table, segment)
-        if meta is not None and llc.status_of(meta) not in llc.COMPLETED:
+        if meta is not None and not is_committed(meta):
             out.append(segment)
     return out
 

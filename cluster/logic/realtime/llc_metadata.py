@@ -7,11 +7,8 @@ built segment's facts (times, docs, CRC, size, download URL).
 
 from __future__ import annotations
 
-import time
-
 from engine.clusterstate.realtime_metadata import (  # noqa: F401 (re-exported for callers)
     COMMITTING,
-    COMPLETED,
     DONE,
     END_OFFSET,
     FLUSH_THRESHOLD_SIZE,
@@ -22,7 +19,8 @@ from engine.clusterstate.realtime_metadata import (  # noqa: F401 (re-exported f
     UPLOADED,
     status_of,
 )
-from engine.clusterstate.records import SegmentZKMetadata
+from engine.clusterstate.segment_metadata import SegmentZKMetadata
+from engine.common import clock
 from engine.realtime.llc_name import LLCSegmentName
 from engine.stream.config import FlushThreshold
 
@@ -57,7 +55,7 @@ def new_consuming_segment(
     return SegmentZKMetadata(
         segment_name=str(name),
         table_name_with_type=table_with_type,
-        creation_time_ms=int(time.time() * 1000) if now_ms is None else int(now_ms),
+        creation_time_ms=clock.now_ms() if now_ms is None else int(now_ms),
         extra=fields,
     )
 
@@ -76,7 +74,7 @@ def committed_segment(
     built segment (``engine.segment.SegmentMetadata``) and ``extra`` fields (e.g. the
     deep-store URL). Times are epoch ms; a segment with no rows gets "now" as both bounds,
     as in Pinot."""
-    now = int(time.time() * 1000) if now_ms is None else int(now_ms)
+    now = clock.now_ms() if now_ms is None else int(now_ms)
     start_ms, end_ms = built.start_time_ms, built.end_time_ms
     if built.total_docs == 0 or start_ms is None or end_ms is None:
         start_ms = end_ms = now

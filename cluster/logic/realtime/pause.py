@@ -10,12 +10,13 @@ the caller then runs ``ensure_partitions_consuming`` with the returned offset cr
 from __future__ import annotations
 
 import datetime as dt
-import time
 
 import orjson
 
 from cluster.logic.realtime.ideal_fields import json_field
 from engine.clusterstate import ClusterStore, ResourceAssignment
+from engine.clusterstate.segment_status import is_consuming
+from engine.common import clock
 from engine.stream.config import OffsetCriteria
 
 PAUSE_STATE = "pauseState"
@@ -44,7 +45,7 @@ def java_timestamp(ms: int) -> str:
 def consuming_segments(ideal: ResourceAssignment | None) -> list[str]:
     if ideal is None:
         return []
-    return sorted(s for s, replicas in ideal.segments.items() if "CONSUMING" in replicas.values())
+    return sorted(s for s, replicas in ideal.segments.items() if is_consuming(replicas))
 
 
 def pause_state(ideal: ResourceAssignment | None) -> dict | None:
@@ -95,7 +96,7 @@ def pause_consumption(store: ClusterStore, table: str, comment: str | None = Non
                       now_ms: int | None = None) -> dict:  # fmt: skip
     """Set the pause flag; returns Pinot's PauseStatusDetails. Its ``consumingSegments`` are
     the segments the caller must force-commit."""
-    now = int(time.time() * 1000) if now_ms is None else int(now_ms)
+    now = clock.now_ms() if now_ms is None else int(now_ms)
     ideal = _set_pause(store, table, True, comment, now)
     return _details(True, consuming_segments(ideal), ADMINISTRATIVE, comment or PAUSED_COMMENT,
                     java_timestamp(now))  # fmt: skip
@@ -114,7 +115,7 @@ def resume_consumption(store: ClusterStore, table: str, comment: str | None = No
         raise ValueError(
             f"consumeFrom must be one of {', '.join(CONSUME_FROM)}, got {consume_from!r}"
         )
-    now = int(time.time() * 1000) if now_ms is None else int(now_ms)
+    now = clock.now_ms() if now_ms is None else int(now_ms)
     ideal = _set_pause(store, table, False, comment, now)
     criteria = None if matched == "lastConsumed" else OffsetCriteria.parse(matched)
     details = _details(False, consuming_segments(ideal), ADMINISTRATIVE,

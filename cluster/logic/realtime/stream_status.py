@@ -11,12 +11,12 @@ manager retries on its schedule (or at once through ``/periodictask/run``). It i
 
 from __future__ import annotations
 
-import time
-
 import orjson
 
 from cluster.logic.realtime.ideal_fields import json_field
 from engine.clusterstate import ClusterStore, ResourceAssignment
+from engine.common import clock
+from engine.spi.table_name import split_table_name
 from engine.stream.config import StreamConfig
 
 STREAM_ERROR = "streamIngestionError"
@@ -36,8 +36,8 @@ def record_stream_error(store: ClusterStore, table_with_type: str, stream: Strea
                         error: Exception, *, now_ms: int | None = None) -> dict:  # fmt: skip
     """Write (or refresh) the table's stream error; returns it. ``firstSeenMs`` stays the
     time the current error was first seen; ``lastCheckedMs`` is this attempt."""
-    now = int(time.time() * 1000) if now_ms is None else int(now_ms)
-    raw = table_with_type.removesuffix("_REALTIME")
+    now = clock.now_ms() if now_ms is None else int(now_ms)
+    raw = split_table_name(table_with_type)[0]
     entry = {
         "topic": stream.topic,
         "bootstrapServers": stream.broker_list,

@@ -14,6 +14,8 @@ import pytest
 
 from engine.broker import BrokerConfig, BrokerInstance
 from engine.broker.errors import BROKER_RESOURCE_MISSING_ERROR_CODE
+from engine.query.errors import TableNotFoundError
+from engine.query.response import error_response, exception_response
 
 
 @pytest.fixture
@@ -44,9 +46,35 @@ def test_query_before_routing_is_ready_gets_503_naming_the_reason(unrouted_broke
     assert error["errorCode"] == BROKER_RESOURCE_MISSING_ERROR_CODE
     assert "no routing table yet" in error["message"]
     assert "does not exist" not in error["message"]
+    assert body == exception_response(BROKER_RESOURCE_MISSING_ERROR_CODE, error["message"])
 
 
 def test_bad_request_is_still_a_400_before_routing(unrouted_broker):
     status, body = _post(unrouted_broker.port, b"{not json")
     assert status == 400
     assert body["exceptions"][0]["errorCode"] != BROKER_RESOURCE_MISSING_ERROR_CODE
+
+
+def test_every_error_body_has_one_shape():
+    """A query error, the broker's refusals and the controller's proxy errors all build
+    Pinot's BrokerResponse with only exceptions: no resultTable key, zero statistics."""
+    body = exception_response(190, "TableDoesNotExistError: table 't' does not exist")
+    assert error_response(TableNotFoundError(body["exceptions"][0]["message"])) == body
+    assert "resultTable" not in body
+    assert body["partialResult"] is True and body["numGroupsLimitReached"] is False
+    assert {
+        k: v for k, v in body.items() if k.startswith("num") and k != "numGroupsLimitReached"
+    } == dict.fromkeys(
+        [
+            "numServersQueried",
+            "numServersResponded",
+            "numDocsScanned",
+            "numEntriesScannedInFilter",
+            "numEntriesScannedPostFilter",
+            "numSegmentsQueried",
+            "numSegmentsProcessed",
+            "numSegmentsMatched",
+            "numConsumingSegmentsQueried",
+        ],
+        0,
+    )

@@ -1,5 +1,6 @@
 """Pinot's numConsumingSegmentsQueried (added up) and minConsumingFreshnessTimeMs (the least
-reported, 0 when no consuming segment was queried): per server, then merged at the broker."""
+of the consuming segments', else a committed stand-in, 0 when nothing is known): per
+server, then merged at the broker."""
 
 from __future__ import annotations
 
@@ -34,9 +35,9 @@ def consuming(name: str, stamp: int | None, caught_up: bool = False):
     return segment.snapshot()
 
 
-class Immutable:  # an ONLINE segment: no freshness, the end time of its time column
-    def __init__(self, end_time_ms: int | None = None):
-        self.metadata = types.SimpleNamespace(end_time_ms=end_time_ms)
+class Immutable:  # an ONLINE segment: no freshness; its creation, the end of its time column
+    def __init__(self, end_time_ms: int | None = None, creation_time: int | None = None):
+        self.metadata = types.SimpleNamespace(end_time_ms=end_time_ms, creation_time=creation_time)
 
 
 def test_server_reports_the_oldest_consuming_segment_and_their_number():
@@ -52,10 +53,16 @@ def test_an_idle_caught_up_partition_is_as_fresh_as_now():
     assert stats[FRESHNESS_KEY] > 1_700_000_000_000
 
 
-def test_committed_segments_only_report_their_latest_end_time_on_a_realtime_table():
+def test_committed_segments_only_report_their_newest_creation_or_end_on_a_realtime_table():
     stats = {}
     _consuming_stats(stats, [Immutable(4_000), Immutable(6_000), Immutable()])
     assert stats == {"numConsumingSegmentsQueried": 0, FRESHNESS_KEY: 6_000}
+    # Pinot's indexCreationTime first: a committed segment was built when it stopped consuming
+    _consuming_stats(stats, [Immutable(4_000, creation_time=9_000), Immutable(6_000)])
+    assert stats[FRESHNESS_KEY] == 9_000
+    # a consuming segment with no row yet: the committed segments beside it stand in
+    _consuming_stats(stats, [consuming("a", None), Immutable(4_000, creation_time=8_000)])
+    assert stats == {"numConsumingSegmentsQueried": 1, FRESHNESS_KEY: 8_000}
     _consuming_stats(stats, [Immutable()])  # no time column: nothing known
     assert stats[FRESHNESS_KEY] == 0
     _consuming_stats(stats, [Immutable(4_000)], realtime=False)  # OFFLINE: not reported
@@ -74,6 +81,22 @@ def test_broker_takes_the_least_freshness_and_adds_the_counts():
     assert response["minConsumingFreshnessTimeMs"] == 7_000
     assert response["numConsumingSegmentsQueried"] == 3
     assert broker_response(["c"], ["LONG"], [[1]])["minConsumingFreshnessTimeMs"] == 0
+
+
+def test_a_server_without_consuming_segments_never_sets_the_answers_freshness():
+    """The consuming segment on one server, the committed ones on the other (replicas
+    balanced segment by segment): the committed segments' stand-in is older than the stream
+    and must not be taken as the answer's freshness (issue 27)."""
+    consuming_part = {"numConsumingSegmentsQueried": 1, FRESHNESS_KEY: 9_000}
+    committed_part = {"numConsumingSegmentsQueried": 0, FRESHNESS_KEY: 3_000}
+    assert merge_stats([committed_part, consuming_part])[FRESHNESS_KEY] == 9_000
+    # no server read a consuming segment (one is handing over to the next): the newest
+    # committed data anywhere is the stand-in, as on one server
+    other = {"numConsumingSegmentsQueried": 0, FRESHNESS_KEY: 5_000}
+    assert merge_stats([committed_part, other])[FRESHNESS_KEY] == 5_000
+    assert merge_stats([committed_part, {"numConsumingSegmentsQueried": 0}])[FRESHNESS_KEY] == (
+        3_000
+    )
 
 
 def test_freshness_travels_from_server_to_broker():

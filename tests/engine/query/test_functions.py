@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from engine.common.clock import now_ms
 from engine.query.errors import QueryExecutionError, QueryValidationError
 from engine.query.evaluate import evaluate
 from engine.query.parser import parse_sql
@@ -100,9 +101,8 @@ def test_datetimeconvert_and_todatetime():
 
 
 def test_now_and_ago():
-    import time
 
-    now = int(time.time() * 1000)
+    now = now_ms()
     assert abs(run("NOW()")[0] - now) < 5000
     assert abs(run("AGO('PT1H')")[0] - (now - 3_600_000)) < 5000
     assert abs(run("AGO('P2D')")[0] - (now - 2 * DAY)) < 5000

@@ -7,7 +7,7 @@ import pytest
 from engine.query.errors import QueryParseError, QueryValidationError, UnknownColumnError
 from engine.query.expressions import Function, Identifier, Literal
 from engine.query.parser import parse_sql
-from engine.query.plan import ColumnInfo, compile_query, split_table_name
+from engine.query.plan import ColumnInfo, compile_query
 
 COLUMNS = {
     "a": ColumnInfo("INT"),
@@ -133,11 +133,6 @@ def test_error_codes():
     with pytest.raises(UnknownColumnError) as unknown:
         compile_query("SELECT x FROM t", COLUMNS)
     assert unknown.value.error_code == 710
-
-
-def test_split_table_name():
-    assert split_table_name("airlineStats_REALTIME") == ("airlineStats", "REALTIME")
-    assert split_table_name("my_table") == ("my_table", None)
 
 
 def test_ordinals_in_group_by_and_order_by():

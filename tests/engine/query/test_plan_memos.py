@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from engine.common.clock import now_ms
 from engine.query import run_query
 from engine.query.expressions import Function, Identifier, Literal, columns_of, folds_constants
 from engine.query.parser import parse_sql
@@ -41,7 +42,7 @@ def test_equal_expressions_hash_alike_and_unhashable_literals_still_work():
 def test_star_tree_answers_follow_a_moving_filter(synth):
     """A star-tree query whose filter has NOW() is decided afresh each time, not memoised."""
     _, schema, single, _ = synth
-    start_ms = int(time.time() * 1000)
+    start_ms = now_ms()
     # site * 20 < ms since start: a few sites at first, every site (0..49) after a second
     moving = (
         f"SELECT country, COUNT(*) FROM synth WHERE site * 20 < now() - {start_ms} "
@@ -61,7 +62,7 @@ def test_pruning_follows_a_moving_filter(synth):
     """A segment pruned by a NOW() filter is pruned afresh on each query, not from a memo."""
     _, schema, single, _ = synth
     newest = single[0].column("ts").metadata.max_value
-    start_ms = int(time.time() * 1000)
+    start_ms = now_ms()
     # the bound starts 1 s past the newest row (the segment is pruned by its max) and falls
     # 2 ms per ms: a second later it is 1.2 s before the newest row, which matches rows
     sql = f"SELECT COUNT(*) FROM synth WHERE ts > {newest} + 1000 - (now() - {start_ms}) * 2"

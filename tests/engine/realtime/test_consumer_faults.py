@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import orjson
 
+from engine.common.clock import now_ms
 from engine.realtime import MutableSegment
 from engine.realtime import completion as proto
 from engine.realtime.completion import CompletionResponse
-from engine.realtime.partition_consumer import ConsumerState, PartitionConsumer
+from engine.realtime.consumer_state import ConsumerState
+from engine.realtime.partition_consumer import PartitionConsumer
 from engine.spi import Schema, TableConfig
 from engine.stream.config import table_stream_configs
 from engine.stream.errors import (
@@ -160,7 +162,7 @@ def test_time_limit_counts_from_creation_and_an_empty_segment_waits(tmp_path):
         )  # fmt: skip
 
     # created an hour ago, long past its 300 ms limit: it still consumes for the limit
-    late = make(FakeTopic(earliest=0, errors=[]), int(time.time() * 1000) - 3_600_000)
+    late = make(FakeTopic(earliest=0, errors=[]), now_ms() - 3_600_000)
     started = time.monotonic()
     assert late.run() is ConsumerState.DISCARDED
     assert late.stop_reason == "timeLimit" and time.monotonic() - started >= 0.25

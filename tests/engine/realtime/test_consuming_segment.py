@@ -14,10 +14,11 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from engine.clusterstate.records import SegmentZKMetadata
+from engine.common.clock import now_ms
 from engine.realtime import completion as proto
 from engine.realtime.completion import CompletionResponse
+from engine.realtime.consumer_state import ConsumerState
 from engine.realtime.consuming_segment import ConsumingSegment
-from engine.realtime.partition_consumer import ConsumerState
 from engine.segment import load_segment
 from engine.spi import Schema, TableConfig
 
@@ -67,7 +68,7 @@ def make(kafka, topic, tmp_path, status: str) -> ConsumingSegment:
         }
     )
     zk = SegmentZKMetadata(
-        "t__0__0__20260801T1200Z", "t_REALTIME", creation_time_ms=int(time.time() * 1000),
+        "t__0__0__20260801T1200Z", "t_REALTIME", creation_time_ms=now_ms(),
         extra={"segment.realtime.startOffset": "0", "segment.flush.threshold.size": "40"},
     )  # fmt: skip
     consuming = ConsumingSegment(

@@ -18,7 +18,8 @@ from engine.query.runner import run_query
 from engine.realtime import MutableSegment
 from engine.realtime import completion as proto
 from engine.realtime.completion import CompletionResponse
-from engine.realtime.partition_consumer import ConsumerState, PartitionConsumer
+from engine.realtime.consumer_state import ConsumerState
+from engine.realtime.partition_consumer import PartitionConsumer
 from engine.segment import load_segment, unpack_segment
 from engine.spi import Schema, TableConfig
 from engine.stream.config import table_stream_configs

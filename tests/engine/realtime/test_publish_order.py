@@ -9,7 +9,8 @@ import orjson
 from engine.realtime import MutableSegment
 from engine.realtime import completion as proto
 from engine.realtime.completion import CompletionResponse
-from engine.realtime.partition_consumer import ConsumerState, PartitionConsumer
+from engine.realtime.consumer_state import ConsumerState
+from engine.realtime.partition_consumer import PartitionConsumer
 from engine.spi import Schema, TableConfig
 from engine.stream.config import table_stream_configs
 from engine.stream.kafka import MessageBatch
@@ -86,13 +87,13 @@ class ObservedSegment(MutableSegment):
         super().__setattr__(name, value)
 
 
-def make(tmp_path, topic, row_limit: int) -> PartitionConsumer:
+def make(tmp_path, topic, row_limit: int, time_limit_ms: int | None = None) -> PartitionConsumer:
     segment = ObservedSegment("t__0__0__20260101T0000Z", SCHEMA, CONFIG)
     segment.seen = []
     pc = PartitionConsumer(
         segment=segment, stream=table_stream_configs(CONFIG)[0], partition=0, start_offset=0,
         row_limit=row_limit, completion=Controller(), consumer=topic, metadata=topic,
-        build_dir=tmp_path, hold_ms=1,
+        build_dir=tmp_path, hold_ms=1, time_limit_ms=time_limit_ms,
     )  # fmt: skip
     segment.consumer = pc
     return pc
@@ -122,6 +123,16 @@ def test_snapshot_freshness_is_the_newest_message_then_now_once_caught_up(tmp_pa
     # the stream has nothing new: as fresh as the query's now
     segment.caught_up = True
     assert segment.snapshot().freshness_ms(5_000_000) == 5_000_000
+
+
+def test_a_segment_that_stopped_consuming_is_as_old_as_its_last_message(tmp_path):
+    """Caught up when its time limit came, then held in the commit: the stream moves on
+    without it, so it must not go on reading as fresh as now."""
+    topic = Topic()
+    pc = make(tmp_path, topic, row_limit=10_000, time_limit_ms=300)
+    assert pc.run() is ConsumerState.DISCARDED
+    assert topic.empty_fetches > 0 and pc.stop_reason == proto.REASON_TIME_LIMIT
+    assert pc.segment.snapshot().freshness_ms(5_000_000) == 1_000_000 + END - 1
 
 
 def test_freshness_falls_back_to_the_index_time_without_a_stream_timestamp():

@@ -141,3 +141,16 @@ def test_bad_naming_specs(airline) -> None:
 def test_normalized_date_needs_time_values(airline) -> None:
     with pytest.raises(SpecError, match="has no values"):
         namer(airline, "normalizedDate").name(0, None, None)
+
+
+# engine.spi.table_name: the same raw name as the table config (tests/engine/spi/test_table_name)
+def test_segment_names_use_the_table_configs_raw_name():
+    namer = SegmentNamer.create(
+        "simple", {}, {"tableName": "t_REALTIME", "tableType": "OFFLINE"}, {}
+    )
+    assert namer.table_name == "t_REALTIME_OFFLINE"
+    assert SegmentNamer.create("simple", {}, {"tableName": "billing_OFFLINE"}, {}).table_name == (
+        "billing_OFFLINE"
+    )
+    with pytest.raises(SpecError, match="tableName"):
+        SegmentNamer.create("simple", {}, {"tableName": "_OFFLINE"}, {})
