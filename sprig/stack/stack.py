@@ -6,8 +6,8 @@ import os
 import threading
 from pathlib import Path
 
-from sprig.stack.process import ServiceError
 from sprig.stack.kafka import KafkaService
+from sprig.stack.process import ServiceError
 from sprig.stack.services import RedisService, Service, ZooKeeperService
 from sprig.stack.supervisor import write_state_file
 

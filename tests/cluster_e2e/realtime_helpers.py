@@ -61,7 +61,8 @@ def table_config(bootstrap: str, topic: str, replicas: int = 1) -> dict:
 
 
 def create_topic(bootstrap: str, topic: str, partitions: int = 2) -> str:
-    """Created up front: a topic Tansu creates on the first produce has other partitions."""
+    """Created up front, with `partitions` partitions (Kafka would create a topic on the first
+    produce with one)."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.create_topics([NewTopic(topic, num_partitions=partitions)])[topic].result(10)
     return topic

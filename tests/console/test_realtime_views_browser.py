@@ -1,5 +1,5 @@
 """The table page's real-time panel in a real headless Chromium, against the console's live
-cluster consuming a real 2-partition topic on the Kafka-protocol broker (tansu): one row per
+cluster consuming a real 2-partition topic on the session's Kafka: one row per
 partition with its CONSUMING segment and servers, and the start offsets, commits and rows
 growing as rows are produced past the flush threshold; current offsets growing and the live
 chart of ingestion rate and lag; force commit followed to the end of its job, pause, and
