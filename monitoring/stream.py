@@ -29,8 +29,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import orjson
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer
-from confluent_kafka import TopicPartition
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicPartition,
+)
 from prometheus_client import Counter as PromCounter
 
 from monitoring.consumer_offsets import ConsumerOffsetsDecoder, OffsetCommit, OffsetDeleted

@@ -48,6 +48,9 @@ def segment_consumer_info(
             "recordsLagMap": {partition: records_lag},
             "availabilityLagMsMap": {partition: availability_lag},
         },
-        # ours, beyond Pinot's shape: messages skipped as malformed (Pinot's rowsWithErrors)
+        # ours, beyond Pinot's shape: messages skipped as malformed (Pinot's rowsWithErrors),
+        # and whether the partition is stalled (engine.realtime.stall), since when (epoch ms)
         "rowsWithErrors": stats.rows_malformed,
+        "stalled": consumer.stall.stalled,
+        "stalledSinceMs": consumer.stall.stalled_since_ms,
     }

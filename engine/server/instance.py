@@ -23,6 +23,7 @@ from engine.clusterstate import InstanceConfig, InstanceType, split_table_name
 from engine.clusterstate.tags import instance_id as make_instance_id
 from engine.query.runner import QueryEngine
 from engine.query.settings import QuerySettings
+from engine.realtime.stall import DEFAULT_STALL_S
 from engine.runtime import HttpService, Participant, Request, Response, Router, SchemaCache
 from engine.server.drain import DEFAULT_DRAIN_S
 from engine.server.follower import IdealStateFollower
@@ -50,6 +51,8 @@ class ServerConfig:
     resync_interval_s: float = 10.0
     # seconds a segment taken away keeps serving (``drain_seconds_from_env`` in ``sprig server``)
     drop_drain_s: float = DEFAULT_DRAIN_S
+    # no progress for this long while the partition grows: stalled (``stall_seconds_from_env``)
+    realtime_stall_s: float = DEFAULT_STALL_S
     # read once at start-up (``QuerySettings.from_env`` in ``sprig server``)
     query: QuerySettings = dataclasses.field(default_factory=QuerySettings)
 
@@ -95,7 +98,7 @@ class ServerInstance:
         self.schemas = SchemaCache(self.participant.store)
         self.segments.realtime = RealtimeSegmentManager(
             self.instance_id, Path(config.data_dir), lambda: self.participant.store,
-            self.schemas.get,
+            self.schemas.get, stall_s=config.realtime_stall_s,
         )  # fmt: skip
         self.executor = QueryExecutor(
             self.instance_id, self.segments, self.schemas, self.metrics, self.query_engine

@@ -17,7 +17,7 @@ import dataclasses
 import re
 
 import pyarrow as pa
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import Consumer, IsolationLevel, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from engine.common.clock import now_ms
@@ -31,6 +31,7 @@ from engine.stream.errors import (
 )
 
 MAX_BATCH_MESSAGES = 10_000
+READ_COMMITTED = "read_committed"
 
 # Keys Pinot hands to the Kafka client straight from the top level of the stream config map.
 _TOP_LEVEL_CLIENT_KEYS = (
@@ -172,8 +173,9 @@ class KafkaPartitionConsumer:
                 "enable.partition.eof": "false",
             }
         )
-        if stream.isolation_level:
-            config["isolation.level"] = stream.isolation_level
+        # Pinot's default: aborted transactions are never read, open ones hold the reader
+        # back at the last stable offset
+        config["isolation.level"] = stream.isolation_level or READ_COMMITTED
         try:
             self._consumer = Consumer(config)
         except KafkaException as err:
@@ -240,6 +242,15 @@ class KafkaPartitionConsumer:
             )
         _raise_for(err, f"fetching {self.topic}/{self.partition} at {offset}")
 
+    def position(self) -> int | None:
+        """The client's own position: the next offset it will hand over, past the commit and
+        abort markers of transactions (which hold no message); None when it has none."""
+        try:
+            (tp,) = self._consumer.position([TopicPartition(self.topic, self.partition)])
+        except (KafkaException, RuntimeError):
+            return None
+        return tp.offset if tp.offset >= 0 else None
+
     def close(self) -> None:
         with contextlib.suppress(KafkaException, RuntimeError):  # already closed
             self._consumer.close()
@@ -259,10 +270,16 @@ class KafkaMetadataProvider:
         self.topic = stream.topic
         config = client_config(stream, client_id)
         config = {k: v for k, v in config.items() if not k.startswith(("fetch.", "isolation."))}
+        self._config = config
         try:
             self._admin = AdminClient(config)
         except KafkaException as err:
             raise _config_error(stream, err) from err
+
+    def reconnect(self) -> None:
+        """A new admin client: one whose connection hangs on a frozen broker keeps asking it
+        (its metadata still names it), a new one bootstraps afresh."""
+        self._admin = AdminClient(self._config)
 
     def partition_ids(self, timeout_ms: int | None = None) -> list[int]:
         """The topic's partition ids, sorted (restricted to ``stream.kafka.partition.ids`` when
@@ -284,11 +301,13 @@ class KafkaMetadataProvider:
             ids = [p for p in ids if p in self.stream.partition_ids]
         return ids
 
-    def _list_offsets(self, partition: int, spec: OffsetSpec, timeout_ms: int | None) -> int:
+    def _list_offsets(self, partition: int, spec: OffsetSpec, timeout_ms: int | None,
+                      isolation: IsolationLevel = IsolationLevel.READ_UNCOMMITTED) -> int:  # fmt: skip
         tp = TopicPartition(self.topic, int(partition))
         timeout = (timeout_ms or self.stream.fetch_timeout_ms) / 1000.0
         try:
-            futures = self._admin.list_offsets({tp: spec}, request_timeout=timeout)
+            futures = self._admin.list_offsets({tp: spec}, isolation_level=isolation,
+                                               request_timeout=timeout)  # fmt: skip
             return int(futures[tp].result(timeout=timeout + 1).offset)
         except KafkaException as err:
             _raise_for(err.args[0], f"listing offsets of {self.topic}/{partition}")
@@ -304,6 +323,15 @@ class KafkaMetadataProvider:
     def latest_offset(self, partition: int, timeout_ms: int | None = None) -> int:
         """One past the last message (the high watermark)."""
         return self._list_offsets(partition, OffsetSpec.latest(), timeout_ms)
+
+    def readable_end(self, partition: int, timeout_ms: int | None = None) -> int:
+        """One past the last offset this stream's consumer can read now: the last stable
+        offset under read_committed (the default; an open transaction holds it back), the
+        high watermark under read_uncommitted."""
+        level = IsolationLevel.READ_UNCOMMITTED
+        if (self.stream.isolation_level or READ_COMMITTED) == READ_COMMITTED:
+            level = IsolationLevel.READ_COMMITTED
+        return self._list_offsets(partition, OffsetSpec.latest(), timeout_ms, level)
 
     def offset_for(
         self, partition: int, criteria: OffsetCriteria | None = None, timeout_ms: int | None = None

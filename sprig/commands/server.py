@@ -36,6 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from engine.common.errors import ConfigError
     from engine.query.settings import QuerySettings
+    from engine.realtime.stall import stall_seconds_from_env
     from engine.server import ServerConfig, ServerInstance
     from engine.server.drain import drain_seconds_from_env
 
@@ -43,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         query = QuerySettings.from_env()  # read once: the server keeps these until it stops
         drop_drain_s = drain_seconds_from_env()
+        stall_s = stall_seconds_from_env()
     except ConfigError as exc:
         raise CommandError(str(exc)) from None
     config = ServerConfig(
@@ -53,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
         instance_id=args.instance_id,
         query=query,
         drop_drain_s=drop_drain_s,
+        realtime_stall_s=stall_s,
         **cluster_settings(),
     )
     data_root = Path(os.environ.get("SPRIG_DATA_DIR", REPO_ROOT / "var"))

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from monitoring import history, tables
+from monitoring import history
 from tests.cluster_e2e.conftest import Cluster, start_cluster, stop_cluster
 
 

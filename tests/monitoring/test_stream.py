@@ -79,8 +79,16 @@ def test_commits_become_seed_json_and_bad_records_are_counted_and_skipped(kafka,
     source, target = topics(kafka, 1, 1)
     group = f"sg-{uuid.uuid4().hex[:6]}"
     key = h("0001000867726f75702d69640003666f6f00000001")
-    before = {r: skipped(r) for r in ("undecodable key type 1", "key type 99", "key type 3",
-                                      "offset commit value v9", "undecodable no key type")}
+    before = {
+        r: skipped(r)
+        for r in (
+            "undecodable key type 1",
+            "key type 99",
+            "key type 3",
+            "offset commit value v9",
+            "undecodable no key type",
+        )
+    }
     produce(kafka, source, [
         (key, h("0000000000000000006400086d6574616461746100000000000004d2")),  # v0
         (key, h("000400000000000000640000000a096d6574616461746100000000000004d200")),  # v4

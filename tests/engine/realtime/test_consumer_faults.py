@@ -136,6 +136,8 @@ def test_consumer_info_has_pinots_shape_and_lags(tmp_path):
             "availabilityLagMsMap": {"0": str(2_000_000 - 1_000_024)},
         },
         "rowsWithErrors": 0,
+        "stalled": False,
+        "stalledSinceMs": None,
     }
     # a latest offset read before the consumer passed it: lag clamps at 0
     behind = segment_consumer_info(pc, 20, now_ms=2_000_000)["partitionOffsetInfo"]
