@@ -20,12 +20,11 @@ metadata, so it finds a moved leader.) ``progressed``, after a batch with rows, 
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Callable, Mapping
 
 from engine.common.clock import now_ms
-from engine.common.errors import ConfigError
+from engine.common.env import seconds_from_env
 
 log = logging.getLogger(__name__)
 STALL_ENV = "SPRIG_REALTIME_STALL_S"
@@ -36,17 +35,7 @@ CHECK_MS = 5_000  # how often an idle partition asks upstream for its latest off
 def stall_seconds_from_env(environ: Mapping[str, str] | None = None) -> float:
     """``SPRIG_REALTIME_STALL_S`` in seconds (unset or empty: 30). ConfigError naming the
     variable for anything but a positive number."""
-    env = os.environ if environ is None else environ
-    raw = (env.get(STALL_ENV) or "").strip()
-    if not raw:
-        return DEFAULT_STALL_S
-    try:
-        seconds = float(raw)
-    except ValueError:
-        raise ConfigError(STALL_ENV, f"expected a number of seconds, got {raw!r}") from None
-    if not seconds > 0:  # also rejects nan
-        raise ConfigError(STALL_ENV, f"must be a positive number of seconds, got {raw!r}")
-    return seconds
+    return seconds_from_env(STALL_ENV, DEFAULT_STALL_S, zero_ok=False, environ=environ)
 
 
 class StallWatch:

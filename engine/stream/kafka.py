@@ -317,12 +317,23 @@ class KafkaMetadataProvider:
             ) from err
         raise StreamError("unreachable")  # _raise_for always raises
 
+    def _bound(self, partition: int, spec: OffsetSpec, timeout_ms: int | None,
+               isolation: IsolationLevel = IsolationLevel.READ_UNCOMMITTED) -> int:  # fmt: skip
+        """An end of the log, which always exists: confluent-kafka hands back OFFSET_INVALID
+        instead of raising when the request times out (a frozen leader), so that is a
+        transient error here."""
+        offset = self._list_offsets(partition, spec, timeout_ms, isolation)
+        if offset < 0:
+            raise TransientStreamError(f"listing offsets of {self.topic}/{partition} got no "
+                                       "answer from the partition's leader")  # fmt: skip
+        return offset
+
     def earliest_offset(self, partition: int, timeout_ms: int | None = None) -> int:
-        return self._list_offsets(partition, OffsetSpec.earliest(), timeout_ms)
+        return self._bound(partition, OffsetSpec.earliest(), timeout_ms)
 
     def latest_offset(self, partition: int, timeout_ms: int | None = None) -> int:
         """One past the last message (the high watermark)."""
-        return self._list_offsets(partition, OffsetSpec.latest(), timeout_ms)
+        return self._bound(partition, OffsetSpec.latest(), timeout_ms)
 
     def readable_end(self, partition: int, timeout_ms: int | None = None) -> int:
         """One past the last offset this stream's consumer can read now: the last stable
@@ -331,7 +342,7 @@ class KafkaMetadataProvider:
         level = IsolationLevel.READ_UNCOMMITTED
         if (self.stream.isolation_level or READ_COMMITTED) == READ_COMMITTED:
             level = IsolationLevel.READ_COMMITTED
-        return self._list_offsets(partition, OffsetSpec.latest(), timeout_ms, level)
+        return self._bound(partition, OffsetSpec.latest(), timeout_ms, level)
 
     def offset_for(
         self, partition: int, criteria: OffsetCriteria | None = None, timeout_ms: int | None = None

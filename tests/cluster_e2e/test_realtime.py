@@ -26,6 +26,7 @@ from tests.cluster_e2e.realtime_helpers import (
     create_topic,
     ideal_state,
     new_topic,
+    run_periodic_task,
     wait_consuming_segments,
     wait_totals,
     wait_until,
@@ -208,11 +209,7 @@ def test_topic_created_after_the_table(realtime_cluster, kafka):
         producer.produce(topic, orjson.dumps(record), partition=2)
         stream.count, stream.total = stream.count + 1, stream.total + value
     assert producer.flush(10) == 0
-    run = cluster.controller(
-        "GET", "/periodictask/run",
-        params={"taskname": "RealtimeSegmentValidationManager", "tableName": TABLE},
-    )  # fmt: skip
-    assert run.ok, run.text
+    run_periodic_task(cluster, "RealtimeSegmentValidationManager")
     ideal = wait_consuming_segments(cluster, 3)
     assert sorted(s.split("__")[1:3] for s in ideal) == [["0", "0"], ["1", "0"], ["2", "0"]]
     wait_totals(cluster, stream.count, stream.total)

@@ -19,6 +19,9 @@ from sprig.stack.process import ServiceProcess, choose_port
 from sprig.stack.services import Service, check_java
 
 DEFAULT_HEAP = "512m"
+# a first start formats the storage and creates __consumer_offsets; on 2 busy cores, with three
+# nodes replicating it, that has taken over 90 s
+READY_TIMEOUT_S = 240
 READINESS_GROUP = "sprig-readiness-probe"  # never joined nor committed: Kafka lists nothing
 
 # Settings that differ from Kafka's defaults for a local node, and why.
@@ -132,7 +135,7 @@ class KafkaService(Service):
         )
         return ServiceProcess(
             self.name, ["sh", "-c", script], log_path=self.log_path, ready=self._ready,
-            timeout_s=90,
+            timeout_s=READY_TIMEOUT_S,
         )  # fmt: skip
 
     def _ready(self) -> bool:
