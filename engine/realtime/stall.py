@@ -97,3 +97,5 @@ class StallWatch:
     def recreated(self) -> None:
         self.recoveries += 1
         self._acted_at = self._clock()
+        log.info("segment %s: consumer recreated (%d so far in this stall)", self.segment,
+                 self.recoveries)  # fmt: skip
