@@ -97,5 +97,5 @@ class StallWatch:
     def recreated(self) -> None:
         self.recoveries += 1
         self._acted_at = self._clock()
-        log.info("segment %s: consumer recreated (%d so far in this stall)", self.segment,
+        log.info("segment %s: consumer recreated (%d since the segment started)", self.segment,
                  self.recoveries)  # fmt: skip
