@@ -1,5 +1,5 @@
 """Creating CONSUMING segments per partition, committing them, and the validation repairs,
-against real ZooKeeper and the real Kafka-protocol broker."""
+against real ZooKeeper and the session's Kafka."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Two replicas of a consuming segment reach the end criteria at different offsets; through
 the controller's real completion FSM the one with the larger offset commits, the other
-catches up to the same offset and keeps an identical build. Real Kafka-protocol broker;
+catches up to the same offset and keeps an identical build. Real Kafka;
 the protocol's calls go to the FSM in-process (its HTTP endpoints come with the server
 wiring)."""
 

@@ -1,5 +1,5 @@
 """What the REALTIME end-to-end tests share: the `clicks` table on a 2-partition topic of the
-session's Kafka-protocol broker, a producer that remembers what it produced, and the waits on
+session's Kafka, a producer that remembers what it produced, and the waits on
 the broker's totals and the controller's ideal state.
 
 Tests of other tables use ``create_topic``, ``kafka_stream_configs`` and ``wait_until``."""

@@ -1,5 +1,5 @@
 """Real-time ingestion end to end: a REALTIME table over a 2-partition topic on the local
-Kafka-protocol broker, a controller, two servers and a broker as separate processes.
+Kafka, a controller, two servers and a broker as separate processes.
 
 Rows are counted through the broker as soon as they are consumed (before any commit); past
 the row target the segments commit through the completion protocol and the committed

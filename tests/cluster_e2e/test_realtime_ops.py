@@ -1,6 +1,6 @@
 """Operating a REALTIME table through the controller's REST API, end to end: a controller,
-two servers and a broker as separate processes, on the real ZooKeeper and Kafka-protocol
-broker.
+two servers and a broker as separate processes, on the real ZooKeeper and
+Kafka.
 
 consumingSegmentsInfo is gathered from the servers by the controller; pausing commits the
 consuming segments and creates no successors; resuming continues where consumption stopped

@@ -1,5 +1,5 @@
 """The "Kafka consumers" pages in a real headless Chromium against a live cluster of real
-processes (ZooKeeper, controller, server, broker) and the local Kafka-protocol broker: the
+processes (ZooKeeper, controller, server, broker) and the session's Kafka: the
 consumer_offsets table fed by the sampler over three minutes, a group behind on two
 partitions, and an alert rule that fired.
 

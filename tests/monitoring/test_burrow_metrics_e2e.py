@@ -1,5 +1,5 @@
 """Burrow's HTTP API and kafka-lag-exporter's metrics served by a real controller (a process,
-with ZooKeeper, a server and a broker) watching the session's Kafka-protocol broker through the
+with ZooKeeper, a server and a broker) watching the session's Kafka through the
 consumer_offsets table, fed by the collector. A group that committed once and then sat behind
 is STOP (ERR); once it commits up to the end it is OK."""
 

@@ -1,6 +1,6 @@
 """The lag history as a queryable time series: the `consumer_offsets` REALTIME table created
 from the shipped schema and table config in a real cluster (ZooKeeper, controller, server,
-broker as processes), fed by the sampler from the local Kafka-protocol broker, and read by the
+broker as processes), fed by the sampler from the local Kafka, and read by the
 minute through the broker. Lags read back equal end offset minus committed offset."""
 
 from __future__ import annotations

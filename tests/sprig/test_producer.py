@@ -1,6 +1,6 @@
 """The quickstart's sample producer: fresh times on Pinot's sample records, the airlineStats
 minion task config made local, and a SampleStream producing at its rate into the real local
-Kafka-protocol broker, looping over its sample, until stopped."""
+Kafka, looping over its sample, until stopped."""
 
 from __future__ import annotations
 

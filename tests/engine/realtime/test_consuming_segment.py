@@ -1,5 +1,5 @@
-"""A server's consuming segment from ZK metadata to ONLINE, against the real Kafka-protocol
-broker: build when at the committed offset, catch up when behind, download when ahead or
+"""A server's consuming segment from ZK metadata to ONLINE, against the session's
+Kafka: build when at the committed offset, catch up when behind, download when ahead or
 discarded (the controller is scripted)."""
 
 from __future__ import annotations
