@@ -7,6 +7,7 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY sprig sprig
 COPY config config
+COPY controller controller
 COPY cluster cluster
 COPY console console
 COPY tasks tasks

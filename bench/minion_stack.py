@@ -101,6 +101,8 @@ class Stack:
         self.bootstrap = kafka.bootstrap_servers
         env = {"SPRIG_ZK": zk.address, "SPRIG_CLUSTER_NAME": "bench_minion",
                "SPRIG_DATA_DIR": str(self.workdir / "data"), "SPRIG_REDIS_URL": redis.url,
+               # bench.minion's dispatch run ingests CSV files it writes under the workdir
+               "SPRIG_INPUT_ROOTS": str(self.workdir),
                "SPRIG_PERIODIC_TASK_INITIAL_DELAY_S": "3600", "SPRIG_LOG_LEVEL": "WARNING",
                "DJANGO_SETTINGS_MODULE": "config.settings.local"}  # fmt: skip
         port = free_port()

@@ -100,7 +100,7 @@ class ControllerRuntime:
             self._scheduler.shutdown(wait=False)
         self._external_views.stop(timeout_s=5)
         if self.client is not None:
-            from cluster.zk import close_client
+            from controller.zk import close_client
 
             close_client(self.client)
         for thread in self._threads:
@@ -274,8 +274,8 @@ def start() -> None:
     global _runtime
     from django.conf import settings
 
-    from cluster import zk
     from cluster.periodic import frequency_seconds, get_task, run_task, task_names
+    from controller import zk
 
     frequencies = {name: frequency_seconds(get_task(name)) for name in task_names()}
     # a negative period (Pinot's "-1s") turns a task's schedule off; it can still be run

@@ -1,5 +1,5 @@
-"""The controller's periodic task of lag monitoring, registered by the app (as the minion task
-framework registers its own), so the controller's periodic-task registry knows nothing of it."""
+"""The controller's periodic task of lag monitoring, registered by the app, which stands above
+cluster, so the controller's periodic-task registry knows nothing of it."""
 
 from __future__ import annotations
 

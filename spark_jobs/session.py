@@ -11,6 +11,11 @@ def spark_session(master: str | None = None, app_name: str = "sprig", **conf: st
     """A SparkSession on `master` (default: $SPRIG_SPARK_MASTER or local[*]).
 
     Spark takes about 10 s to start a JVM, so callers keep and reuse the session.
+
+    SQL cannot name files as tables (``text.`/etc/passwd```: ``spark.sql.runSQLOnFiles``) and
+    ``${env:…}``/``${system:…}`` in SQL text stay text (``spark.sql.variable.substitute``): task
+    configs bring SQL expressions (PurgeTask), and neither may reach the host's files or
+    environment, whatever the checks before Spark let through.
     """
     from pyspark.sql import SparkSession
 
@@ -27,6 +32,8 @@ def spark_session(master: str | None = None, app_name: str = "sprig", **conf: st
         .config("spark.driver.memory", os.environ.get("SPRIG_SPARK_DRIVER_MEMORY", "2g"))
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.driver.host", "127.0.0.1")
+        .config("spark.sql.runSQLOnFiles", "false")
+        .config("spark.sql.variable.substitute", "false")
     )
     # py4j logs at INFO when its connections close at interpreter exit, after logging is gone
     logging.getLogger("py4j").setLevel(logging.WARNING)

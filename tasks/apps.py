@@ -9,8 +9,6 @@ class TasksConfig(AppConfig):
         from django.conf import settings
 
         from tasks import builtin  # noqa: F401  (registers the built-in task types)
-        from tasks.controller import register_periodic_tasks
         from tasks.registry import load_plugins
 
         load_plugins(getattr(settings, "MINION_TASK_PLUGINS", []))
-        register_periodic_tasks()

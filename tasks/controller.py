@@ -1,6 +1,6 @@
 """The task manager's place in the controller process: the lead controller's driver pass
-(reports, retries, dispatch, expiry, cron jobs) and the two periodic tasks Pinot lists,
-PinotTaskManager and TaskMetricsEmitter."""
+(reports, retries, dispatch, expiry, cron jobs) and the runs of the two periodic tasks Pinot
+lists, PinotTaskManager and TaskMetricsEmitter (cluster.periodic.builtin registers them)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from django.conf import settings
 from kombu.exceptions import OperationalError as KombuOperationalError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from cluster.periodic import PeriodicTask, register
+from controller.zk import get_store
 from engine.clusterstate import ClusterStore
 from tasks.errors import SchedulingError
 from tasks.logic.driver import expire_tasks, tick
@@ -41,8 +41,6 @@ def _warn_broker_down(exc: Exception) -> None:
 
 
 def _cron_fire(table: str, task_type: str) -> None:
-    from cluster.zk import get_store
-
     outcome = schedule_tasks(get_store(), task_type=task_type, table_name=table,
                              triggered_by=TriggeredBy.CRON_TRIGGER)  # fmt: skip
     errors = outcome.generation_errors + outcome.scheduling_errors
@@ -74,7 +72,7 @@ def drive(store: ClusterStore, leading: bool) -> None:
         expire_tasks()
 
 
-def _pinot_task_manager(store: ClusterStore, rows) -> dict:
+def pinot_task_manager(store: ClusterStore, rows) -> dict:
     """controller.task.frequencyPeriod: every configured type on every table."""
     report = {}
     for row in rows:
@@ -84,12 +82,6 @@ def _pinot_task_manager(store: ClusterStore, rows) -> dict:
     return report
 
 
-def _task_metrics_emitter(store: ClusterStore, rows) -> dict:
+def task_metrics_emitter(store: ClusterStore, rows) -> dict:
+    """Task and subtask counts per type and table."""
     return task_metrics([row.name_with_type for row in rows])
-
-
-def register_periodic_tasks() -> None:
-    register(PeriodicTask("PinotTaskManager", _pinot_task_manager, "-1s",
-                          "generates every configured minion task type on every table"))  # fmt: skip
-    register(PeriodicTask("TaskMetricsEmitter", _task_metrics_emitter, "5m",
-                          "minion task and subtask counts per type and table"))  # fmt: skip

@@ -21,11 +21,11 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from django.conf import settings
 from django.db import close_old_connections
 
-from cluster import models as cluster_models
 from tasks.cron import CronError, quartz_trigger
 from tasks.generators.base import table_task_config
 from tasks.logic.generate import SCHEDULE_KEY
 from tasks.logic.scheduled_runs import CRON, recorded_run
+from tasks.tables import table_rows
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,7 @@ JobKey = tuple[str, str]  # (tableNameWithType, taskType): Quartz's job name and
 def configured_schedules() -> tuple[dict[JobKey, str], dict[JobKey, str]]:
     """({(table, type): cron expression}, {(table, type): error}) from the table configs."""
     schedules, errors = {}, {}
-    for row in cluster_models.TableConfig.objects.all():
+    for row in table_rows():
         task_map = (row.config.get("task") or {}).get("taskTypeConfigsMap") or {}
         for task_type in task_map:
             expression = (table_task_config(row.config, task_type) or {}).get(SCHEDULE_KEY)

@@ -9,8 +9,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from cluster.api.common import json_body, store
-from cluster.errors import NotFound
 from cluster.logic import audit
+from controller.errors import NotFound
 
 TAG = ["Cluster"]
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import orjson
 from rest_framework import serializers
+from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.request import Request
 
-from cluster.errors import BadRequest
-from cluster.zk import get_store
+from controller.errors import BadRequest
+from controller.zk import get_store
 from engine.clusterstate import ClusterStore
 
 
@@ -22,21 +23,33 @@ def query(request: Request, serializer_class: type[serializers.Serializer]) -> d
     return serializer.validated_data
 
 
-def json_body(request: Request, file_field: str | None = None) -> dict:
-    """The JSON object in the body, or in the first uploaded file of a multipart request (as
-    Pinot's ``POST /schemas`` accepts it)."""
-    if request.FILES:
-        upload = request.FILES.get(file_field) if file_field else None
-        upload = upload or next(iter(request.FILES.values()))
-        try:
-            data = orjson.loads(upload.read())
-        except orjson.JSONDecodeError as exc:
-            raise BadRequest(f"the uploaded file {upload.name} is not valid JSON: {exc}") from exc
-    else:
-        data = request.data
+# The parsers of the endpoints Pinot documents as JSON file uploads (the schema endpoints);
+# every other endpoint takes application/json only (settings.REST_FRAMEWORK)
+JSON_FILE_PARSERS = [JSONParser, MultiPartParser]
+
+
+def _json_object(data) -> dict:
     if not isinstance(data, dict):
         raise BadRequest("the request body must be a JSON object")
     return dict(data)
+
+
+def json_body(request: Request) -> dict:
+    """The JSON object in an application/json body."""
+    return _json_object(request.data)
+
+
+def json_file_body(request: Request, file_field: str | None = None) -> dict:
+    """The JSON object in the body, or in the first uploaded file of a multipart request, as
+    Pinot's ``POST /schemas`` accepts it; for views whose parsers are JSON_FILE_PARSERS."""
+    if not request.FILES:
+        return json_body(request)
+    upload = request.FILES.get(file_field) if file_field else None
+    upload = upload or next(iter(request.FILES.values()))
+    try:
+        return _json_object(orjson.loads(upload.read()))
+    except orjson.JSONDecodeError as exc:
+        raise BadRequest(f"the uploaded file {upload.name} is not valid JSON: {exc}") from exc
 
 
 class TableTypeParam(serializers.Serializer):

@@ -11,7 +11,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
-from cluster.errors import ControllerError
+from controller.errors import ControllerError
 from engine.clusterstate import ConcurrentUpdateError, ZooKeeperUnavailableError
 from engine.common.errors import ConfigError
 

@@ -13,11 +13,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from cluster.api.common import TableTypeParam, query, store
-from cluster.errors import ControllerError
 from cluster.logic.check_segment_status import saved_status
 from cluster.logic.table_views import existing_types
 from cluster.periodic import get_task, run_task, task_names
 from cluster.periodic.registry import run_status
+from controller.errors import ControllerError
 from engine.clusterstate import split_table_name, table_name_with_type
 
 TAG = ["Periodic Task"]

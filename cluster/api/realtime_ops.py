@@ -21,11 +21,11 @@ from rest_framework.views import APIView
 
 from cluster import models
 from cluster.api.common import query, store
-from cluster.errors import BadRequest, NotFound
 from cluster.logic.realtime import pause
 from cluster.logic.realtime.consuming_info import collect_consuming_info
 from cluster.logic.realtime.consumption_control import pause_table, resume_table
 from cluster.logic.realtime.force_commit import MAX_BATCH, force_commit, force_commit_status
+from controller.errors import BadRequest, NotFound
 from engine.clusterstate import split_table_name
 from engine.spi import TableConfig
 

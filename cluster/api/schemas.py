@@ -9,11 +9,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from cluster import models
-from cluster.api.common import json_body, query, store
-from cluster.errors import NotFound
+from cluster.api.common import JSON_FILE_PARSERS, json_file_body, query, store
 from cluster.logic.reload_segments import reload_schema_tables
 from cluster.logic.save_schema import add_schema, delete_schema, update_schema
 from cluster.logic.validate_config import parse_schema
+from controller.errors import NotFound
 from engine.spi.schema_validation import schema_unrecognized_properties
 
 TAG = ["Schema"]
@@ -30,6 +30,8 @@ class UpdateParams(serializers.Serializer):
 
 
 class SchemaListView(APIView):
+    parser_classes = JSON_FILE_PARSERS
+
     @extend_schema(
         summary="List schema names",
         operation_id="listSchemas",
@@ -50,10 +52,12 @@ class SchemaListView(APIView):
     )
     def post(self, request):
         params = query(request, AddParams)
-        return Response(add_schema(store(), json_body(request), **params))
+        return Response(add_schema(store(), json_file_body(request), **params))
 
 
 class SchemaValidateView(APIView):
+    parser_classes = JSON_FILE_PARSERS
+
     @extend_schema(
         summary="Validate a schema without storing it",
         tags=TAG,
@@ -61,12 +65,14 @@ class SchemaValidateView(APIView):
         responses={200: OpenApiTypes.OBJECT},
     )
     def post(self, request):
-        schema = parse_schema(json_body(request))
+        schema = parse_schema(json_file_body(request))
         unknown = schema_unrecognized_properties(schema.to_json())
         return Response({**schema.to_json(), "unrecognizedProperties": unknown})
 
 
 class SchemaDetailView(APIView):
+    parser_classes = JSON_FILE_PARSERS
+
     @extend_schema(summary="Get a schema", tags=TAG, responses={200: OpenApiTypes.OBJECT})
     def get(self, request, name: str):
         row = models.Schema.objects.filter(name=name).first()
@@ -86,7 +92,7 @@ class SchemaDetailView(APIView):
     def put(self, request, name: str):
         params = query(request, UpdateParams)
         cluster = store()
-        out = update_schema(cluster, name, json_body(request), force=params["force"])
+        out = update_schema(cluster, name, json_file_body(request), force=params["force"])
         if params["reload"]:
             out["reload"] = reload_schema_tables(cluster, name)
         return Response(out)

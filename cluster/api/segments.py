@@ -11,13 +11,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from cluster.api.common import TableTypeParam, query, store
-from cluster.errors import NotFound
 from cluster.logic.cluster_view import table_row, table_types
 from cluster.logic.deep_store import get_deep_store
 from cluster.logic.delete_segments import delete_all_segments, delete_segments, keep_deleted
 from cluster.logic.reload_segments import reload_segments, reload_status, reset_segments
 from cluster.logic.segment_metadata import segment_metadata
 from cluster.logic.table_views import segment_servers, segments_by_type
+from controller.errors import NotFound
 from engine.clusterstate import split_table_name
 
 TAG = ["Segment"]

@@ -11,7 +11,6 @@ from rest_framework.views import APIView
 
 from cluster import models
 from cluster.api.common import TableTypeParam, json_body, query, store
-from cluster.errors import NotFound
 from cluster.logic.add_table import add_table, update_table
 from cluster.logic.cluster_view import parsed, table_row
 from cluster.logic.delete_table import delete_table
@@ -19,6 +18,7 @@ from cluster.logic.instance_partitions import placement_for
 from cluster.logic.publish import publish_broker_resource
 from cluster.logic.table_state import set_table_state, table_state
 from cluster.logic.validate_config import parse_table_config
+from controller.errors import NotFound
 from engine.clusterstate import split_table_name
 
 TAG = ["Table"]

@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 
 from cluster.api import tasks_serializers as s
 from cluster.api.common import json_body, query, store
-from cluster.errors import BadRequest, NotFound
+from controller.errors import BadRequest, NotFound
 from tasks import registry
 from tasks.logic import queue_ops, task_info
 from tasks.logic.generate import generator_history

@@ -12,8 +12,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from cluster.api.common import query, store
-from cluster.errors import BadRequest, Conflict, NotFound
 from cluster.logic import audit
+from controller.errors import BadRequest, Conflict, NotFound
 
 TAG = ["Zookeeper"]
 

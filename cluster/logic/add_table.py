@@ -8,13 +8,13 @@ import threading
 from django.db import transaction
 
 from cluster import models
-from cluster.errors import BadRequest, Conflict, NotFound
 from cluster.logic import audit
 from cluster.logic.cluster_view import check_replication, replication_of, table_servers
 from cluster.logic.instance_partitions import publish_placement
 from cluster.logic.publish import publish_table
 from cluster.logic.realtime.consuming_segments import create_consuming_segments
 from cluster.logic.validate_config import ConfigRejected, parse_table_config
+from controller.errors import BadRequest, Conflict, NotFound
 from engine.clusterstate import ClusterStore, ResourceAssignment, split_table_name
 from engine.common.errors import ConfigError
 from engine.spi import TableConfig

@@ -14,12 +14,12 @@ from cluster.logic.cluster_view import parsed
 from cluster.logic.deep_store import get_deep_store
 from cluster.logic.delete_segments import delete_segments
 from cluster.logic.lineage_retention import clean_up_lineage
-from cluster.periods import period_ms
 from engine.clusterstate import ClusterStore
 from engine.clusterstate.lineage import delete_blocked_segments, read_lineage
 from engine.clusterstate.segment_status import is_completed
 from engine.common.clock import now_ms
 from engine.spi.datetime_format import UNIT_MILLIS
+from engine.spi.periods import period_ms
 
 # Pinot's TimeUtils valid range: an end time outside 1971..2071 is a wrong unit or a
 # placeholder, never a reason to delete a segment

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from cluster.errors import BadRequest
+from controller.errors import BadRequest
 from engine.clusterstate import ResourceAssignment, SegmentState
 from engine.clusterstate.segment_status import CONSUMING_GROUP, assignment_group
 

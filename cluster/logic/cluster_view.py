@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cluster import models
-from cluster.errors import BadRequest, NotFound
+from controller.errors import BadRequest, NotFound
 from engine.clusterstate import ClusterStore, InstanceConfig, InstanceType, split_table_name
 from engine.clusterstate.tags import broker_tag, server_tag
 from engine.spi import TableConfig
@@ -82,6 +82,18 @@ def table_types(raw_name: str, table_type: str | None) -> list[str]:
     if wanted:
         rows = rows.filter(table_type=wanted)
     return [r.table_type for r in rows]
+
+
+def table_rows(table_name: str | None, table_type: str | None = None) -> list[models.TableConfig]:
+    """Every table (``table_name`` empty), or the types of one (raw or with type, narrowed by
+    ``table_type``); NotFound naming it when there is none."""
+    if not table_name:
+        return list(models.TableConfig.objects.all())
+    types = table_types(table_name, table_type)
+    if not types:
+        raise NotFound(f"Table {table_name} does not exist")
+    raw = split_table_name(table_name)[0]
+    return list(models.TableConfig.objects.filter(table_name=raw, table_type__in=types))
 
 
 def table_row(raw_or_typed: str, table_type: str | None) -> models.TableConfig:

@@ -4,9 +4,9 @@ tag. Read by the upload path, the rebalancer and the SegmentRelocator alike."""
 
 from __future__ import annotations
 
-from cluster.errors import BadRequest
 from cluster.logic.assign_segments import rebalance_target
 from cluster.logic.cluster_view import instances_with_tag, replication_of, table_server_tag
+from controller.errors import BadRequest
 from engine.clusterstate import ClusterStore, InstanceType, ResourceAssignment
 from engine.clusterstate.segment_status import COMPLETED_GROUP, assignment_group
 

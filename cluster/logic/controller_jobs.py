@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import orjson
 
-from cluster.errors import NotFound
+from controller.errors import NotFound
 from engine.clusterstate import ClusterStore, ZNRecord
 from engine.common.clock import now_ms
 

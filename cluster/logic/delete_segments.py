@@ -3,11 +3,10 @@ segment metadata, then the deep-store file."""
 
 from __future__ import annotations
 
-from cluster.errors import BadRequest, Conflict, NotFound
 from cluster.logic import audit
 from cluster.logic.deep_store import get_deep_store
 from cluster.logic.table_views import existing_types
-from cluster.periods import period_ms
+from controller.errors import BadRequest, Conflict, NotFound
 from engine.clusterstate import (
     ClusterStore,
     ResourceAssignment,
@@ -15,6 +14,7 @@ from engine.clusterstate import (
     table_name_with_type,
 )
 from engine.clusterstate.lineage import delete_blocked_segments, delete_lineage, read_lineage
+from engine.spi.periods import period_ms
 
 
 def keep_deleted(retention: str | None) -> bool:

@@ -5,13 +5,13 @@ from __future__ import annotations
 from django.db import transaction
 
 from cluster import models
-from cluster.errors import NotFound
 from cluster.logic import audit
 from cluster.logic.cluster_view import table_types
 from cluster.logic.deep_store import get_deep_store
 from cluster.logic.delete_segments import delete_segments, keep_deleted
 from cluster.logic.instance_partitions import delete_placement
 from cluster.logic.publish import unpublish_broker_resource
+from controller.errors import NotFound
 from engine.clusterstate import ClusterStore, split_table_name
 
 

@@ -17,8 +17,8 @@ import dataclasses
 import json
 import zlib
 
-from cluster.errors import BadRequest
 from cluster.logic.assign_segments import Placed, assign_segment
+from controller.errors import BadRequest
 from engine.clusterstate import ClusterStore, ResourceAssignment, SegmentState
 from engine.clusterstate.znrecord import ZNRecord
 from engine.spi import TableConfig

@@ -28,7 +28,6 @@ import logging
 
 from cluster.logic.delete_segments import delete_segments
 from cluster.logic.segment_lineage import online_segments, table_segments
-from cluster.periods import period_ms
 from engine.clusterstate import ClusterStore
 from engine.clusterstate.lineage import (
     LineageEntryState,
@@ -36,6 +35,7 @@ from engine.clusterstate.lineage import (
     read_lineage,
     update_lineage,
 )
+from engine.spi.periods import period_ms
 
 log = logging.getLogger(__name__)
 

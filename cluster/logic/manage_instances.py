@@ -8,10 +8,10 @@ import re
 from django.conf import settings
 
 from cluster import models
-from cluster.errors import BadRequest, Conflict, NotFound
 from cluster.logic import audit
 from cluster.logic.cluster_view import parsed
 from cluster.logic.publish import publish_broker_resource
+from controller.errors import BadRequest, Conflict, NotFound
 from engine.clusterstate import ClusterStore, InstanceConfig, InstanceType
 from engine.clusterstate.tags import default_tags, instance_id
 

@@ -15,12 +15,12 @@ import uuid
 
 from django.conf import settings
 
-from cluster.errors import Conflict
 from cluster.logic.assign_segments import rebalance_target
 from cluster.logic.cluster_view import parsed, replication_of, table_row, table_servers
 from cluster.logic.completed_placement import completed_target
 from cluster.logic.controller_jobs import REBALANCE, load_job, save_job, table_jobs, update_job
 from cluster.logic.instance_partitions import replica_group_target
+from controller.errors import Conflict
 from engine.clusterstate import (
     SERVING_STATES,
     ClusterStore,

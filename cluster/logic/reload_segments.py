@@ -6,10 +6,10 @@ from __future__ import annotations
 import uuid
 
 from cluster import models
-from cluster.errors import NotFound
 from cluster.logic import audit
 from cluster.logic.controller_jobs import RELOAD, load_job, save_job
 from cluster.logic.table_views import existing_types
+from controller.errors import NotFound
 from engine.clusterstate import (
     ClusterStore,
     Message,

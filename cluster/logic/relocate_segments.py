@@ -17,11 +17,11 @@ import uuid
 
 from django.conf import settings
 
-from cluster.errors import BadRequest
 from cluster.logic.cluster_view import parsed
 from cluster.logic.completed_placement import completed_server_tag, completed_target
 from cluster.logic.controller_jobs import REBALANCE, save_job
 from cluster.logic.rebalance_table import run_rebalance, running_rebalance_jobs
+from controller.errors import BadRequest
 from engine.clusterstate import ClusterStore, InstanceType
 from engine.clusterstate.tags import instance_id
 from engine.common.clock import now_ms

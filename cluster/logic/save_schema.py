@@ -5,10 +5,10 @@ from __future__ import annotations
 from django.db import transaction
 
 from cluster import models
-from cluster.errors import BadRequest, Conflict, NotFound
 from cluster.logic import audit
 from cluster.logic.publish import publish_schema
 from cluster.logic.validate_config import incompatible_changes, parse_schema
+from controller.errors import BadRequest, Conflict, NotFound
 from engine.clusterstate import ClusterStore
 from engine.spi.schema_validation import schema_unrecognized_properties
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 import time
 import uuid
 
-from cluster.errors import BadRequest, Conflict, NotFound
 from cluster.logic import audit
 from cluster.logic.delete_segments import delete_segments
+from controller.errors import BadRequest, Conflict, NotFound
 from engine.clusterstate import ClusterStore, SegmentState
 from engine.clusterstate.lineage import (
     LineageEntry,

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import fsspec
 
-from cluster.errors import NotFound
 from cluster.logic.deep_store import get_deep_store
+from controller.errors import NotFound
 from engine.clusterstate import ClusterStore
 from engine.common.errors import SegmentError
 from engine.segment import read_metadata, unpack_segment

@@ -6,10 +6,10 @@ from __future__ import annotations
 from django.db import transaction
 
 from cluster import models
-from cluster.errors import BadRequest, NotFound
 from cluster.logic.add_table import add_table, update_table
 from cluster.logic.delete_table import delete_table
 from cluster.logic.save_schema import add_schema, delete_schema
+from controller.errors import BadRequest, NotFound
 from engine.clusterstate import ClusterStore, split_table_name
 
 

@@ -3,9 +3,9 @@ which servers follow by taking the table's segments OFFLINE or ONLINE."""
 
 from __future__ import annotations
 
-from cluster.errors import BadRequest
 from cluster.logic import audit
 from cluster.logic.table_views import existing_types
+from controller.errors import BadRequest
 from engine.clusterstate import (
     ClusterStore,
     ResourceAssignment,

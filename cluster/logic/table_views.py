@@ -4,7 +4,6 @@ instances (``GET /tables/{t}/...``) and segment listings (``GET /segments/{t}``)
 from __future__ import annotations
 
 from cluster import models
-from cluster.errors import NotFound
 from cluster.logic.cluster_view import (
     instances_with_tag,
     parsed,
@@ -12,6 +11,7 @@ from cluster.logic.cluster_view import (
     table_server_tag,
     table_types,
 )
+from controller.errors import NotFound
 from engine.clusterstate import (
     SERVING_STATES,
     ClusterStore,

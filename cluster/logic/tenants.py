@@ -5,10 +5,10 @@ from __future__ import annotations
 from django.db import transaction
 
 from cluster import models
-from cluster.errors import BadRequest, Conflict, NotFound
 from cluster.logic import audit
 from cluster.logic.cluster_view import parsed
 from cluster.logic.manage_instances import refresh_broker_resource
+from controller.errors import BadRequest, Conflict, NotFound
 from engine.clusterstate import ClusterStore, InstanceType
 from engine.clusterstate.tags import (
     BROKER_UNTAGGED,

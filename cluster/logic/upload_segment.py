@@ -2,7 +2,9 @@
 its metadata and assign it. The same segment name again is a refresh, decided by CRC.
 
 Nothing is stored until the archive has been unpacked and its metadata read, so a corrupt or
-truncated upload leaves no trace.
+truncated upload leaves no trace. A URI push's ``DOWNLOAD_URI`` is opened only when it lies
+under the readable data roots (tasks.data_roots); anything else is a 400 naming the setting,
+before the controller touches it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ from pathlib import Path
 import fsspec
 from django.conf import settings
 
-from cluster.errors import BadRequest, Conflict, Forbidden
 from cluster.logic import audit
 from cluster.logic.assign_segments import assign_segment
 from cluster.logic.cluster_view import (
@@ -32,7 +33,7 @@ from cluster.logic.cluster_view import (
 from cluster.logic.completed_placement import completed_server_tag, completed_servers
 from cluster.logic.deep_store import get_deep_store
 from cluster.logic.instance_partitions import segment_placement
-from cluster.periods import data_size_bytes
+from controller.errors import BadRequest, Conflict, Forbidden
 from engine.clusterstate import (
     ClusterStore,
     Message,
@@ -48,6 +49,9 @@ from engine.clusterstate.segment_status import is_committed
 from engine.common.clock import now_ms
 from engine.common.errors import SegmentError
 from engine.segment import SegmentMetadata, read_metadata, unpack_segment
+from engine.spi.data_roots import OutsideRootsError
+from engine.spi.periods import data_size_bytes
+from tasks.data_roots import readable_roots
 
 METADATA_FILE = "metadata.json"
 
@@ -73,13 +77,14 @@ def upload_segment(store: ClusterStore, upload: Upload) -> dict:
         raise BadRequest(f"uploadType={kind} needs the DOWNLOAD_URI header")
     if kind != "URI" and upload.tar_path is None:
         raise BadRequest("no segment file in the request: send the tar.gz as a multipart file")
+    location = _readable(upload.download_uri) if kind == "URI" else None
     # an unknown table is a 404 before the file is even looked at
     row = _upload_table(upload.table_name, upload.table_type) if upload.table_name else None
     with tempfile.TemporaryDirectory(prefix="sprig-upload-") as work:
         work = Path(work)
         tar_path = upload.tar_path
         if kind == "URI":
-            tar_path = _fetch(upload.download_uri, work / "segment.tar.gz")
+            tar_path = _fetch(location, work / "segment.tar.gz")
         metadata = (
             _metadata_only(tar_path, work) if kind == "METADATA" else _read_segment(tar_path, work)
         )
@@ -120,12 +125,20 @@ def _metadata_only(tar_path: Path, work: Path) -> SegmentMetadata:
         raise BadRequest(f"Invalid segment metadata upload: {exc}") from exc
 
 
-def _fetch(uri: str, dest: Path) -> Path:
+def _readable(uri: str) -> str:
+    """Where to read DOWNLOAD_URI from; a 400 when it is outside the readable data roots."""
     try:
-        with fsspec.open(uri, "rb") as src, dest.open("wb") as out:
+        return readable_roots().check(uri, "DOWNLOAD_URI")
+    except OutsideRootsError as exc:
+        raise BadRequest(str(exc)) from None
+
+
+def _fetch(location: str, dest: Path) -> Path:
+    try:
+        with fsspec.open(location, "rb") as src, dest.open("wb") as out:
             shutil.copyfileobj(src, out)
     except (OSError, ValueError, ImportError) as exc:
-        raise BadRequest(f"cannot download the segment from DOWNLOAD_URI {uri}: {exc}") from exc
+        raise BadRequest(f"cannot download the segment from DOWNLOAD_URI: {exc}") from exc
     return dest
 
 

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from cluster import models
-from cluster.errors import BadRequest
-from cluster.periods import data_size_bytes
+from controller.errors import BadRequest
 from engine.common.errors import ConfigError
 from engine.ingest.expression import Expression, ExpressionError
 from engine.spi import Schema, TableConfig
+from engine.spi.periods import data_size_bytes
 from engine.spi.schema_validation import validate_schema
 from engine.stream.config import table_stream_configs
+from tasks.errors import TaskConfigError
+from tasks.generators.base import table_task_config
+from tasks.generators.purge import TASK_TYPE as PURGE_TASK
+from tasks.generators.purge import check_declared_purge
 
 
 class ConfigRejected(BadRequest):
@@ -53,10 +57,12 @@ def parse_table_config(data) -> TableConfig:
         err.field = field
         raise err
     try:
-        config = TableConfig.from_json(data, schema=parse_schema(row.config, pinot_rules=False))
+        schema = parse_schema(row.config, pinot_rules=False)
+        config = TableConfig.from_json(data, schema=schema)
         if _consumed_here(config):
             table_stream_configs(config)  # a stream we cannot consume or decode is a 400 now
         _check_ingestion_functions(config)
+        _check_task_sql(data, schema)
         _check_quota(config)
         return config
     except ConfigError as exc:
@@ -79,6 +85,19 @@ def _check_ingestion_functions(config: TableConfig) -> None:
                 config.note(field, f"{exc}: Sprig has no such function yet, so ingestion fails")
             else:
                 raise ConfigError(field, str(exc)) from exc
+
+
+def _check_task_sql(data: dict, schema: Schema) -> None:
+    """The Spark SQL a task config carries (PurgeTask's purgeFilter and modify.<column>) must
+    be expressions over the schema's columns, never queries (as Pinot validates task configs
+    when a table config comes in)."""
+    purge = table_task_config(data, PURGE_TASK)
+    if purge is None:
+        return
+    try:
+        check_declared_purge(purge, set(schema.columns))
+    except TaskConfigError as exc:
+        raise ConfigError(f"task.taskTypeConfigsMap.{exc.key}", exc.message) from exc
 
 
 def _check_quota(config: TableConfig) -> None:

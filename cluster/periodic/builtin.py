@@ -1,4 +1,5 @@
-"""The controller's own periodic tasks."""
+"""The controller's periodic tasks: its own, and the minion task manager's two runs (tasks
+stands below cluster, so they are wired in here rather than registering themselves)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from cluster.logic.check_segment_status import check_segment_status
 from cluster.logic.reconcile_state import reconcile_state
 from cluster.logic.relocate_segments import relocate_segments
 from cluster.periodic.registry import PeriodicTask, register
+from tasks.controller import pinot_task_manager, task_metrics_emitter
 
 
 def _retention(store, rows):
@@ -65,3 +67,9 @@ register(PeriodicTask("RealtimeSegmentValidationManager", _realtime_validation, 
 register(PeriodicTask("SegmentRelocator", relocate_segments, "1h",
                       "moves completed segments of REALTIME tables to the servers tagged "
                       "tenants.tagOverrideConfig.realtimeCompleted, make-before-break"))  # fmt: skip
+
+
+register(PeriodicTask("PinotTaskManager", pinot_task_manager, "-1s",
+                      "generates every configured minion task type on every table"))  # fmt: skip
+register(PeriodicTask("TaskMetricsEmitter", task_metrics_emitter, "5m",
+                      "minion task and subtask counts per type and table"))  # fmt: skip

@@ -14,10 +14,10 @@ from collections.abc import Callable
 from django.conf import settings
 
 from cluster import models
-from cluster.errors import NotFound
-from cluster.logic.cluster_view import table_types
-from cluster.periods import period_ms
-from engine.clusterstate import ClusterStore, split_table_name
+from cluster.logic.cluster_view import table_rows
+from controller.errors import NotFound
+from engine.clusterstate import ClusterStore
+from engine.spi.periods import period_ms
 from tasks.logic.scheduled_runs import PERIODIC, last_runs, recorded_run
 
 log = logging.getLogger(__name__)
@@ -68,22 +68,12 @@ def frequency_seconds(task: PeriodicTask) -> float | None:
     return period_ms(text) / 1000.0
 
 
-def _rows(table_name: str | None, table_type: str | None) -> list[models.TableConfig]:
-    if not table_name:
-        return list(models.TableConfig.objects.all())
-    raw = split_table_name(table_name)[0]
-    types = table_types(table_name, table_type)
-    if not types:
-        raise NotFound(f"Table {table_name} does not exist")
-    return list(models.TableConfig.objects.filter(table_name=raw, table_type__in=types))
-
-
 def run_task(
     store: ClusterStore, name: str, table_name: str | None = None, table_type: str | None = None
 ) -> dict:
     """Run one task now over every table (or one table), record the run, return its report."""
     task = get_task(name)
-    rows = _rows(table_name, table_type)
+    rows = table_rows(table_name, table_type)
     started = time.monotonic()
     with recorded_run(PERIODIC, name):
         report = task.run(store, rows)

@@ -15,6 +15,15 @@ DATA_DIR = Path(env.str("SPRIG_DATA_DIR", default=str(ROOT_DIR / "var"))).resolv
 DATA_DIR.mkdir(parents=True, exist_ok=True)
 # Pinot's controller.data.dir: the deep store. A local directory or any fsspec URL.
 DEEP_STORE_URI = env.str("SPRIG_DEEP_STORE_URI", default=str(DATA_DIR / "deepstore"))
+# Data files are read and written only under these roots and the deep store (tasks.data_roots):
+# a minion task's inputDirURI and a URI push read under the input (or output) roots, its
+# outputDirURI writes under the output roots. Local directories or fsspec URLs (s3://b/p).
+INPUT_ROOTS = env.list("SPRIG_INPUT_ROOTS", default=[str(DATA_DIR / "incoming")])
+OUTPUT_ROOTS = env.list("SPRIG_OUTPUT_ROOTS", default=[])
+# URLs from requests (lag-alert webhooks, DOWNLOAD_URIs) reach only public addresses, and
+# these hosts (names or networks) although loopback, link-local or private; or any such host
+OUTBOUND_ALLOWED_HOSTS = env.list("SPRIG_OUTBOUND_ALLOWED_HOSTS", default=[])
+OUTBOUND_ALLOW_PRIVATE = env.bool("SPRIG_OUTBOUND_ALLOW_PRIVATE", default=False)
 
 # --- cluster services -------------------------------------------------------------------
 CLUSTER_NAME = env.str("SPRIG_CLUSTER_NAME", default="PinotCluster")
@@ -77,7 +86,16 @@ SECRET_KEY = env.str(
     "DJANGO_SECRET_KEY", default="sprig-local-development-key-change-me-in-production"
 )
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
-ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["*"])
+# The names the controller answers to (a request naming another Host is a 400, so a DNS
+# rebinding page cannot reach it): this machine's loopback names and SPRIG_CONTROLLER_HOST,
+# which servers and minions use. Add the name users browse to.
+ALLOWED_HOSTS = env.list(
+    "SPRIG_ALLOWED_HOSTS",
+    default=list(dict.fromkeys(["localhost", "127.0.0.1", "[::1]", CONTROLLER_HOST])),
+)
+# Origins other than the controller's own whose browser requests may change state (a console
+# served through a proxy under another name): scheme://host[:port] each.
+CSRF_TRUSTED_ORIGINS = env.list("SPRIG_TRUSTED_ORIGINS", default=[])
 AUTH_ENABLED = env.bool("SPRIG_AUTH_ENABLED", default=False)
 
 DATABASES = {
@@ -108,6 +126,8 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # after CommonMiddleware, which refuses a Host outside ALLOWED_HOSTS
+    "cluster.api.cross_origin.CrossOriginProtectionMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -148,11 +168,9 @@ USE_TZ = True
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": [
-        "rest_framework.parsers.JSONParser",
-        "rest_framework.parsers.MultiPartParser",
-        "rest_framework.parsers.FormParser",
-    ],
+    # JSON bodies must say application/json (a cross-site form cannot send that without a
+    # preflight); the endpoints Pinot documents as file uploads add multipart themselves
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": [
         "rest_framework.permissions.IsAuthenticated"

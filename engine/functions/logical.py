@@ -3,6 +3,9 @@ else compares as numbers (Pinot's ``equals(double, double)``)."""
 
 from __future__ import annotations
 
+import decimal
+import functools
+
 import numpy as np
 import pyarrow.compute as pc
 
@@ -38,7 +41,7 @@ def between(a, lo, hi):
 
 @register("in", 2, 10_000_000, _BOOL)
 def in_(a, *values):
-    if is_stringy(a):
+    if is_stringy(a) and not _decimals(a):
         return np.isin(as_object(a), np.array([str(v) for v in values], dtype=object))
     return np.isin(as_float(a), np.array([as_float(v) for v in values]))
 
@@ -48,14 +51,19 @@ def not_in(a, *values):
     return np.logical_not(in_(a, *values))
 
 
+def _decimals(a) -> bool:
+    """A BIG_DECIMAL column: an object array of numbers, compared as numbers."""
+    return isinstance(a, np.ndarray) and len(a) > 0 and isinstance(a[0], decimal.Decimal)
+
+
 @register("and", 2, 10_000, _BOOL)
-def and_(*args):
-    return np.logical_and.reduce([np.asarray(a, dtype=bool) for a in args])
+def and_(*args):  # (a scalar argument, e.g. IS NULL of a literal, broadcasts)
+    return functools.reduce(np.logical_and, [np.asarray(a, dtype=bool) for a in args])
 
 
 @register("or", 2, 10_000, _BOOL)
 def or_(*args):
-    return np.logical_or.reduce([np.asarray(a, dtype=bool) for a in args])
+    return functools.reduce(np.logical_or, [np.asarray(a, dtype=bool) for a in args])
 
 
 @register("not", 1, 1, _BOOL)

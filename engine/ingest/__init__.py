@@ -15,7 +15,7 @@ Public API::
         # transforms -> filter -> coercion, as Pinot's record transformer chain; the coerced
         # table has the schema's stored Arrow types and no nulls. Used by build_segment.
     RecordTransformer(schema, table_config).transform(batch) -> (table, keep_mask | None)
-    coerce_table(data, schema, *, track_nulls=False) -> CoercionResult(table, bad_rows)
+    coerce_table(data, schema, *, nullable=frozenset()) -> CoercionResult(table, bad_rows)
 
 Transform functions (``ingestionConfig.transformConfigs``, schema ``transformFunction``) are
 Pinot's built-ins: fromEpochDays/Hours/Minutes/Seconds(+Bucket), toEpochDays/...(+Rounded,

@@ -314,12 +314,12 @@ def _null_mask(arr: pa.Array | None, spec: FieldSpec, num_rows: int) -> pa.Array
 
 
 def coerce_table(
-    data: pa.Table | pa.RecordBatch, schema: Schema, *, track_nulls: bool = False
+    data: pa.Table | pa.RecordBatch, schema: Schema, *, nullable: frozenset[str] = frozenset()
 ) -> CoercionResult:
     """Coerce ``data`` to ``schema`` (extra input columns are dropped, missing ones get their
-    default null value). Rows with any unconvertible value are removed and reported. With
-    ``track_nulls`` a boolean column ``$null$<name>`` per schema column marks the rows whose
-    value was null (Pinot's null value vector)."""
+    default null value). Rows with any unconvertible value are removed and reported. For each
+    column in ``nullable`` a boolean column ``$null$<name>`` marks the rows whose value was
+    null (Pinot's null value vector; ``Schema.nullable_columns`` says which)."""
     num_rows = data.num_rows
     names = set(data.schema.names)
     bad: dict[int, str] = {}
@@ -331,8 +331,8 @@ def coerce_table(
     fields = [
         pa.field(spec.name, stored_arrow_type(spec), nullable=False) for spec in schema.fields
     ]
-    if track_nulls:
-        for arr, spec in zip(inputs, schema.fields, strict=True):
+    for arr, spec in zip(inputs, schema.fields, strict=True):
+        if spec.name in nullable:
             columns.append(_null_mask(arr, spec, num_rows))
             fields.append(pa.field(NULL_COLUMN_PREFIX + spec.name, pa.bool_(), nullable=False))
     table = pa.Table.from_arrays(columns, schema=pa.schema(fields))

@@ -58,9 +58,8 @@ def prepare_rows(
     from engine.ingest.transforms import RecordTransformer
 
     transformer = transformer or RecordTransformer(schema, table_config)
-    track_nulls = bool(
-        (table_config is not None and table_config.index_config.null_handling_enabled)
-        or schema.to_json().get("enableColumnBasedNullHandling")
+    nullable = schema.nullable_columns(
+        table_config is not None and table_config.index_config.null_handling_enabled
     )
     tables: list[pa.Table] = []
     errors: list[IngestError] = []
@@ -85,7 +84,7 @@ def prepare_rows(
         if transformed.keep is not None:
             positions = positions[transformed.keep]
         try:
-            result = coerce_table(transformed.table, schema, track_nulls=track_nulls)
+            result = coerce_table(transformed.table, schema, nullable=nullable)
         except IngestError as exc:
             row = None if exc.row is None else int(positions[exc.row])
             raise IngestError(exc.message, row=row, source=source) from exc
@@ -100,6 +99,6 @@ def prepare_rows(
         table = pa.concat_tables(tables)
     else:
         table = coerce_table(
-            pa.table({"$": pa.array([], pa.null())}), schema, track_nulls=track_nulls
+            pa.table({"$": pa.array([], pa.null())}), schema, nullable=nullable
         ).table
     return PreparedRows(table, errors, num_read, num_filtered)

@@ -5,8 +5,6 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from engine.query.decoded_cache import DecodedCache
 from engine.query.docset import DocSet
@@ -20,7 +18,8 @@ from engine.query.plan import QueryPlan
 from engine.query.projection import Projection, doc_array, value_positions
 from engine.query.pruning import prune_reason
 from engine.query.segment_view import SegmentView
-from engine.query.startree import execute_star_tree, star_tree_for
+from engine.query.selection import select_rows
+from engine.query.startree import execute_star_tree, reads_segment_nulls, star_tree_for
 from engine.query.trace import StageTimer, new_trace
 
 
@@ -80,7 +79,8 @@ class _Decided(NamedTuple):
 def _execute(
     plan: QueryPlan, segment, cache: DecodedCache | None, timer: StageTimer | None
 ) -> IntermediateResult:
-    view = SegmentView(segment, cache)
+    null_handling = plan.null_handling
+    view = SegmentView(segment, cache, null_handling)
     stats = empty_stats()
     stats["numSegmentsQueried"] = 1
     stats["totalDocs"] = view.n
@@ -97,12 +97,14 @@ def _execute(
         _keep(view, key, kept, _Decided(pruned, None, None))
         return _empty(plan, result)
     stats["numSegmentsProcessed"] = 1
-    null_handling = plan.null_handling
     if (
         plan.kind == "aggregation"
         and plan.filter is None
         and all(
-            fn.name == "count" and fn.argument is None and fn.filter is None
+            fn.name == "count"
+            and fn.argument is None
+            and fn.filter is None
+            and fn.null_input is None
             for fn in plan.aggregations
         )
     ):
@@ -113,8 +115,7 @@ def _execute(
         if timer is not None:
             timer.mark("NonScanBasedAggregationOperator")
         return result
-    # Star-trees pre-aggregate stored values, nulls' defaults included: not with null handling.
-    if plan.kind != "selection" and plan.use_star_tree and not null_handling:
+    if plan.kind != "selection" and plan.use_star_tree:
         star = kept.star if kept is not None else star_tree_for(plan, view)
         if star is not None:
             execute_star_tree(plan, view, result, star)
@@ -135,7 +136,7 @@ def _execute(
     if matched:
         stats["numSegmentsMatched"] = 1
     if plan.kind == "selection":
-        _select(plan, view, docs, result)
+        select_rows(plan, view, docs, result)
         if timer is not None:
             timer.mark("SelectionOrderByOperator" if plan.order_by else "SelectionOnlyOperator")
         return result
@@ -144,34 +145,33 @@ def _execute(
     if plan.kind == "aggregation":
         result.states = []
         for fn in plan.aggregations:
-            fn_projection, _ = _filtered(fn, view, projection, doc_ids, None, null_handling)
+            fn_projection, _ = _filtered(fn, view, projection, doc_ids, None)
             block, _ = fn_projection.block(fn, None)
             result.states.append(fn.aggregate(block, None, 1))
         if timer is not None:
             timer.mark("AggregationOperator")
     else:
-        _group_by(plan, view, doc_ids, projection, result, null_handling)
+        _group_by(plan, view, doc_ids, projection, result)
         if timer is not None:
             timer.mark("GroupByOperator")
     stats["numEntriesScannedPostFilter"] = matched * len(projection.columns_read)
     return result
 
 
-def _group_by(
-    plan: QueryPlan, view: SegmentView, doc_ids, projection: Projection, result, null_handling
-) -> None:
+def _group_by(plan: QueryPlan, view: SegmentView, doc_ids, projection: Projection, result) -> None:
     """Group the selected rows and aggregate each group into ``result.keys``/``states``."""
     mv_keys = [
         g for g in plan.group_by if isinstance(g, Identifier) and not view.meta(g.name).single_value
     ]
-    if not (mv_keys or null_handling) and _group_sorted_runs(
-        plan, view, doc_ids, projection, result
-    ):
+    # with null handling and a NULL among the keys or inputs here: no shortcut (Pinot's
+    # group key generators likewise take the general path)
+    nulls_here = reads_segment_nulls(plan, view)
+    if not (mv_keys or nulls_here) and _group_sorted_runs(plan, view, doc_ids, projection, result):
         return
     if mv_keys:
         # GROUP BY a multi-value column: each doc counts once per value it holds
         doc_ids, projection = _expand_for_mv_group(view, doc_ids, mv_keys)
-    groups, keys = projection.group_by(plan.group_by)
+    groups, keys, key_nulls = projection.group_by(plan.group_by)
     n_groups = len(keys[0]) if keys else 0
     if n_groups > plan.num_groups_limit:
         # Pinot keeps the first numGroupsLimit groups and drops rows of any other group.
@@ -180,17 +180,22 @@ def _group_by(
         doc_ids = doc_array(doc_ids, view.n)[keep_rows]
         groups = groups[keep_rows]
         keys = [k[: plan.num_groups_limit] for k in keys]
+        key_nulls = [None if m is None else m[: plan.num_groups_limit] for m in key_nulls]
         n_groups = plan.num_groups_limit
         projection = Projection(view, doc_ids)
         projection.columns_read.update(c for e in plan.group_by for c in _columns(e))
     result.keys = keys
+    if any(m is not None for m in key_nulls):
+        result.key_nulls = key_nulls
     # every dictionary id is a group here: COUNT is the column's cached value counts
-    wants_counts = not mv_keys and any(fn.name == "count" for fn in plan.aggregations)
+    wants_counts = not (mv_keys or nulls_here) and any(
+        fn.name == "count" for fn in plan.aggregations
+    )
     counts = dictionary_counts(plan, view, doc_ids) if wants_counts else None
-    runs = projection.runs if not null_handling else None
+    runs = projection.runs if not nulls_here else None
     result.states = []
     for fn in plan.aggregations:
-        state = counts_state(fn, counts, null_handling)
+        state = counts_state(fn, counts)
         if state is None and runs is not None:
             # each run of rows is one group: reduce the runs, then merge runs into groups
             run_sizes = np.diff(np.append(runs, projection.n))
@@ -198,7 +203,7 @@ def _group_by(
             if per_run is not None:
                 state = fn.merge(per_run, groups[runs], n_groups)
         if state is None:
-            state = _aggregate_rows(fn, view, projection, doc_ids, groups, n_groups, null_handling)
+            state = _aggregate_rows(fn, view, projection, doc_ids, groups, n_groups)
         result.states.append(state)
 
 
@@ -224,10 +229,11 @@ def _group_sorted_runs(plan: QueryPlan, view: SegmentView, doc_ids, projection, 
     return True
 
 
-def _aggregate_rows(fn, view, projection, doc_ids, groups, n_groups: int, nulls=False) -> tuple:
+def _aggregate_rows(fn, view, projection, doc_ids, groups, n_groups: int) -> tuple:
     """``fn``'s state from its input rows and their group ids (the general kernel)."""
-    fn_projection, fn_groups = _filtered(fn, view, projection, doc_ids, groups, nulls)
+    fn_projection, fn_groups = _filtered(fn, view, projection, doc_ids, groups)
     block, expanded = fn_projection.block(fn, fn_groups)
+    block.every_group = fn_projection is projection  # no row dropped: each group has some
     return fn.aggregate(block, expanded, n_groups)
 
 
@@ -264,28 +270,22 @@ def _filter_docs(view: SegmentView, plan: QueryPlan, null_handling: bool) -> _Fi
     return found
 
 
-def _filtered(fn, view: SegmentView, projection: Projection, doc_ids, groups, nulls=False):
+def _filtered(fn, view: SegmentView, projection: Projection, doc_ids, groups):
     """The projection (and group ids) of the rows an ``AGG(...) FILTER (WHERE cond)`` sees:
     the query's matching rows that also satisfy ``cond``; with null handling, also only the
-    rows where the aggregated columns are not null (Pinot's aggregations skip nulls)."""
-    null_docs = [b for b in _null_bitmaps(view, fn) if b] if nulls else []
-    if fn.filter is None and not null_docs:
+    rows where its input is not NULL (``fn.null_input``: Pinot's aggregations skip NULLs)."""
+    keep = None  # over the projection's rows
+    if fn.filter is not None:
+        accepted = FilterEvaluator(view, view.null_handling).evaluate(fn.filter).as_mask()
+        keep = accepted[doc_array(doc_ids, view.n)]
+    if fn.null_input is not None:
+        nulls = projection.nulls_of(fn.null_input)
+        if nulls is not None:
+            keep = ~nulls if keep is None else keep & ~nulls
+    if keep is None:
         return projection, groups
-    evaluator = FilterEvaluator(view, nulls)
-    accepted = evaluator.evaluate(fn.filter).as_mask().copy()
-    for bitmap in null_docs:
-        accepted[np.fromiter(bitmap, dtype=np.int64, count=len(bitmap))] = False
-    rows = doc_array(doc_ids, view.n)
-    keep = accepted[rows]
-    subset = Projection(view, rows[keep])
+    subset = Projection(view, doc_array(doc_ids, view.n)[keep])
     return subset, None if groups is None else groups[keep]
-
-
-def _null_bitmaps(view: SegmentView, fn) -> list:
-    argument = getattr(fn, "argument", None)
-    if argument is None:
-        return []
-    return [view.reader(column).null_bitmap for column in _columns(argument)]
 
 
 def _expand_for_mv_group(view: SegmentView, doc_ids, mv_keys):
@@ -317,55 +317,3 @@ def _empty(plan: QueryPlan, result: IntermediateResult) -> IntermediateResult:
         result.keys = [np.empty(0) for _ in plan.group_by]
         result.states = [fn.empty_state(0) for fn in plan.aggregations]
     return result
-
-
-def _select(
-    plan: QueryPlan, view: SegmentView, docs: DocSet, result: IntermediateResult
-) -> IntermediateResult:
-    keep = plan.offset + plan.limit
-    stats = result.stats
-    if not plan.order_by:
-        if docs.kind == "all":
-            doc_ids = np.arange(min(keep, view.n), dtype=np.int64)
-        elif docs.kind == "range":
-            doc_ids = np.arange(docs.start, min(docs.end, docs.start + keep), dtype=np.int64)
-        else:
-            doc_ids = docs.ids()[:keep]
-    else:
-        doc_ids = docs.ids() if docs.kind != "all" else None
-        if docs.count() > keep:
-            doc_ids = _top_docs(plan, view, doc_ids, keep)
-    projection = Projection(view, doc_ids)
-    columns = {f"c{i}": projection.selection_column(e) for i, e in enumerate(plan.select)}
-    for i, order in enumerate(plan.order_by):
-        columns[f"o{i}"] = pa.array(projection.values(order.expr))
-    stats["numDocsScanned"] = projection.n
-    stats["numEntriesScannedPostFilter"] = projection.n * len(projection.columns_read)
-    result.rows = pa.table(columns) if projection.n or columns else None
-    if result.rows is not None and plan.order_by:
-        from engine.query.combine import select_top
-
-        result.rows = select_top(plan, result.rows)
-    return result
-
-
-def _top_docs(
-    plan: QueryPlan, view: SegmentView, doc_ids: np.ndarray | None, keep: int
-) -> np.ndarray:
-    """Doc ids of the ``keep`` first rows by the ORDER BY, using dictionary ids as sort keys
-    (dictionaries are sorted, so id order is value order)."""
-    projection = Projection(view, doc_ids)
-    keys = {}
-    for i, order in enumerate(plan.order_by):
-        expr = order.expr
-        if isinstance(expr, Identifier) and view.is_dict_sv(expr.name):
-            keys[f"o{i}"] = pa.array(projection._ids(expr.name))
-        else:
-            keys[f"o{i}"] = pa.array(projection.values(expr))
-    table = pa.table(keys)
-    sort_keys = [
-        (f"o{i}", "descending" if o.desc else "ascending") for i, o in enumerate(plan.order_by)
-    ]
-    index = pc.select_k_unstable(table, k=keep, sort_keys=sort_keys).to_numpy()
-    all_ids = np.arange(view.n, dtype=np.int64) if doc_ids is None else doc_ids
-    return np.sort(all_ids[index])

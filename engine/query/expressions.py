@@ -24,9 +24,27 @@ class Identifier:
         return self.name
 
 
-@dataclass(frozen=True, slots=True)
+def typed_key(value: object) -> object:
+    """A value with its type beside it: Python counts 1, 1.0 and True equal, and a literal
+    1 must never be taken for 1.0 or true by a cache or memo keyed on expressions."""
+    if isinstance(value, tuple):
+        return (tuple, tuple(typed_key(v) for v in value))
+    if isinstance(value, list):  # stays a list: unhashable, so never memoised
+        return (list, [typed_key(v) for v in value])
+    return (type(value), value)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
 class Literal:
     value: object  # int, float, str, bool or None
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Literal):
+            return NotImplemented
+        return typed_key(self.value) == typed_key(other.value)
+
+    def __hash__(self) -> int:
+        return hash(typed_key(self.value))  # TypeError for an unhashable value, as before
 
     def __str__(self) -> str:
         if isinstance(self.value, str):

@@ -19,7 +19,7 @@ from pyroaring import BitMap
 
 from engine.query.docset import DocSet, complement, intersect, union
 from engine.query.errors import QueryValidationError
-from engine.query.evaluate import evaluate
+from engine.query.evaluate import evaluate, evaluate_nullable, needs_nullable
 from engine.query.expressions import Expression, Function, Identifier, Literal, columns_of
 from engine.query.predicate import (
     EXCLUSIVE,
@@ -50,6 +50,7 @@ class FilterEvaluator:
         # enableNullHandling: a predicate on a null value is unknown, so the row never matches
         # (nor does its NOT), as in Pinot; without it a null is its stored default value.
         self.null_handling = null_handling
+        self._scanned_nulls: dict[int, DocSet] = {}  # NULL docs of nullable scans, by id
 
     # ---- access path choice (shared with EXPLAIN) -------------------------------------------
     def access_path(self, leaf: Leaf) -> str:
@@ -108,21 +109,91 @@ class FilterEvaluator:
                     break
             return result
         if expr.name == "not":
-            inner = self._without_nulls(complement(self.evaluate(expr.args[0], candidates)), expr)
+            inner = self.falses(expr.args[0], candidates)
             return intersect(inner, candidates) if candidates is not None else inner
-        if expr.name in NULL_OPS:
-            return self.leaf(to_leaf(expr), candidates)
+        if expr.name in NULL_OPS and isinstance(expr.args[0], Identifier):
+            return self.leaf(to_leaf(expr), candidates)  # the null value vector answers
+        if needs_nullable(expr, self.null_handling):
+            return self._scan_nullable(expr, candidates)
         return self._without_nulls(self.leaf(to_leaf(expr), candidates), expr)
+
+    def falses(self, expr: Expression, candidates: DocSet | None = None) -> DocSet:
+        """The docs where ``expr`` is false: with null handling neither true nor NULL (SQL's
+        three-valued logic, as Pinot's filter operators' ``getFalses``), so that NOT of a
+        predicate on a NULL value matches nothing; without it, every doc not matched."""
+        if not self.null_handling:
+            return complement(self.evaluate(expr, candidates))
+        if isinstance(expr, Literal):
+            return DocSet.empty(self.n) if expr.value is None or expr.value else DocSet.all(self.n)
+        if isinstance(expr, Function) and expr.name in ("and", "or", "not"):
+            if expr.name == "not":
+                return self.evaluate(expr.args[0], candidates)
+            parts = [self.falses(a, candidates) for a in expr.args]
+            result = parts[0]
+            for part in parts[1:]:
+                result = union(result, part) if expr.name == "and" else intersect(result, part)
+            return result
+        trues = self.evaluate(expr, candidates)
+        return complement(union(trues, self._unknowns(expr)))
+
+    def _unknowns(self, expr: Expression) -> DocSet:
+        """The docs where the predicate ``expr`` is NULL (after ``evaluate`` of it)."""
+        if (
+            isinstance(expr, Function)
+            and expr.name in NULL_OPS
+            and isinstance(expr.args[0], Identifier)
+        ):
+            return DocSet.empty(self.n)
+        if id(expr) in self._scanned_nulls:
+            return self._scanned_nulls[id(expr)]
+        docs = DocSet.empty(self.n)
+        for column in columns_of(expr):
+            nulls = self.view.null_bitmap(column)
+            if nulls is not None:
+                docs = union(docs, DocSet.of_bitmap(self.n, nulls))
+        return docs
 
     def _without_nulls(self, docs: DocSet, expr: Expression) -> DocSet:
         """``docs`` minus the null docs of every column ``expr`` reads (with null handling)."""
         if not self.null_handling or docs.kind == "empty":
             return docs
         for column in columns_of(expr):
-            nulls = self.view.reader(column).null_bitmap
-            if nulls:
+            nulls = self.view.null_bitmap(column)
+            if nulls is not None:
                 docs = intersect(docs, complement(DocSet.of_bitmap(self.n, nulls)))
         return docs
+
+    def _scan_nullable(self, expr: Function, candidates: DocSet | None) -> DocSet:
+        """A predicate whose answer depends on which values are NULL (IS NULL of an
+        expression, COALESCE, CASE ... or, with null handling, anything that does not simply
+        propagate NULL), evaluated row by row with the columns' null vectors."""
+        docs = self._restrict(candidates)
+        known, masks = {}, {}
+        for name in columns_of(expr):
+            if not self.view.meta(name).single_value:
+                raise QueryValidationError(
+                    f"Multi-value column '{name}' can only be filtered on directly"
+                )
+            known[Identifier(name)] = self.view.sv_values(name, docs)
+            mask = self.view.null_mask(name)
+            masks[Identifier(name)] = mask if mask is None or docs is None else mask[docs]
+        count = self.n if docs is None else len(docs)
+        self.entries_scanned += count * max(len(known), 1)
+        values, nulls = evaluate_nullable(
+            expr, known.get, masks.get, count, sql_nulls=self.null_handling
+        )
+        hit = np.asarray(values, dtype=bool)
+        if self.null_handling:
+            unknown = DocSet.empty(self.n)
+            if nulls is not None:
+                hit = hit & ~nulls
+                unknown = (
+                    DocSet.of_ids(self.n, docs[nulls])
+                    if docs is not None
+                    else DocSet.of_mask(nulls)
+                )
+            self._scanned_nulls[id(expr)] = unknown
+        return DocSet.of_ids(self.n, docs[hit]) if docs is not None else DocSet.of_mask(hit)
 
     def leaf(self, leaf: Leaf, candidates: DocSet | None) -> DocSet:
         path = self.access_path(leaf)
@@ -195,8 +266,8 @@ class FilterEvaluator:
         """IS [NOT] NULL from the segment's null value vector, which the writer builds when the
         table has ``nullHandlingEnabled``. Without one, as in Pinot, no value is null: the
         input's nulls were stored as the column's default null value."""
-        nulls = self.view.reader(leaf.column).null_bitmap
-        docs = DocSet.of_bitmap(self.n, nulls) if nulls else DocSet.empty(self.n)
+        nulls = self.view.null_bitmap(leaf.column)
+        docs = DocSet.of_bitmap(self.n, nulls) if nulls is not None else DocSet.empty(self.n)
         return complement(docs) if leaf.op == "is_not_null" else docs
 
     # ---- dictionary matching (engine.query.predicate) ----------------------------------------

@@ -64,7 +64,7 @@ def run_states(
     if fn.argument is None or getattr(fn, "time_argument", None) is not None:
         return None
     block, _ = projection.block(fn, None)
-    return _RUN_KERNELS[name](block, starts, sizes)
+    return fn.of_parts(_RUN_KERNELS[name](block, starts, sizes), len(starts))
 
 
 def _sum(block: ValueBlock, starts: np.ndarray) -> np.ndarray:
@@ -112,10 +112,9 @@ def dictionary_counts(plan: QueryPlan, view: SegmentView, doc_ids) -> np.ndarray
     return counts
 
 
-def counts_state(fn: AggregationFunction, counts: np.ndarray | None, nulls: bool) -> tuple | None:
-    """COUNT's state from known group sizes (every row counts: no FILTER, no null skipping)."""
+def counts_state(fn: AggregationFunction, counts: np.ndarray | None) -> tuple | None:
+    """COUNT's state from known group sizes (every row counts: no FILTER; the caller knows
+    that no NULL is skipped)."""
     if counts is None or fn.name != "count" or fn.filter is not None or fn.multi_value:
-        return None
-    if nulls and fn.argument is not None:
         return None
     return (counts.copy(),)

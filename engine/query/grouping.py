@@ -48,13 +48,57 @@ def encode_values(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         np.not_equal(values[1:], values[:-1], out=change[1:])
         return np.cumsum(change) - 1, values[change]
     if values.dtype == object:
-        encoded = pc.dictionary_encode(pa.array(values))
-        return (
-            encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64),
-            encoded.dictionary.to_numpy(zero_copy_only=False),
+        # a None (CASE without ELSE) is one more distinct value, not a missing code
+        encoded = pc.dictionary_encode(pa.array(values), null_encoding="encode")
+        dictionary = encoded.dictionary
+        distinct = (
+            dictionary.to_numpy(zero_copy_only=False)
+            if not dictionary.null_count
+            else np.array(dictionary.to_pylist(), dtype=object)  # None stays None, not NaN
         )
+        return encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64), distinct
     distinct, codes = np.unique(values, return_inverse=True)
     return codes.reshape(-1).astype(np.int64), distinct
+
+
+def fill_nulls(values: np.ndarray, nulls: np.ndarray | None) -> np.ndarray:
+    """``values`` with each NULL row's value replaced by a row's that is not NULL (or a zero
+    or empty value when all are), so encoding sees no None and no stray default; the NULL
+    rows get their own code afterwards (``with_null_code``)."""
+    if nulls is None:
+        return values
+    present = np.flatnonzero(~nulls)
+    if len(present):
+        filler = values[present[0]]
+    elif values.dtype == object:
+        filler = ""
+    else:
+        filler = np.zeros(1, dtype=values.dtype)[0]
+    return (
+        np.where(nulls, filler, values) if values.dtype != object else _put(values, nulls, filler)
+    )
+
+
+def _put(values: np.ndarray, mask: np.ndarray, value) -> np.ndarray:
+    out = values.copy()
+    out[mask] = value
+    return out
+
+
+def with_null_code(
+    codes: np.ndarray, distinct: np.ndarray, nulls: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """(codes, distinct, NULL mark per distinct value): the NULL rows (``nulls``) get one code
+    past the others, whose distinct value is a placeholder marked NULL. Unchanged, with no
+    marks, when no row is NULL."""
+    if nulls is None or not nulls.any():
+        return codes, distinct, None
+    card = len(distinct)
+    codes = np.where(nulls, card, codes).astype(np.int64, copy=False)
+    placeholder = distinct[:1] if card else np.zeros(1, dtype=distinct.dtype)
+    marks = np.zeros(card + 1, dtype=bool)
+    marks[card] = True
+    return codes, np.concatenate([distinct, placeholder]), marks
 
 
 def _decode_exactly(codes: np.ndarray, step: int, low: int, values: np.ndarray) -> bool:
@@ -160,17 +204,26 @@ def decode_key(group_keys: np.ndarray, cards: list[int]) -> list[np.ndarray]:
     return out[::-1]
 
 
-def group_values(key_columns: list[np.ndarray]) -> tuple[np.ndarray, int, list[np.ndarray]]:
-    """(group id per row, number of groups, key values per group) for value columns."""
+def group_values(
+    key_columns: list[np.ndarray], key_nulls: list[np.ndarray | None] | None = None
+) -> tuple[np.ndarray, int, list[np.ndarray], list[np.ndarray | None]]:
+    """(group id per row, number of groups, key values per group, NULL marks per group of
+    each key or None) for value columns; ``key_nulls`` marks NULL rows of each column."""
+    key_nulls = key_nulls or [None] * len(key_columns)
     if not key_columns or len(key_columns[0]) == 0:
-        return np.zeros(0, dtype=np.int64), 0, [np.asarray(k)[:0] for k in key_columns]
-    encoded = [encode_values(np.asarray(k)) for k in key_columns]
+        empty = [np.asarray(k)[:0] for k in key_columns]
+        return np.zeros(0, dtype=np.int64), 0, empty, [None] * len(key_columns)
+    encoded = [
+        with_null_code(*encode_values(fill_nulls(np.asarray(k), n)), n)
+        for k, n in zip(key_columns, key_nulls, strict=True)
+    ]
     codes = [e[0] for e in encoded]
     cards = [len(e[1]) for e in encoded]
     inverse, group_keys = combine_codes(codes, cards)
     per_column = decode_key(group_keys, cards)
     keys = [e[1][c] for e, c in zip(encoded, per_column, strict=True)]
-    return inverse, len(group_keys), keys
+    nulls = [None if e[2] is None else e[2][c] for e, c in zip(encoded, per_column, strict=True)]
+    return inverse, len(group_keys), keys, nulls
 
 
 @dataclass(frozen=True)

@@ -103,6 +103,16 @@ def merged_freshness(parts: list[dict]) -> int:
     return min(fresh) if consuming else max(fresh)
 
 
+def _key_nulls(num_keys: int, null_keys: list[int], marks: list) -> list | None:
+    """Each key's NULL marks (None for a key without NULL), from the marked keys' arrays."""
+    if not null_keys:
+        return None
+    out: list = [None] * num_keys
+    for position, array in zip(null_keys, marks, strict=True):
+        out[position] = np.asarray(array, dtype=bool)
+    return out
+
+
 @dataclass
 class IntermediateResult:
     kind: str  # "selection" | "aggregation" | "group_by"
@@ -111,6 +121,8 @@ class IntermediateResult:
     exceptions: list[dict] = field(default_factory=list)
     rows: pa.Table | None = None
     keys: list[np.ndarray] | None = None
+    # with null handling, the NULL mark of each group per key (None: that key has no NULL)
+    key_nulls: list[np.ndarray | None] | None = None
     states: list[tuple] | None = None
     # Arrow columns of states not yet decoded (after from_bytes); decoded with the plan.
     encoded_states: list[list[pa.Array]] | None = None
@@ -148,6 +160,9 @@ class IntermediateResult:
             for i, key in enumerate(self.keys or []):
                 names.append(f"k{i}")
                 arrays.append(pa.array(key))
+            for i, marks in self._marked_keys():
+                names.append(f"kn{i}")
+                arrays.append(pa.array(marks))
             for i, (fn, state) in enumerate(
                 zip(plan.aggregations, self.decoded_states(plan) or [], strict=True)
             ):
@@ -181,6 +196,10 @@ class IntermediateResult:
             _END_OF_STREAM,
         ))  # fmt: skip
 
+    def _marked_keys(self) -> list[tuple[int, np.ndarray]]:
+        """(position, NULL marks) of each key that has NULL groups."""
+        return [(i, m) for i, m in enumerate(self.key_nulls or []) if m is not None]
+
     def _meta(self, layout: list[int]) -> dict:
         meta = {
             "kind": self.kind,
@@ -188,6 +207,7 @@ class IntermediateResult:
             "numGroupsLimitReached": self.num_groups_limit_reached,
             "exceptions": self.exceptions,
             "numKeys": len(self.keys or []),
+            "nullKeys": [i for i, _ in self._marked_keys()],
             "stateLayout": layout,
             "hasRows": self.rows is not None,
             "hasStates": self.states is not None or self.encoded_states is not None,
@@ -200,7 +220,7 @@ class IntermediateResult:
         """The numeric frame of an aggregation or group-by result, or None when a key or a
         state is not a numeric array, or a function has its own state codec."""
         states = self.decoded_states(plan) or []
-        arrays = list(self.keys or [])
+        arrays = list(self.keys or []) + [m for _, m in self._marked_keys()]
         layout = []
         for fn, state in zip(plan.aggregations, states, strict=True):
             if not fn.plain_state_codec():
@@ -223,17 +243,20 @@ class IntermediateResult:
             meta, arrays = numeric_frame.decode(data)
             result = cls._with_meta(meta)
             num_keys, layout = meta["numKeys"], meta["stateLayout"]
+            null_keys = meta.get("nullKeys", [])
         except (ValueError, KeyError, TypeError) as err:
             raise QueryExecutionError(f"Malformed intermediate result: {err}") from err
-        if len(arrays) != num_keys + sum(layout) or result.kind == "selection":
+        width = num_keys + len(null_keys)
+        if len(arrays) != width + sum(layout) or result.kind == "selection":
             raise QueryExecutionError(
                 f"Malformed intermediate result: {len(arrays)} arrays for {num_keys} keys "
                 f"and state arrays {layout} of a {result.kind} result"
             )
         if result.kind == "group_by":
             result.keys = arrays[:num_keys]
+            result.key_nulls = _key_nulls(num_keys, null_keys, arrays[num_keys:width])
         if meta["hasStates"]:
-            position = num_keys
+            position = width
             result.states = []
             for width in layout:
                 result.states.append(tuple(arrays[position : position + width]))
@@ -272,15 +295,20 @@ class IntermediateResult:
         else:
             columns = [c.combine_chunks() for c in pa.Table.from_batches(batches, schema).columns]
         num_keys, layout = meta["numKeys"], meta["stateLayout"]
-        if meta["hasStates"] and len(columns) < num_keys + sum(layout):
+        null_keys = meta.get("nullKeys", [])
+        width = num_keys + len(null_keys)
+        needed = width + (sum(layout) if meta["hasStates"] else 0)
+        if (meta["hasStates"] or meta["kind"] == "group_by") and len(columns) < needed:
             raise QueryExecutionError(
                 f"Malformed intermediate result: {len(columns)} columns for {num_keys} keys "
                 f"and state columns {layout}"
             )
         if meta["kind"] == "group_by":
-            result.keys = [columns[i].to_numpy(zero_copy_only=False) for i in range(num_keys)]
+            numpy = [c.to_numpy(zero_copy_only=False) for c in columns[:width]]
+            result.keys = numpy[:num_keys]
+            result.key_nulls = _key_nulls(num_keys, null_keys, numpy[num_keys:])
         if meta["hasStates"]:
-            position = num_keys
+            position = width
             result.encoded_states = []
             for width in layout:
                 result.encoded_states.append(columns[position : position + width])

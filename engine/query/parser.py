@@ -22,6 +22,11 @@ from engine.query.expressions import STAR, Expression, Function, Identifier, Lit
 
 
 class PinotDialect(Dialect):
+    # Pinot sorts NULL as larger than any value: ASC NULLS LAST, DESC NULLS FIRST unless the
+    # query says otherwise (OrderByExpressionContext.isNullsLast); sqlglot then fills in
+    # ``nulls_first`` for every ORDER BY item
+    NULL_ORDERING = "nulls_are_large"
+
     class Parser(parser.Parser):
         FUNCTIONS = {}  # every call stays exp.Anonymous, resolved by engine.query.functions
 
@@ -54,6 +59,11 @@ class SelectItem:
 class OrderItem:
     expr: Expression
     desc: bool = False
+    nulls_first: bool | None = None  # None: Pinot's default, NULL sorting as the largest value
+
+    @property
+    def nulls_last(self) -> bool:
+        return not self.desc if self.nulls_first is None else not self.nulls_first
 
 
 @dataclass
@@ -212,7 +222,8 @@ def _from_select(select: exp.Select) -> ParsedQuery:
         group_by=[to_expression(g) for g in group.expressions] if group else [],
         having=to_expression(having.this) if having else None,
         order_by=[
-            OrderItem(to_expression(o.this), bool(o.args.get("desc"))) for o in order.expressions
+            OrderItem(to_expression(o.this), bool(o.args.get("desc")), o.args.get("nulls_first"))
+            for o in order.expressions
         ]
         if order
         else [],

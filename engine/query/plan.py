@@ -11,9 +11,15 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from engine.query import functions
-from engine.query.aggregation import AggregationFunction, create_aggregation, is_aggregation
+from engine.query.aggregation import (
+    AggregationFunction,
+    create_aggregation,
+    is_aggregation,
+    with_null_handling,
+)
 from engine.query.decoded_cache import MemoKey
 from engine.query.errors import QueryValidationError, UnknownColumnError
+from engine.query.evaluate import NULL_FORMS, check_null_form
 from engine.query.expressions import (
     CONNECTIVES,
     PREDICATES,
@@ -64,6 +70,11 @@ class QueryPlan:
     explain: bool
     options: dict[str, str]
     columns: dict[str, ColumnInfo] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # enableNullHandling decides what each aggregation skips and how it finalizes; a plan
+        # given other options is a new one (dataclasses.replace), which runs this again
+        self.aggregations = with_null_handling(self.aggregations, self.null_handling)
 
     # The options are read on every segment of every query: each is parsed once per plan
     # (plans are never mutated; ``dataclasses.replace`` makes a new one).
@@ -173,7 +184,10 @@ def build_plan(parsed: ParsedQuery, sql: str, columns: dict[str, ColumnInfo]) ->
 
     group_by = [resolve_ordinal(g, "GROUP BY") for g in parsed.group_by]
     having = resolve_alias(parsed.having) if parsed.having is not None else None
-    order_by = [OrderItem(resolve_ordinal(o.expr, "ORDER BY"), o.desc) for o in parsed.order_by]
+    order_by = [
+        OrderItem(resolve_ordinal(o.expr, "ORDER BY"), o.desc, o.nulls_first)
+        for o in parsed.order_by
+    ]
     where = parsed.where
 
     if where is not None:
@@ -248,6 +262,7 @@ def build_plan(parsed: ParsedQuery, sql: str, columns: dict[str, ColumnInfo]) ->
     names = [item.alias or str(item.expr) for item in select_items]
     agg_types = {fn.call: fn.result_type for fn in aggregations}
     types = [infer_type(e, columns, agg_types) for e in select]
+    types = ["STRING" if t == "NULL" else t for t in types]  # a bare NULL column
     if kind == "group_by":  # a multi-value GROUP BY key yields one group per value
         types = [
             t.removesuffix("_ARRAY") if e in group_by else t
@@ -314,6 +329,9 @@ def _validate_functions(expr: Expression) -> None:
             continue
         if node.name in PREDICATES | CONNECTIVES:
             continue
+        if node.name in NULL_FORMS:
+            check_null_form(node.name, len(node.args))
+            continue
         functions.check_call(node.name, len(node.args))
         if node.name == "cast" and not isinstance(node.args[1], Literal):
             raise QueryValidationError("CAST target must be a type name")
@@ -330,6 +348,8 @@ def infer_type(expr: Expression, columns: dict[str, ColumnInfo], agg_types: dict
         return info.data_type if info.single_value else f"{info.data_type}_ARRAY"
     if isinstance(expr, Literal):
         value = expr.value
+        if value is None:
+            return "NULL"  # gives way to the other branches of a CASE or COALESCE
         if isinstance(value, bool):
             return "BOOLEAN"
         if isinstance(value, int):
@@ -341,6 +361,9 @@ def infer_type(expr: Expression, columns: dict[str, ColumnInfo], agg_types: dict
         return "BOOLEAN"
     if expr.name == "cast":
         return str(expr.args[1].value).upper()  # type: ignore[union-attr]
+    if expr.name in ("coalesce", "nullif"):
+        arg_types = [infer_type(a, columns, agg_types) for a in expr.args]
+        return arg_types[0] if expr.name == "nullif" else _common_type(arg_types)
     if functions.canonical(expr.name) == "jsonextractscalar" and len(expr.args) >= 3:
         return str(getattr(expr.args[2], "value", "STRING")).upper()
     if functions.canonical(expr.name) == "datetimeconvert":
@@ -352,6 +375,18 @@ def infer_type(expr: Expression, columns: dict[str, ColumnInfo], agg_types: dict
         return "STRING"
     result = fn.output_type(arg_types)
     return "DOUBLE" if result == "UNKNOWN" else result
+
+
+def _common_type(types: list[str]) -> str:
+    """COALESCE's result type, as Pinot's CoalesceTransformFunction widens: numbers to the
+    widest number, anything else to STRING; a NULL literal's type gives way."""
+    known = [t for t in types if t != "NULL"] or ["NULL"]
+    if all(t == known[0] for t in known):
+        return known[0]
+    numeric = ["INT", "LONG", "FLOAT", "DOUBLE", "BIG_DECIMAL"]
+    if all(t in numeric for t in known):
+        return max(known, key=numeric.index)
+    return "STRING"
 
 
 __all__ = ["ColumnInfo", "QueryPlan", "build_plan", "compile_query"]

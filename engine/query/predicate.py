@@ -19,6 +19,7 @@ from engine.query.expressions import (
     Identifier,
     Literal,
     columns_of,
+    typed_key,
 )
 from engine.query.segment_view import SegmentView
 
@@ -109,7 +110,7 @@ def typed_literals(leaf: Leaf, meta) -> Leaf:
 
 def memo_key(kind: str, leaf: Leaf) -> tuple | None:
     """The per-segment cache key of what ``leaf`` resolves to; None if it cannot be hashed."""
-    key = (kind, leaf.op, leaf.lhs, leaf.operands)
+    key = (kind, leaf.op, leaf.lhs, typed_key(leaf.operands))
     try:
         hash(key)
     except TypeError:

@@ -12,15 +12,22 @@ import pyarrow as pa
 
 from engine.query.aggregation import AggregationFunction, ValueBlock
 from engine.query.errors import QueryValidationError
-from engine.query.evaluate import evaluate
-from engine.query.expressions import Expression, Identifier, columns_of
+from engine.query.evaluate import (
+    evaluate,
+    evaluate_nullable,
+    needs_nullable,
+    propagates_nulls,
+)
+from engine.query.expressions import Expression, Function, Identifier, columns_of
 from engine.query.grouping import (
     TimeBuckets,
     combine_codes,
     decode_key,
     encode_values,
+    fill_nulls,
     run_starts,
     time_buckets,
+    with_null_code,
 )
 from engine.query.segment_view import SegmentView
 
@@ -66,6 +73,8 @@ class Projection:
 
     def values(self, expr: Expression) -> np.ndarray:
         """The value of ``expr`` for each selected doc (SV columns only)."""
+        if needs_nullable(expr, self.view.null_handling):
+            return self.nullable_values(expr)[0]
         column = self.single_column_dict(expr)
         if column is not None:
             self.columns_read.add(column)
@@ -74,20 +83,97 @@ class Projection:
                 return dictionary[self._ids(column)]
             transformed = evaluate(expr, {Identifier(column): dictionary}.get, len(dictionary))
             return transformed[self._ids(column)]
-        known = {}
-        for name in columns_of(expr):
-            if not self.view.meta(name).single_value:
-                raise QueryValidationError(
-                    f"Multi-value column '{name}' is only supported in SELECT, filters and *MV aggregations"
-                )
-            self.columns_read.add(name)
-            known[Identifier(name)] = self.view.sv_values(name, self.doc_ids)
+        known = {Identifier(name): self._sv_values(name) for name in columns_of(expr)}
         return evaluate(expr, known.get, self.n)
+
+    # ---- NULLs ------------------------------------------------------------------------------
+    def null_mask(self, column: str) -> np.ndarray | None:
+        """The selected docs whose ``column`` is NULL, as a bool per doc (None: none is)."""
+        mask = self.view.null_mask(column)
+        if mask is None or self.doc_ids is None:
+            return mask
+        selected = mask[self.doc_ids]
+        return selected if selected.any() else None
+
+    def nulls_of(self, expr: Expression) -> np.ndarray | None:
+        """The selected docs where ``expr`` is NULL (None: none is)."""
+        if not propagates_nulls(expr):
+            return self.nullable_values(expr)[1]
+        nulls = None
+        for name in columns_of(expr):
+            mask = self.null_mask(name)
+            if mask is not None:
+                self.columns_read.add(name)
+                nulls = mask if nulls is None else nulls | mask
+        return nulls
+
+    def nullable_values(self, expr: Expression) -> tuple[np.ndarray, np.ndarray | None]:
+        """(value per selected doc, NULL per selected doc or None); see ``evaluate_nullable``."""
+        sql_nulls = self.view.null_handling
+        column = self.single_column_dict(expr)
+        if column is None:
+            known, masks = {}, {}
+            for name in columns_of(expr):
+                if self.view.meta(name).single_value or not _only_null_tested(expr, name):
+                    known[Identifier(name)] = self._sv_values(name)
+                else:  # ``mv IS NULL``: the null value vector answers, no value is read
+                    known[Identifier(name)] = np.zeros(self.n)
+                masks[Identifier(name)] = self.null_mask(name)
+            return evaluate_nullable(expr, known.get, masks.get, self.n, sql_nulls=sql_nulls)
+        self.columns_read.add(column)
+        dictionary = self.view.dictionary(column)
+        column_nulls = self.null_mask(column)
+        if isinstance(expr, Identifier):
+            return dictionary[self._ids(column)], column_nulls
+        key = Identifier(column)
+        per_id, id_nulls = evaluate_nullable(
+            expr, {key: dictionary}.get, _no_nulls, len(dictionary), sql_nulls=sql_nulls
+        )
+        ids = self._ids(column)
+        values, nulls = per_id[ids], None if id_nulls is None else id_nulls[ids]
+        if column_nulls is None or not len(dictionary):
+            return values, nulls
+        # every NULL doc of the column gives one answer: the expression's at a NULL input
+        at_null, null_at_null = evaluate_nullable(
+            expr, {key: dictionary[:1]}.get, {key: np.ones(1, dtype=bool)}.get, 1,
+            sql_nulls=sql_nulls,
+        )  # fmt: skip
+        if null_at_null is None:
+            values = np.where(column_nulls, at_null[0], values)
+        nulls = np.zeros(self.n, dtype=bool) if nulls is None else nulls.copy()
+        nulls[column_nulls] = null_at_null is not None
+        return values, nulls if nulls.any() else None
+
+    def _sv_values(self, name: str) -> np.ndarray:
+        if not self.view.meta(name).single_value:
+            raise QueryValidationError(
+                f"Multi-value column '{name}' is only supported in SELECT, filters and *MV aggregations"
+            )
+        self.columns_read.add(name)
+        return self.view.sv_values(name, self.doc_ids)
+
+    def nullable_codes(self, expr: Expression) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """``codes`` plus the NULL mark of each distinct value (None: no NULL key): the NULL
+        rows share one code of their own, as Pinot's group key generators give NULL one
+        group. A multi-value key has none: Pinot groups a NULL multi-value doc under its
+        stored default."""
+        if expr in self.overrides:
+            return (*self.overrides[expr], None)
+        if propagates_nulls(expr):
+            nulls = self.nulls_of(expr)
+            codes, distinct = self.codes(expr)
+        else:
+            values, nulls = self.nullable_values(expr)
+            codes, distinct = encode_values(fill_nulls(np.asarray(values), nulls))
+        return with_null_code(codes, distinct, nulls)
 
     def codes(self, expr: Expression) -> tuple[np.ndarray, np.ndarray]:
         """(code per selected doc, distinct values) for grouping on ``expr``."""
         if expr in self.overrides:
             return self.overrides[expr]
+        if needs_nullable(expr, self.view.null_handling):
+            values, nulls = self.nullable_values(expr)
+            return encode_values(fill_nulls(np.asarray(values), nulls))
         column = self.single_column_dict(expr)
         if column is not None:
             self.columns_read.add(column)
@@ -119,9 +205,18 @@ class Projection:
         codes, starts = buckets.codes(values)
         return None if codes is None else (codes, starts)
 
-    def group_by(self, exprs: list[Expression]) -> tuple[np.ndarray, list[np.ndarray]]:
-        """(group id per selected doc, key values per group for each expression)."""
-        encoded = [self.codes(e) for e in exprs]
+    def group_by(
+        self, exprs: list[Expression]
+    ) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray | None]]:
+        """(group id per selected doc, key values per group for each expression, and each
+        key's NULL marks per group or None). Keys are NULL only with null handling."""
+        if self.view.null_handling:
+            triples = [self.nullable_codes(e) for e in exprs]
+            encoded = [(c, d) for c, d, _ in triples]
+            distinct_nulls = [n for _, _, n in triples]
+        else:
+            encoded = [self.codes(e) for e in exprs]
+            distinct_nulls = [None] * len(exprs)
         cards = [len(d) for _, d in encoded]
         # a whole segment uses every entry of a column's dictionary
         whole_dictionary = (
@@ -130,6 +225,7 @@ class Projection:
             and isinstance(exprs[0], Identifier)
             and exprs[0] not in self.overrides
             and self.single_column_dict(exprs[0]) is not None
+            and distinct_nulls[0] is None
         )
         # rows in runs of one key (time buckets of time-ordered rows): see run_starts
         self.runs = run_starts(encoded[0][0]) if len(exprs) == 1 else None
@@ -137,7 +233,11 @@ class Projection:
             [c for c, _ in encoded], cards, whole_dictionary, self.runs
         )
         per_column = decode_key(group_keys, cards)
-        return inverse, [d[c] for (_, d), c in zip(encoded, per_column, strict=True)]
+        keys = [d[c] for (_, d), c in zip(encoded, per_column, strict=True)]
+        key_nulls = [
+            None if n is None else n[c] for n, c in zip(distinct_nulls, per_column, strict=True)
+        ]
+        return inverse, keys, key_nulls
 
     def block(
         self, fn: AggregationFunction, groups: np.ndarray | None
@@ -188,7 +288,8 @@ class Projection:
         return ValueBlock(len(positions), raw=dictionary[positions]), expanded
 
     def selection_column(self, expr: Expression) -> pa.Array:
-        """Values for SELECT output; MV columns become list arrays."""
+        """Values for SELECT output; MV columns become list arrays. With null handling a
+        NULL is an Arrow null."""
         if isinstance(expr, Identifier) and not self.view.meta(expr.name).single_value:
             self.columns_read.add(expr.name)
             offsets, flat_ids, dictionary = self.view.mv(expr.name)
@@ -200,8 +301,31 @@ class Projection:
             )
             new_offsets = np.zeros(len(docs) + 1, dtype=np.int32)
             np.cumsum(sizes, out=new_offsets[1:])
-            return pa.ListArray.from_arrays(pa.array(new_offsets), pa.array(flat))
+            nulls = self.null_mask(expr.name) if self.view.null_handling else None
+            return pa.ListArray.from_arrays(
+                pa.array(new_offsets),
+                pa.array(flat),
+                mask=None if nulls is None else pa.array(nulls),
+            )
+        if self.view.null_handling:
+            values, nulls = self.nullable_values(expr)
+            return pa.array(values, mask=nulls)
         return pa.array(self.values(expr))
+
+
+def _no_nulls(expr: Expression) -> None:
+    return None
+
+
+def _only_null_tested(expr: Expression, column: str) -> bool:
+    """Whether ``column`` appears in ``expr`` only as the operand of IS [NOT] NULL."""
+    if isinstance(expr, Identifier):
+        return expr.name != column
+    if not isinstance(expr, Function):
+        return True
+    if expr.name in ("is_null", "is_not_null") and expr.args[0] == Identifier(column):
+        return True
+    return all(_only_null_tested(a, column) for a in expr.args)
 
 
 def value_positions(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:

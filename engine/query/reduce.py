@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.query.combine import combine, finalize_lookup, sort_indices
-from engine.query.evaluate import evaluate
+from engine.query.combine import Finalized, combine, order_indices
 from engine.query.intermediate import IntermediateResult
 from engine.query.plan import QueryPlan
 from engine.query.response import broker_response, column_json
@@ -45,25 +44,27 @@ def _final_columns(plan: QueryPlan, merged: IntermediateResult) -> list[list]:
         if states is None:
             states = [fn.empty_state(1) for fn in plan.aggregations]
         keys: list[np.ndarray] = []
+        key_nulls = None
         n = 1
     else:
         keys, states = merged.keys, merged.decoded_states(plan)
+        key_nulls = merged.key_nulls
         n = len(keys[0]) if keys else 0
-    lookup = finalize_lookup(plan, keys, states)
-    mask = None
+    final = Finalized(plan, keys, states, key_nulls)
+    index = np.arange(n)
     if plan.having is not None:
-        mask = np.asarray(evaluate(plan.having, lookup, n), dtype=bool)
+        index = np.flatnonzero(final.holds(plan.having))
     if plan.order_by and n > 1:
-        order_cols = [evaluate(o.expr, lookup, n) for o in plan.order_by]
-        base = np.flatnonzero(mask) if mask is not None else np.arange(n)
-        index = base[sort_indices([c[base] for c in order_cols], [o.desc for o in plan.order_by])]
-    else:
-        index = np.flatnonzero(mask) if mask is not None else np.arange(n)
+        index = index[order_indices(plan, final, index)]
     if plan.kind == "aggregation":
         index = index[plan.offset :]  # one row; LIMIT does not cut it (Pinot)
     else:
         index = index[plan.offset : plan.offset + plan.limit]
-    return [
-        column_json(np.asarray(evaluate(e, lookup, n))[index], t)
-        for e, t in zip(plan.select, types, strict=True)
-    ]
+    columns = []
+    for expr, data_type in zip(plan.select, types, strict=True):
+        values, nulls = final.values(expr)
+        column = column_json(np.asarray(values)[index], data_type)
+        if nulls is not None:
+            column = [None if null else v for v, null in zip(column, nulls[index], strict=True)]
+        columns.append(column)
+    return columns

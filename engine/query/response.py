@@ -38,7 +38,7 @@ def column_json(values, data_type: str) -> list:
         values = values.tolist()
     base = data_type.removesuffix("_ARRAY")
     if data_type.endswith("_ARRAY"):
-        return [[_scalar(v, base) for v in (row or [])] for row in values]
+        return [None if row is None else [_scalar(v, base) for v in row] for row in values]
     return [_scalar(v, base) for v in values]
 
 

@@ -5,6 +5,7 @@ numpy, decompressed forward indexes, expanded sorted columns) goes through the q
 from __future__ import annotations
 
 import numpy as np
+from pyroaring import BitMap
 
 from engine.query.decoded_cache import DecodedCache
 from engine.query.errors import UnknownColumnError
@@ -42,11 +43,14 @@ class _SegmentCache:
 
 
 class SegmentView:
-    def __init__(self, segment, cache: DecodedCache | None = None):
+    def __init__(self, segment, cache: DecodedCache | None = None, null_handling: bool = False):
         self.segment = segment
         self.n = int(segment.total_docs)
         self._cache = _SegmentCache(segment, cache)
         self._readers: dict = {}  # asked for ~10 times per segment by one query
+        # enableNullHandling: NULL is a value of its own (SQL's); else stored defaults are the
+        # values, and only IS [NOT] NULL and COALESCE read the null value vectors
+        self.null_handling = null_handling
 
     @property
     def name(self) -> str:
@@ -77,6 +81,30 @@ class SegmentView:
     def remember(self, key, value) -> None:
         """Keep ``value`` (not None) for this segment across queries, in the decoded cache."""
         self._cache[key] = value
+
+    def null_bitmap(self, column: str) -> BitMap | None:
+        """The docs whose ``column`` is NULL (its null value vector), None when there are
+        none or the segment keeps no null vector for it; read once per segment."""
+        key = ("nullvec", column)
+        found = self._cache.get(key)
+        if found is None:
+            bitmap = self.reader(column).null_bitmap
+            found = self._cache[key] = (bitmap if bitmap else None,)
+        return found[0]
+
+    def null_mask(self, column: str) -> np.ndarray | None:
+        """``null_bitmap`` as a read-only bool array over every doc (None: no NULL)."""
+        key = ("nullmask", column)
+        found = self._cache.get(key)
+        if found is None:
+            bitmap = self.null_bitmap(column)
+            mask = None
+            if bitmap is not None:
+                mask = np.zeros(self.n, dtype=bool)
+                mask[np.frombuffer(bitmap.to_array(), dtype=np.uint32)] = True
+                mask.flags.writeable = False
+            found = self._cache[key] = (mask,)
+        return found[0]
 
     def dictionary(self, column: str) -> np.ndarray:
         """Sorted distinct values as numpy (object dtype for strings/bytes)."""

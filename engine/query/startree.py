@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.query.evaluate import reads_nulls
 from engine.query.expressions import Expression, Function, Identifier, columns_of
 from engine.query.filter import FilterEvaluator, to_leaf
 from engine.query.grouping import combine_codes, decode_key
@@ -56,7 +57,25 @@ def star_tree_for(plan: QueryPlan, view: SegmentView):
     trees = getattr(view.segment, "star_trees", None)  # consuming segments have none
     if not trees:
         return None
+    if plan.filter is not None and reads_nulls(plan.filter):
+        return None  # IS NULL, COALESCE ...: a tree's records keep no null vector
+    if reads_segment_nulls(plan, view):
+        return None
     return _star_tree_for(plan, view, trees)
+
+
+def reads_segment_nulls(plan: QueryPlan, view: SegmentView) -> bool:
+    """With null handling, whether a column the plan filters, groups or aggregates on holds
+    a NULL in this segment. A tree pre-aggregates stored values, defaults of NULLs
+    included, so it answers only when there is none (as Pinot's StarTreeUtils decides); the
+    group-by shortcuts over sorted runs and dictionary counts likewise."""
+    if not view.null_handling:
+        return False
+    exprs = [*plan.group_by, *([plan.filter] if plan.filter is not None else [])]
+    for fn in plan.aggregations:
+        exprs += [e for e in (fn.argument, fn.null_input) if e is not None]
+    columns = set().union(*(columns_of(e) for e in exprs)) if exprs else set()
+    return any(view.has(c) and view.null_bitmap(c) is not None for c in columns)
 
 
 def _star_tree_for(plan: QueryPlan, view: SegmentView, trees):
@@ -144,5 +163,5 @@ def execute_star_tree(
         state = tuple(
             np.asarray(tree.metric(pair, comp))[records] for comp in _STATE_COMPONENTS[fn.name]
         )
-        result.states.append(fn.merge(state, groups, n_groups))
+        result.states.append(fn.merge(fn.of_parts(state, n_records), groups, n_groups))
     return result

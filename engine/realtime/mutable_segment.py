@@ -63,13 +63,8 @@ class MutableSegment:
                 self.columns[spec.name] = RawColumn(spec)
             else:
                 self.columns[spec.name] = DictionaryColumn(spec, spec.name in inverted)
-        self.track_nulls = bool(
-            table_config.index_config.null_handling_enabled
-            or schema.to_json().get("enableColumnBasedNullHandling")
-        )
-        self.nulls = (
-            {name: GrowableArray(np.bool_) for name in self.columns} if self.track_nulls else {}
-        )
+        nullable = schema.nullable_columns(table_config.index_config.null_handling_enabled)
+        self.nulls = {name: GrowableArray(np.bool_) for name in self.columns if name in nullable}
         self.num_docs = 0
         self.num_rows_filtered = 0
         self.num_rows_errored = 0

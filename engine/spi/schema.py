@@ -12,6 +12,7 @@ import orjson
 from engine.common.errors import ConfigError
 from engine.common.types import DataType, FieldType
 from engine.spi.datetime_format import DateTimeFormat
+from engine.spi.table_config_model import as_bool
 
 _SECTIONS = (
     ("dimensionFieldSpecs", FieldType.DIMENSION),
@@ -34,6 +35,7 @@ class FieldSpec:
     granularity: str | None = None
     max_length: int = 512
     transform_function: str | None = None
+    not_null: bool = False  # ``notNull``: never null under column-based null handling
 
     @property
     def is_time(self) -> bool:
@@ -90,6 +92,7 @@ def _field_from_json(spec: Any, path: str, field_type: FieldType) -> FieldSpec:
         DateTimeFormat.parse(fmt, f"{path}.format")
         if granularity is not None and not isinstance(granularity, str):
             raise ConfigError(f"{path}.granularity", "expected a string such as '1:HOURS'")
+    not_null = as_bool(spec.get("notNull"), f"{path}.notNull")  # Pinot reads "true" too
     max_length = spec.get("maxLength", 512)
     if not isinstance(max_length, int) or max_length <= 0:
         raise ConfigError(f"{path}.maxLength", f"expected a positive integer, got {max_length!r}")
@@ -103,6 +106,7 @@ def _field_from_json(spec: Any, path: str, field_type: FieldType) -> FieldSpec:
         granularity=granularity,
         max_length=max_length,
         transform_function=spec.get("transformFunction"),
+        not_null=not_null,
     )
 
 
@@ -164,6 +168,7 @@ class Schema:
             if spec.name in seen:
                 raise ConfigError(spec.name, f"column {spec.name!r} is defined more than once")
             seen.add(spec.name)
+        as_bool(raw.get("enableColumnBasedNullHandling"), "enableColumnBasedNullHandling")
         for i, pk in enumerate(raw.get("primaryKeyColumns") or []):
             if pk not in seen:
                 raise ConfigError(f"primaryKeyColumns[{i}]", f"{pk!r} is not a column")
@@ -185,6 +190,15 @@ class Schema:
         }
         known |= {key for key, _ in _SECTIONS}
         return [k for k in self._raw if k not in known]
+
+    def nullable_columns(self, table_null_handling: bool) -> frozenset[str]:
+        """The columns whose nulls are stored (a null value vector beside the default value),
+        as Pinot decides: with the schema's ``enableColumnBasedNullHandling`` every column not
+        marked ``notNull``; otherwise every column when the table config's
+        ``tableIndexConfig.nullHandlingEnabled`` (``table_null_handling``) is set, else none."""
+        if as_bool(self._raw.get("enableColumnBasedNullHandling"), "enableColumnBasedNullHandling"):
+            return frozenset(f.name for f in self._fields.values() if not f.not_null)
+        return frozenset(self._fields) if table_null_handling else frozenset()
 
     @property
     def columns(self) -> list[str]:

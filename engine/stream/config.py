@@ -16,6 +16,7 @@ import datetime as dt
 import re
 
 from engine.common.errors import ConfigError
+from engine.spi.periods import data_size_bytes, period_ms
 
 STREAM_TYPE = "streamType"
 FLUSH_ROWS_KEYS = (
@@ -81,26 +82,6 @@ KAFKA_CONSUMER_FACTORIES = frozenset(
     }
 )
 DEFAULT_CONSUMER_FACTORY = "org.apache.pinot.plugin.stream.kafka30.KafkaConsumerFactory"
-
-_PERIOD_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
-_SIZE_UNITS = {"": 1, "B": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
-
-
-def period_ms(text: str) -> int:
-    """A Pinot period (``2d``, ``4h30m``, ``10m``, ``500ms``) in milliseconds; ValueError if
-    it is not one."""
-    compact = re.sub(r"\s+", "", str(text)).lower()
-    parts = re.findall(r"(\d+)(ms|s|m|h|d)", compact)
-    if not parts or "".join(n + u for n, u in parts) != compact:
-        raise ValueError(f"invalid period {text!r}; use e.g. 2d, 6h, 30m, 10s")
-    return sum(int(n) * _PERIOD_UNITS_MS[u] for n, u in parts)
-
-
-def _data_size(text: str) -> int:
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)B?\s*", str(text), re.IGNORECASE)
-    if match is None:
-        raise ValueError(f"invalid size {text!r}; use e.g. 200M, 1.5G, 500K")
-    return int(float(match.group(1)) * _SIZE_UNITS[match.group(2).upper()])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -218,7 +199,7 @@ def _flush(raw: dict, path: str) -> FlushThreshold:
     )
     size_text = _get(raw, size_key)
     try:
-        size = DEFAULT_SEGMENT_SIZE_BYTES if size_text is None else _data_size(size_text)
+        size = DEFAULT_SEGMENT_SIZE_BYTES if size_text is None else data_size_bytes(size_text)
     except ValueError as err:
         raise ConfigError(f"{path}.{size_key}", str(err)) from None
     # Unset rows: autotune when a target segment size is given, else 5M rows per server.

@@ -13,7 +13,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from cluster.errors import ServiceUnavailable
+from controller.errors import ServiceUnavailable
 from engine.common.clock import now_ms
 from monitoring.errors import KafkaUnavailableError
 from monitoring.evaluation.burrow import Status, group_status

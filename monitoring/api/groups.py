@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from cluster.api.common import query
-from cluster.errors import NotFound, ServiceUnavailable
+from controller.errors import NotFound, ServiceUnavailable
 from engine.common.clock import now_ms
 from monitoring.errors import KafkaUnavailableError
 from monitoring.history import MINUTE_MS

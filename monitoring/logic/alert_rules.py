@@ -1,15 +1,21 @@
 """Alert rules: create (validated by monitoring.evaluation.alerts), list, delete, and the
-periodic evaluation that records firing/resolved transitions and POSTs them to a webhook."""
+periodic evaluation that records firing/resolved transitions and POSTs them to a webhook.
+
+A webhook is an http(s) URL whose host resolves to public addresses only (or is allowed by
+SPRIG_OUTBOUND_ALLOWED_HOSTS; engine.runtime.outbound), checked when the rule is created and
+again at each delivery, which connects to the address it checked then."""
 
 from __future__ import annotations
 
 import logging
 
-import requests
+import urllib3
+from django.conf import settings
 from django.db import transaction
 
-from cluster.errors import BadRequest, Conflict, NotFound
+from controller.errors import BadRequest, Conflict, NotFound
 from engine.common.clock import now_ms
+from engine.runtime.outbound import OutboundPolicy, OutboundRefused, Target, post_json
 from monitoring.errors import RuleError
 from monitoring.evaluation.alerts import AlertEvent, AlertRule, evaluate_rule
 from monitoring.kafka_admin import KafkaGroupReader
@@ -36,13 +42,26 @@ def parsed(rule: LagAlertRule) -> AlertRule:
     return AlertRule.parse(rule.name, rule.group_pattern, rule.condition, rule.duration_s)
 
 
+def webhook_target(url: str) -> Target:
+    """Where to POST for ``url``; OutboundRefused naming the setting that would allow it."""
+    policy = OutboundPolicy(tuple(settings.OUTBOUND_ALLOWED_HOSTS),
+                            settings.OUTBOUND_ALLOW_PRIVATE)  # fmt: skip
+    return policy.target(url, "webhookUrl")
+
+
 def create_rule(name: str, group_pattern: str, condition: str, duration: str | float,
                 webhook_url: str = "") -> LagAlertRule:  # fmt: skip
-    """400 naming what cannot be read; 409 when the name is taken."""
+    """400 naming what cannot be read or a webhook that may not be called; 409 when the name
+    is taken."""
     try:
         checked = AlertRule.parse(name, group_pattern, condition, duration)
     except RuleError as exc:
         raise BadRequest(str(exc)) from exc
+    if webhook_url:
+        try:
+            webhook_target(webhook_url)
+        except OutboundRefused as exc:
+            raise BadRequest(str(exc)) from None
     if LagAlertRule.objects.filter(name=name).exists():
         raise Conflict(f"alert rule '{name}' already exists")
     return LagAlertRule.objects.create(
@@ -105,13 +124,17 @@ def record(rule: LagAlertRule, event: AlertEvent) -> LagAlertEvent:
 
 def deliver(url: str, payload: dict) -> str:
     """POSTs the event as JSON; the failure text ('' when delivered). A webhook that is down
-    must not stop the other rules, so the failure is kept on the event and logged."""
+    or no longer allowed must not stop the other rules, so the failure is kept on the event
+    and logged. A redirect is a failure: it is not followed."""
     try:
-        response = requests.post(url, json=payload, timeout=WEBHOOK_TIMEOUT_S)
-    except requests.RequestException as exc:
+        status = post_json(webhook_target(url), payload, WEBHOOK_TIMEOUT_S)
+    except OutboundRefused as exc:
+        log.warning("lag alert webhook %s refused: %s", url, exc)
+        return f"POST {url} refused: {exc}"[:1000]
+    except urllib3.exceptions.HTTPError as exc:
         log.warning("lag alert webhook %s failed: %s", url, exc)
         return f"POST {url} failed: {exc}"[:1000]
-    if response.status_code >= 300:
-        log.warning("lag alert webhook %s answered %s", url, response.status_code)
-        return f"POST {url} answered HTTP {response.status_code}"
+    if status >= 300:
+        log.warning("lag alert webhook %s answered %s", url, status)
+        return f"POST {url} answered HTTP {status}"
     return ""

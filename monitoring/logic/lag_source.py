@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from cluster import models
 from cluster.api.common import store
-from cluster.errors import ServiceUnavailable
 from cluster.logic.forward_query import forward_query
+from controller.errors import ServiceUnavailable
 from engine.spi import TableConfig
 from engine.stream.config import table_stream_configs
 from monitoring import history

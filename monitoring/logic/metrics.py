@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 
-from cluster.errors import ServiceUnavailable
+from controller.errors import ServiceUnavailable
 from engine.common.clock import now_ms
 from monitoring.errors import KafkaUnavailableError
 from monitoring.exporter import LagExporter

@@ -8,6 +8,9 @@ row (``CASE WHEN country = 'DE' THEN NULL ELSE email END``). Pinot's plug-in poi
 a RecordPurger (row -> bool, True removes) or RecordModifier (row -> row) registered by name
 in a module the minion imports (``SPRIG_MINION_TASK_PLUGINS``).
 
+Both are expressions over the table's columns, never queries: each is checked
+(spark_jobs.minion.sql_expression) before Spark sees it, and Spark runs the checked form.
+
 Rows move between Arrow and Spark through Parquet files, as MergeRollupTask's do.
 """
 
@@ -18,6 +21,8 @@ import threading
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+
+from spark_jobs.minion.sql_expression import ExpressionRefusedError, checked_expression
 
 # the segment ZK custom.map key recording when a segment was last purged (epoch ms)
 PURGE_TIME_KEY = "PurgeTask.time"
@@ -77,6 +82,23 @@ class PurgeSpec:
                    modifications=dict(modifications), record_purger=purger,
                    record_modifier=modifier)  # fmt: skip
 
+    def checked_sql(self, columns) -> tuple[str | None, dict[str, str]]:
+        """The purge filter and modifications as Spark runs them, each checked to be an
+        expression over ``columns``; PurgeSpecError naming the key otherwise."""
+        try:
+            where = None
+            if self.purge_filter:
+                where = checked_expression("purgeFilter", self.purge_filter, columns,
+                                           "predicate")  # fmt: skip
+            modified = {}
+            for column, expression in self.modifications.items():
+                if column not in columns:
+                    raise PurgeSpecError(f"modify.{column}", "is not a column of the table")
+                modified[column] = checked_expression(f"modify.{column}", expression, columns)
+        except ExpressionRefusedError as exc:
+            raise PurgeSpecError(exc.key, exc.detail) from None
+        return where, modified
+
     @property
     def changes_rows(self) -> bool:
         return bool(self.purge_filter or self.modifications or self.record_purger
@@ -88,16 +110,15 @@ def purge(df, spec: PurgeSpec):
     from pyspark.sql import functions as F
 
     types = {field.name: field.dataType for field in df.schema.fields}
-    if spec.purge_filter:
+    where, modifications = spec.checked_sql(list(types))
+    if where:
         try:
-            matches = F.expr(spec.purge_filter).cast("boolean")
+            matches = F.expr(where).cast("boolean")
             # a NULL predicate keeps the row: only rows the filter holds for are purged
             df = df.filter(~F.coalesce(matches, F.lit(False)))
         except Exception as exc:  # pyspark's ParseException / AnalysisException
             raise PurgeSpecError("purgeFilter", f"{spec.purge_filter!r}: {exc}") from None
-    for column, expression in spec.modifications.items():
-        if column not in types:
-            raise PurgeSpecError(f"modify.{column}", "is not a column of the table")
+    for column, expression in modifications.items():
         df = df.withColumn(column, F.expr(expression).cast(types[column]))
     if spec.record_purger or spec.record_modifier:
         should_purge, modify = spec.record_purger, spec.record_modifier

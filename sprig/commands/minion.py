@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     hostname = f"Minion_{args.name}_{socket.gethostname()}_{os.getpid()}"
     argv = [
         sys.executable, "-m", "celery",
-        "-A", "config.celery_app",
+        "-A", "tasks.celery_app",
         "worker",
         "-Q", args.tags,
         "--hostname", hostname,

@@ -140,6 +140,7 @@ def run(args: argparse.Namespace) -> int:
         env = {
             **stack.env(),
             "SPRIG_DATA_DIR": str(data_dir / "controller"),
+            **example_streams.data_root_env(data_dir),
             "SPRIG_CONTROLLER_HOST": INSTANCE_HOST,
             "DJANGO_SETTINGS_MODULE": os.environ.get(
                 "DJANGO_SETTINGS_MODULE", "config.settings.local"

@@ -14,9 +14,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "test",
         help="run ruff, the import contract and the whole test suite (what CI runs)",
-        description="Run ruff (lint and format check), import-linter (engine/ imports no Django) and "
-        "pytest. Extra arguments go to pytest, e.g. `sprig test -m 'not slow'` for the fast part "
-        "or `sprig test tests/engine -x`.",
+        description="Run ruff (lint and format check), import-linter (the packages' layers; "
+        "engine/ imports no Django) and pytest. Extra arguments go to pytest, e.g. "
+        "`sprig test -m 'not slow'` for the fast part or `sprig test tests/engine -x`.",
     )
     parser.add_argument("--no-lint", action="store_true", help="skip ruff and import-linter")
     parser.add_argument("pytest_args", nargs=argparse.REMAINDER, help="arguments passed to pytest")

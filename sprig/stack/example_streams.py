@@ -17,6 +17,7 @@ watches. Talks to the controller over REST only.
 from __future__ import annotations
 
 import copy
+import os
 from pathlib import Path
 
 import orjson
@@ -61,6 +62,18 @@ def airline_task_dirs(data_dir: Path) -> tuple[Path, Path]:
     segments. Not the loaded rawdata folder: the batch job's segments do not record their
     input files, so the task would ingest those files a second time."""
     return data_dir / "incoming" / AIRLINE_TABLE, data_dir / "segments" / f"{AIRLINE_TABLE}-minion"
+
+
+def data_root_env(data_dir: Path) -> dict[str, str]:
+    """The data roots of a quickstart's processes: airlineStats' task reads under
+    ``<data-dir>/incoming`` and pushes by metadata from ``<data-dir>/segments``. Roots the
+    caller set already are kept."""
+    env = {}
+    for name, root in (("SPRIG_INPUT_ROOTS", data_dir / "incoming"),
+                       ("SPRIG_OUTPUT_ROOTS", data_dir / "segments")):  # fmt: skip
+        given = os.environ.get(name, "").strip()
+        env[name] = f"{given},{root}" if given else str(root)
+    return env
 
 
 def airline_minion_tasks(config: dict, examples: Path, data_dir: Path) -> dict:

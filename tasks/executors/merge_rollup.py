@@ -23,9 +23,9 @@ from pathlib import Path
 
 import requests
 
-from cluster.periods import period_ms
 from engine.clusterstate import split_table_name
 from engine.common.clock import now_ms
+from engine.spi.periods import period_ms
 from spark_jobs.ingestion.table_source import controller_message
 from tasks.errors import SubtaskFailedError
 from tasks.executors.base import SubtaskContext, TaskExecutor

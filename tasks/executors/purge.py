@@ -139,6 +139,7 @@ class PurgeTaskExecutor(TaskExecutor):
         )  # fmt: skip
         ctx.report_progress("reading the schema and table config")
         schema, table_config = table_objects(controller, raw_table, table_type)
+        spec.checked_sql(schema.columns)  # before anything is downloaded or Spark starts
         work = Path(tempfile.mkdtemp(prefix="sprig-purge-"))
         try:
             ctx.report_progress(f"downloading segment {segment}")

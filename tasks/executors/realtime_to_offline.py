@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 from engine.clusterstate import ConcurrentUpdateError, ZNRecord, split_table_name
+from engine.spi.periods import period_ms
 from tasks.errors import SubtaskFailedError
 from tasks.executors.base import SubtaskContext, TaskExecutor
 from tasks.executors.purge import controller_of, fetch_segment, table_objects, upload
@@ -92,7 +93,7 @@ class RealtimeToOfflineSegmentsTaskExecutor(TaskExecutor):
     task_type = TASK_TYPE
 
     def execute(self, ctx: SubtaskContext) -> dict:
-        from cluster.zk import get_store
+        from controller.zk import get_store
         from spark_jobs.minion.merge_rollup import spec_for_table
         from spark_jobs.minion.realtime_to_offline import move_window, segment_name
         from spark_jobs.minion.session import minion_spark
@@ -110,8 +111,6 @@ class RealtimeToOfflineSegmentsTaskExecutor(TaskExecutor):
                         for k, v in configs.items() if k.endswith(".aggregationType")}  # fmt: skip
         round_ms = configs.get("roundBucketTimePeriod")
         if round_ms:
-            from cluster.periods import period_ms
-
             round_ms = period_ms(round_ms)
         spec = spec_for_table(schema, offline_config, merge_type=configs.get("mergeType", "concat"),
                               round_bucket_ms=round_ms or None, aggregations=aggregations,

@@ -1,7 +1,10 @@
 """SegmentGenerationAndPushTask on a minion: fetch the input file, build its segment on the
 worker's SparkSession, and push it to the controller's segment API. A push the controller
 refuses (or never answers) fails the subtask: the segment is not in the table, so the subtask
-must not report success (Pinot PR #18813)."""
+must not report success (Pinot PR #18813).
+
+The input file and the ``outputDirURI`` are checked against this minion's own data roots
+(``tasks.data_roots``) before either is opened, whatever the controller checked."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import orjson
 import requests
 
 from engine.clusterstate import split_table_name
+from engine.spi.data_roots import OutsideRootsError
 from spark_jobs.ingestion.naming import INPUT_FILE, SIMPLE, SegmentNamer
 from spark_jobs.ingestion.push import PushTarget, push_segment
 from spark_jobs.ingestion.table_source import (
@@ -23,6 +27,7 @@ from spark_jobs.ingestion.table_source import (
     fetch_schema,
     fetch_table_config,
 )
+from tasks.data_roots import readable_roots, writable_roots
 from tasks.errors import SubtaskFailedError
 from tasks.executors.base import SubtaskContext, TaskExecutor
 from tasks.generators.base import UPLOAD_URL_KEY
@@ -36,15 +41,29 @@ def _prefixed(configs: dict[str, str], prefix: str) -> dict[str, str]:
     return {k[len(prefix):]: v for k, v in configs.items() if k.startswith(prefix)}  # fmt: skip
 
 
-def _local_copy(uri: str, work: Path) -> Path:
-    parsed = urlparse(uri)
-    if parsed.scheme in ("", "file"):
-        return Path(unquote(parsed.path) if parsed.scheme else uri)
-    target = work / "input" / Path(parsed.path).name
+def _local_copy(location: str, work: Path) -> Path:
+    """A local file of the input at ``location`` (what ``DataRoots.check`` returned)."""
+    parsed = urlparse(location)
+    if not parsed.scheme:
+        return Path(location)
+    target = work / "input" / Path(unquote(parsed.path)).name
     target.parent.mkdir(parents=True, exist_ok=True)
-    with fsspec.open(uri, "rb") as src, target.open("wb") as out:
+    with fsspec.open(location, "rb") as src, target.open("wb") as out:
         shutil.copyfileobj(src, out)
     return target
+
+
+def _checked_locations(configs: dict[str, str], mode: str) -> tuple[str, str | None]:
+    """Where to read the input and, for a URI or METADATA push, write the tar; a refusal
+    names the key and the setting, and nothing is opened."""
+    try:
+        source = readable_roots().check(configs[INPUT_FILE_URI_KEY], INPUT_FILE_URI_KEY)
+        output = None
+        if mode != "TAR":
+            output = writable_roots().check(configs["outputDirURI"], "outputDirURI")
+    except OutsideRootsError as exc:
+        raise SubtaskFailedError(f"refused by this minion: {exc}") from None
+    return source, output
 
 
 def _namer(configs: dict[str, str], table_config: dict, schema: dict) -> SegmentNamer:
@@ -65,7 +84,8 @@ def _namer(configs: dict[str, str], table_config: dict, schema: dict) -> Segment
 
 
 def _publish(tar: Path, output_dir_uri: str) -> str:
-    """Copy the tar to ``outputDirURI`` (any fsspec URL) for a URI or METADATA push; its URI."""
+    """Copy the tar to ``outputDirURI`` (a checked location: a local directory or an fsspec
+    URL) for a URI or METADATA push; its URI."""
     destination = f"{output_dir_uri.rstrip('/')}/{tar.name}"
     with tar.open("rb") as src, fsspec.open(destination, "wb") as out:
         shutil.copyfileobj(src, out)
@@ -105,6 +125,8 @@ class SegmentGenerationAndPushTaskExecutor(TaskExecutor):
         controller = upload_url.rsplit("/segments", 1)[0]
         raw_table, table_type = split_table_name(ctx.table_name)
         uri = configs[INPUT_FILE_URI_KEY]
+        mode = configs.get("push.mode", "TAR").upper()
+        source, output_dir = _checked_locations(configs, mode)
         ctx.report_progress("reading the schema and table config")
         schema = fetch_schema(default_schema_uri(controller, raw_table))
         table_config = fetch_table_config(default_table_config_uri(controller, raw_table),
@@ -119,7 +141,7 @@ class SegmentGenerationAndPushTaskExecutor(TaskExecutor):
         work = Path(tempfile.mkdtemp(prefix="sprig-sgp-"))
         try:
             ctx.report_progress(f"fetching {uri}")
-            local = _local_copy(uri, work)
+            local = _local_copy(source, work)
             ctx.report_progress(f"building the segment of {uri}")
             outcome = build_file_segment(
                 minion_spark(), local, schema=schema, table_config=table_config,
@@ -132,10 +154,9 @@ class SegmentGenerationAndPushTaskExecutor(TaskExecutor):
                 raise SubtaskFailedError(f"building the segment of {uri} failed: "
                                          f"{outcome.message}")  # fmt: skip
             tar = Path(outcome.tar_path)
-            mode = configs.get("push.mode", "TAR").upper()
             download_uri = None
-            if mode != "TAR":
-                download_uri = _publish(tar, configs["outputDirURI"])
+            if output_dir is not None:
+                download_uri = _publish(tar, output_dir)
             ctx.report_progress(f"pushing segment {outcome.segment_name} ({mode})")
             target = PushTarget(controller, raw_table, table_type or "OFFLINE", mode)
             pushed = push_segment(target, tar, download_uri=download_uri,

@@ -1,6 +1,7 @@
 """The input files of a table's ``batchConfigMaps``: ``inputDirURI`` is a local path or any
-fsspec URL (``file://``, ``s3://``, ``gs://``, ``memory://``…), filtered by Pinot's
-``includeFileNamePattern`` / ``excludeFileNamePattern`` (``glob:`` or ``regex:``)."""
+fsspec URL (``file://``, ``s3://``, ``gs://``, ``memory://``…) inside the readable data roots
+(``tasks.data_roots``), filtered by Pinot's ``includeFileNamePattern`` /
+``excludeFileNamePattern`` (``glob:`` or ``regex:``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from urllib.parse import urlparse
 
 import fsspec
 
+from engine.spi.data_roots import DataRoots, OutsideRootsError
 from spark_jobs.ingestion.files import FilePattern
 from tasks.errors import TaskConfigError
 
@@ -40,15 +42,26 @@ def _uri(fs, path: str) -> str:
     return f"file://{path}" if protocol in ("file", "local") else f"{protocol}://{path}"
 
 
-def list_input_uris(batch_map: dict[str, str], index: int) -> list[str]:
+def within_roots(roots: DataRoots, uri: str, key: str) -> str:
+    """The location to open for ``uri``; TaskConfigError naming ``key`` and the setting to
+    change when it is outside ``roots``."""
+    try:
+        return roots.check(uri, key)
+    except OutsideRootsError as exc:
+        raise TaskConfigError(key, exc.detail) from None
+
+
+def list_input_uris(batch_map: dict[str, str], index: int, roots: DataRoots) -> list[str]:
     """The URIs of the matching files, sorted; TaskConfigError naming the key when the
-    directory is missing or unreadable."""
+    directory is missing, unreadable or outside ``roots``, or a file in it (a symlink) leads
+    outside them. Nothing is opened before the directory is found inside ``roots``."""
     key = f"{BATCH_MAPS_KEY}[{index}].inputDirURI"
     directory = batch_map.get("inputDirURI")
     if not directory:
         raise TaskConfigError(key, "is required")
+    location = within_roots(roots, directory, key)
     try:
-        fs, root = fsspec.core.url_to_fs(directory)
+        fs, root = fsspec.core.url_to_fs(location)
         if not fs.isdir(root):
             raise TaskConfigError(key, f"{directory!r} is not a directory")
         paths = sorted(fs.find(root))
@@ -69,7 +82,9 @@ def list_input_uris(batch_map: dict[str, str], index: int) -> list[str]:
             continue
         if exclude_pattern and exclude_pattern.matches(relative, absolute):
             continue
-        uris.append(_uri(fs, path))
+        uri = _uri(fs, path)
+        within_roots(roots, uri, key)
+        uris.append(uri)
     return uris
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from cluster.periods import period_ms
+from engine.spi.periods import period_ms
 from tasks.errors import TaskConfigError
 
 TASK_TYPE = "MergeRollupTask"

@@ -7,7 +7,8 @@ rewrite one segment.
 
 What to purge is declared in the task config, which Pinot lacks (it needs a Java plug-in):
 ``purgeFilter`` (a SQL predicate of the records to remove), ``modify.<column>`` (a SQL
-expression replacing the column in kept records), and ``recordPurger`` / ``recordModifier``
+expression replacing the column in kept records), both expressions over the table's columns
+and never queries (checked when the table config is submitted, here and on the minion), and ``recordPurger`` / ``recordModifier``
 naming plug-ins registered on the minions (spark_jobs.minion.purge). Without any of them
 the segments are rewritten unchanged, as in Pinot.
 
@@ -22,13 +23,12 @@ RealtimeSegmentValidationManager needs to repair a lost consuming segment.
 from __future__ import annotations
 
 import orjson
-import sqlglot
-from sqlglot import exp
 
-from cluster.periods import period_ms
 from engine.clusterstate import split_table_name
 from engine.clusterstate.segment_status import is_completed
 from engine.realtime.llc_name import LLCSegmentName
+from engine.spi.periods import period_ms
+from spark_jobs.minion.sql_expression import ExpressionRefusedError, checked_expression
 from tasks.errors import TaskConfigError
 from tasks.generators.base import TABLE_NAME_KEY, UPLOAD_URL_KEY, GenerationContext, TaskGenerator
 
@@ -60,18 +60,10 @@ def threshold_ms(task_config: dict[str, str]) -> int:
     return value
 
 
-def _parse(key: str, sql: str, kind: str) -> exp.Expression:
-    try:
-        parsed = sqlglot.parse_one(f"SELECT {sql}" if kind == "expression" else
-                                   f"SELECT 1 WHERE {sql}", read="spark")  # fmt: skip
-    except sqlglot.errors.ParseError as exc:
-        raise TaskConfigError(f"{TASK_TYPE}.{key}", f"not a SQL {kind}: {sql!r} ({exc})") from None
-    return parsed
-
-
 def check_declared_purge(task_config: dict[str, str], columns: set[str] | None) -> None:
-    """``purgeFilter`` must be a SQL predicate and ``modify.<column>`` SQL expressions, over
-    the schema's ``columns`` when they are known."""
+    """``purgeFilter`` must be a SQL predicate and ``modify.<column>`` SQL expressions over
+    the schema's ``columns`` (any column when None), never queries (see
+    spark_jobs.minion.sql_expression); TaskConfigError naming the key otherwise."""
     checks = []
     if (task_config.get(PURGE_FILTER_KEY) or "").strip():
         checks.append((PURGE_FILTER_KEY, task_config[PURGE_FILTER_KEY], "predicate"))
@@ -82,17 +74,12 @@ def check_declared_purge(task_config: dict[str, str], columns: set[str] | None) 
                 raise TaskConfigError(
                     f"{TASK_TYPE}.{key}", f"{column} is not a column of the table"
                 )
-            if not sql.strip():
-                raise TaskConfigError(f"{TASK_TYPE}.{key}", "needs a SQL expression")
             checks.append((key, sql, "expression"))
     for key, sql, kind in checks:
-        parsed = _parse(key, sql, kind)
-        if columns is None:
-            continue
-        unknown = sorted({c.name for c in parsed.find_all(exp.Column)} - columns)
-        if unknown:
-            raise TaskConfigError(f"{TASK_TYPE}.{key}",
-                                  f"unknown column(s) {', '.join(unknown)} in {sql!r}")  # fmt: skip
+        try:
+            checked_expression(key, sql, columns, kind)
+        except ExpressionRefusedError as exc:
+            raise TaskConfigError(f"{TASK_TYPE}.{key}", exc.detail) from None
 
 
 def _schema_columns(ctx: GenerationContext, table_config: dict) -> set[str] | None:

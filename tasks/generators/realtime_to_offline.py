@@ -23,6 +23,7 @@ from __future__ import annotations
 from engine.clusterstate import ZNRecord, split_table_name
 from engine.clusterstate.segment_status import is_committed
 from engine.realtime.llc_name import LLCSegmentName
+from engine.spi.periods import period_ms
 from engine.spi.table_name import OFFLINE, table_name_with_type
 from tasks.errors import TaskConfigError
 from tasks.generators.base import TABLE_NAME_KEY, UPLOAD_URL_KEY, GenerationContext, TaskGenerator
@@ -45,8 +46,6 @@ _PASSED = ("roundBucketTimePeriod", "maxNumRecordsPerSegment")
 
 
 def _period(config: dict[str, str], key: str, default: str | None) -> int | None:
-    from cluster.periods import period_ms
-
     raw = config.get(key) or default
     if raw is None:
         return None

@@ -1,6 +1,10 @@
 """SegmentGenerationAndPushTask on the controller: one subtask per input file of the table's
 ``batchConfigMaps``, as Pinot's generator does.
 
+Input files are read only under the readable data roots and a URI or METADATA push writes
+only under the writable ones (``tasks.data_roots``): anything else is a TaskConfigError
+naming the key and the setting, before any file is listed. Each minion checks again.
+
 An APPEND table skips files already ingested (any segment's ``custom.map`` holds the file's
 URI in ``input.data.file.uri``) or held by an unfinished subtask, so a file is never ingested
 twice, even across runs; a REFRESH table rebuilds every file, under names derived from the
@@ -13,9 +17,16 @@ from __future__ import annotations
 import orjson
 
 from engine.clusterstate import split_table_name
+from tasks.data_roots import readable_roots, writable_roots
 from tasks.errors import TaskConfigError
 from tasks.generators.base import UPLOAD_URL_KEY, GenerationContext, TaskGenerator
-from tasks.generators.batch_inputs import batch_config_maps, input_format_of, list_input_uris
+from tasks.generators.batch_inputs import (
+    BATCH_MAPS_KEY,
+    batch_config_maps,
+    input_format_of,
+    list_input_uris,
+    within_roots,
+)
 
 TASK_TYPE = "SegmentGenerationAndPushTask"
 INPUT_FILE_URI_KEY = "input.data.file.uri"
@@ -81,9 +92,13 @@ class SegmentGenerationAndPushTaskGenerator(TaskGenerator):
                 c.get(INPUT_FILE_URI_KEY) for c in ctx.incomplete_subtask_configs()
             }
         configs = []
+        readable, writable = readable_roots(), writable_roots()
         for index, batch_map in enumerate(batch_config_maps(table_config)):
             mode = push_mode(batch_map, index)
-            for uri in list_input_uris(batch_map, index):
+            if mode != "TAR":
+                within_roots(writable, batch_map["outputDirURI"],
+                             f"{BATCH_MAPS_KEY}[{index}].outputDirURI")  # fmt: skip
+            for uri in list_input_uris(batch_map, index, readable):
                 if uri in skip:
                     continue
                 config = {

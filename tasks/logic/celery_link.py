@@ -12,15 +12,10 @@ import logging
 
 from celery import states
 
+from tasks.celery_app import app
 from tasks.protocol import HARD_LIMIT_GRACE_S, RUN_SUBTASK
 
 log = logging.getLogger(__name__)
-
-
-def celery_app():
-    from config.celery_app import app
-
-    return app
 
 
 def attempt_id(subtask: str, attempt: int) -> str:
@@ -32,7 +27,6 @@ def send_attempt(*, subtask: str, task_type: str, attempt: int, configs: dict, q
     """Put one attempt on the queue of its minion tag; returns its id."""
     task_id = attempt_id(subtask, attempt)
     soft = max(1.0, timeout_ms / 1000.0)
-    app = celery_app()
     app.send_task(
         RUN_SUBTASK,
         kwargs={
@@ -65,7 +59,7 @@ class Report:
 
 
 def read_report(task_id: str) -> Report:
-    meta = celery_app().backend.get_task_meta(task_id)
+    meta = app.backend.get_task_meta(task_id)
     status = meta.get("status", states.PENDING)
     result = meta.get("result")
     if status == states.FAILURE:
@@ -79,7 +73,6 @@ def read_report(task_id: str) -> Report:
 def revoke_attempt(task_id: str) -> None:
     """Give up on an attempt: workers holding it drop it, and a redelivered copy skips itself
     (run_subtask checks for REVOKED before it starts)."""
-    app = celery_app()
     try:
         app.control.revoke(task_id)
         app.backend.mark_as_revoked(task_id, reason="given up by the controller")

@@ -8,7 +8,7 @@ from importlib.metadata import version
 
 from django.conf import settings
 
-from cluster.errors import NotFound
+from controller.errors import NotFound
 from tasks.cron import describe, quartz_trigger
 from tasks.logic.scheduled_runs import CRON, last_run
 from tasks.scheduler import CronScheduler, configured_schedules

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cluster.errors import BadRequest, NotFound
+from controller.errors import BadRequest, NotFound
 from tasks.logic.celery_link import revoke_attempt
 from tasks.logic.sync import refresh_task_states
 from tasks.models import Subtask, Task, TaskQueue

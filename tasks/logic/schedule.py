@@ -6,10 +6,8 @@ from __future__ import annotations
 import dataclasses
 import logging
 
-from cluster import models as cluster_models
-from cluster.errors import BadRequest, Conflict, NotFound
-from cluster.logic.cluster_view import table_types
-from engine.clusterstate import ClusterStore, split_table_name
+from controller.errors import BadRequest, Conflict, NotFound
+from engine.clusterstate import ClusterStore
 from tasks import registry
 from tasks.errors import GenerationError, SchedulingError, TaskConfigError
 from tasks.generators.base import configured_task_types, table_task_config
@@ -18,6 +16,7 @@ from tasks.logic.generate import generate_task, minion_tag_of, queue_state
 from tasks.models import Task
 from tasks.names import adhoc_task_name
 from tasks.states import BLOCKING_QUEUE_STATES, TriggeredBy
+from tasks.tables import table_rows
 
 log = logging.getLogger(__name__)
 
@@ -35,17 +34,6 @@ class ScheduleOutcome:
         body["generationErrors"] = "; ".join(self.generation_errors)
         body["schedulingErrors"] = "; ".join(self.scheduling_errors)
         return body
-
-
-def table_rows(table_name: str | None) -> list[cluster_models.TableConfig]:
-    """Every table, or the types of one (raw or with type); NotFound naming it."""
-    if not table_name:
-        return list(cluster_models.TableConfig.objects.all())
-    raw = split_table_name(table_name)[0]
-    types = table_types(table_name, None)
-    if not types:
-        raise NotFound(f"Table {table_name} does not exist")
-    return list(cluster_models.TableConfig.objects.filter(table_name=raw, table_type__in=types))
 
 
 def schedule_tasks(

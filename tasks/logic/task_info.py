@@ -9,7 +9,7 @@ from enum import StrEnum
 from django.conf import settings
 from django.db.models import Q
 
-from cluster.errors import NotFound
+from controller.errors import NotFound
 from tasks.logic.queue_ops import get_queue
 from tasks.logic.sync import info_for_api
 from tasks.models import Subtask, Task, TaskQueue

@@ -24,7 +24,7 @@ from engine.clusterstate.tags import InstanceType, instance_id
 def controller_zk(zookeeper):
     """The shared ZooKeeper; the controller's client to it is closed before it stops."""
     yield zookeeper
-    from cluster.zk import close_zk
+    from controller.zk import close_zk
 
     close_zk()
 
@@ -47,7 +47,7 @@ def api(cluster_settings, db) -> APIClient:
 
 @pytest.fixture
 def store(cluster_settings) -> ClusterStore:
-    from cluster.zk import get_store
+    from controller.zk import get_store
 
     return get_store()
 

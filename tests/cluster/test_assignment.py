@@ -6,9 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cluster.errors import BadRequest
 from cluster.logic.assign_segments import assign_segment, rebalance_target
-from cluster.periods import data_size_bytes, period_ms
+from controller.errors import BadRequest
 from engine.clusterstate import ResourceAssignment
 
 
@@ -54,14 +53,3 @@ def test_rebalance_target_is_balanced_and_keeps_valid_replicas(
     # with the same servers an assignment made by assign_segment is already balanced
     if new == old:
         assert target == ideal.segments
-
-
-def test_periods():
-    assert period_ms("7d") == 7 * 86_400_000
-    assert period_ms("1h30m") == 5_400_000
-    assert period_ms("500ms") == 500
-    assert data_size_bytes("140G") == 140 * 1024**3 and data_size_bytes("10.5KB") == 10752
-    with pytest.raises(ValueError, match="invalid data size"):
-        data_size_bytes("lots")
-    with pytest.raises(ValueError, match="invalid period"):
-        period_ms("soon")

@@ -38,6 +38,8 @@ def test_two_controllers_failover_restart_and_sql(zookeeper, tmp_path, airline_s
         "SPRIG_ZK": zookeeper.address,
         "SPRIG_CLUSTER_NAME": f"proc_{uuid.uuid4().hex[:8]}",
         "SPRIG_DATA_DIR": str(tmp_path / "data"),
+        # the URI push below reads the built segments where they are
+        "SPRIG_INPUT_ROOTS": str(airline_segments[3][1].parent),
         "SPRIG_EXTERNAL_VIEW_INTERVAL_S": "0.2",
         "SPRIG_ZK_SESSION_TIMEOUT_S": "4",
         "SPRIG_PERIODIC_TASK_INITIAL_DELAY_S": "1",

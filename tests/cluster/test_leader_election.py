@@ -10,7 +10,7 @@ import time
 import pytest
 
 from cluster.runtime import ControllerRuntime
-from cluster.zk import new_client
+from controller.zk import new_client
 from engine.clusterstate import ResourceAssignment
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.django_db]

@@ -13,7 +13,6 @@ import orjson
 import pytest
 from kazoo.client import KazooClient
 
-from cluster.errors import BadRequest, NotFound
 from cluster.logic.realtime import llc_metadata as llc
 from cluster.logic.realtime.consuming_info import collect_consuming_info
 from cluster.logic.realtime.ensure_consuming import ensure_partitions_consuming
@@ -24,6 +23,7 @@ from cluster.logic.realtime.force_commit import (
     force_commit_status,
 )
 from cluster.logic.realtime.stream_status import STREAM_ERROR, stream_error
+from controller.errors import BadRequest, NotFound
 from engine.clusterstate import ClusterStore, InstanceConfig, ResourceAssignment
 from engine.clusterstate.records import FORCE_COMMIT_MESSAGE, FORCE_COMMIT_SEGMENTS
 from engine.realtime.llc_name import LLCSegmentName

@@ -10,10 +10,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from cluster.errors import BadRequest
 from cluster.logic.apply_retention import expired_segments
 from cluster.logic.cluster_view import table_server_tag
 from cluster.logic.completed_placement import completed_server_tag, completed_target
+from controller.errors import BadRequest
 from engine.clusterstate import InstanceType, ResourceAssignment, SegmentZKMetadata
 from engine.spi import TableConfig
 

@@ -8,9 +8,9 @@ import time
 import orjson
 import pytest
 
-from cluster.errors import BadRequest
 from cluster.logic.assign_segments import assign_segment
 from cluster.logic.instance_partitions import ReplicaGroupPlacement, compute_placement
+from controller.errors import BadRequest
 from engine.clusterstate import ResourceAssignment, SegmentState
 from engine.spi import TableConfig
 

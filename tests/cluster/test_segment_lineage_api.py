@@ -10,10 +10,10 @@ import threading
 import pytest
 from django.db import connection
 
-from cluster.errors import Conflict
 from cluster.logic import segment_lineage
 from cluster.logic.lineage_retention import clean_up_lineage
 from cluster.logic.segment_lineage import online_segments
+from controller.errors import Conflict
 from engine.clusterstate import ResourceAssignment
 from engine.clusterstate.lineage import (
     LineageEntryState,

@@ -141,6 +141,7 @@ def test_upload_to_unknown_table_is_404(api, table, airline_segments, cluster_se
 
 def test_uri_and_metadata_push(api, store, table, airline_segments, cluster_settings):
     name, tar = airline_segments[0]
+    cluster_settings.INPUT_ROOTS = [str(tar.parent)]  # where the pushed segments are
     response = api.post("/segments?tableName=airlineStats&tableType=OFFLINE&uploadType=URI",
                         headers={"DOWNLOAD_URI": tar.as_uri()})  # fmt: skip
     assert response.status_code == 200, response.content

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cluster import models
-from cluster.zk import close_zk, get_zk
+from controller.zk import close_zk, get_zk
 from sprig.stack import ZooKeeperService
 from tests.cluster.conftest import register_servers, upload
 

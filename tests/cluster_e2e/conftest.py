@@ -123,6 +123,7 @@ def start_cluster(
         "SPRIG_ZK_SESSION_TIMEOUT_S": str(session_timeout_s),
         "SPRIG_LOG_LEVEL": "INFO",
         "DJANGO_SETTINGS_MODULE": "config.settings.local",
+        **(extra_env or {}),
     }
     controller_port = free_port()
     controller = controller_process(workdir, controller_port, env)
@@ -160,6 +161,18 @@ def upload_tar(cluster: Cluster, table: str, tar: Path) -> None:
             files={"file": (tar.name, handle, "application/gzip")},
         )  # fmt: skip
     assert response.ok, f"upload {tar.name}: {response.status_code} {response.text}"
+
+
+def wait_rows(cluster: Cluster, table: str, expected: int, timeout_s: float = 60) -> None:
+    """Until the broker counts ``expected`` rows in ``table`` with no exception."""
+    deadline = time.monotonic() + timeout_s
+    last = None
+    while time.monotonic() < deadline:
+        last = cluster.query(f"SELECT COUNT(*) FROM {table}")
+        if last.get("resultTable", {}).get("rows") == [[expected]] and not last["exceptions"]:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"{table}: the broker did not return {expected} rows: {last}")
 
 
 def load_airline(cluster: Cluster, pinot_examples: Path, tars, *, replication: int) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import random
 import sys
-import time
 from collections import defaultdict
 
 import pyarrow as pa
@@ -23,7 +22,7 @@ from engine.segment import build_segment, pack_segment
 from engine.spi.partition import partition_function
 from engine.spi.schema import Schema
 from engine.spi.table_config import TableConfig
-from tests.cluster_e2e.conftest import start_cluster, stop_cluster, upload_tar
+from tests.cluster_e2e.conftest import start_cluster, stop_cluster, upload_tar, wait_rows
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # Spark's workers need our packages
@@ -105,17 +104,6 @@ def by_partition(column: str, data_type: DataType, spec: dict) -> dict[str, list
     for row in ROWS:
         groups[function.partitions_of_values([row[column]], data_type)[0]].append(row)
     return {f"p{p}": rows for p, rows in sorted(groups.items())}
-
-
-def wait_rows(cluster, table: str, expected: int, timeout_s: float = 60) -> None:
-    deadline = time.monotonic() + timeout_s
-    last = None
-    while time.monotonic() < deadline:
-        last = cluster.query(f"SELECT COUNT(*) FROM {table}")
-        if last.get("resultTable", {}).get("rows") == [[expected]] and not last["exceptions"]:
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"{table}: the broker did not return {expected} rows: {last}")
 
 
 @pytest.fixture(scope="module")

@@ -226,6 +226,10 @@ def _check_null_handling(broker: str) -> None:
     assert answer(f"SELECT MIN(salary) FROM {table}") == -2147483648.0  # nulls as stored
     assert answer(f"SELECT COUNT(*) FROM {table} WHERE salary < 80000", on) == 2
     assert answer(f"SELECT COUNT(*) FROM {table} WHERE salary < 80000") == 58
+    assert answer(f"SELECT COUNT(salary) FROM {table}", on) == 44  # issue 29: nulls skipped
+    assert answer(f"SELECT COUNT(salary) FROM {table}") == 100  # COUNT(col) is COUNT(*)
+    sql = f"SELECT COUNT(*) FROM {table} WHERE NOT (salary < 80000)"
+    assert answer(sql, on) == 42  # a NULL salary is on neither side of NOT
 
 
 def test_a_stream_rate_below_one_record_is_refused(tmp_path):

@@ -15,7 +15,9 @@ from tests.cluster_e2e.conftest import Cluster, start_cluster, stop_cluster
 
 @pytest.fixture
 def lag_cluster(zookeeper, kafka, tmp_path) -> Iterator[Cluster]:
-    running = start_cluster(zookeeper.address, tmp_path, servers=1)
+    # the alert tests' webhook listens on loopback, which the operator must allow
+    running = start_cluster(zookeeper.address, tmp_path, servers=1,
+                            extra_env={"SPRIG_OUTBOUND_ALLOWED_HOSTS": "127.0.0.1"})  # fmt: skip
     try:
         yield running
     finally:

@@ -43,7 +43,7 @@ def task_redis_url(redis_server) -> str:
 @pytest.fixture(scope="session")
 def celery_link(task_redis_url):
     """Points the controller's Celery app at the test Redis."""
-    from config.celery_app import app
+    from tasks.celery_app import app
 
     app.conf.broker_url = task_redis_url
     app.conf.result_backend = task_redis_url
@@ -69,6 +69,9 @@ def start_minion(controller_zk, task_redis_url, minion_cluster, tmp_path_factory
             "SPRIG_CLUSTER_NAME": minion_cluster,
             "SPRIG_DATA_DIR": str(workdir / name / "data"),
             "SPRIG_MINION_TASK_PLUGINS": PLUGINS,
+            # the tests' input and output folders are under pytest's temporary directory
+            "SPRIG_INPUT_ROOTS": str(tmp_path_factory.getbasetemp()),
+            "SPRIG_OUTPUT_ROOTS": str(tmp_path_factory.getbasetemp()),
             "SPRIG_LOG_LEVEL": "INFO",
             "DJANGO_SETTINGS_MODULE": "config.settings.local",
             "PYTHONPATH": os.getcwd(),
@@ -104,7 +107,7 @@ def api(task_settings, db):
 
 @pytest.fixture
 def store(task_settings):
-    from cluster.zk import get_store
+    from controller.zk import get_store
 
     return get_store()
 

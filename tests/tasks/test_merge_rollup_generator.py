@@ -33,7 +33,7 @@ CONFIG = {
 
 @pytest.fixture
 def store(cluster_settings):
-    from cluster.zk import get_store
+    from controller.zk import get_store
 
     store = get_store()
     store.ensure_cluster()

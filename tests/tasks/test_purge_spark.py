@@ -90,6 +90,33 @@ def test_registered_record_purger_and_empty_result(spark, segment, tmp_path):
         purge_segment(spark, directory, schema, config, bad, tmp_path / "c", 1)
 
 
+@pytest.mark.integration
+def test_config_sql_never_reads_files_or_calls_java(spark, segment, tmp_path):
+    """Issue 28's modify payload, and Spark's own guards should a check ever let one by."""
+    from pyspark.errors import AnalysisException
+
+    directory, schema, config = segment
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the-secret\n")
+    payload = (f"concat((SELECT first(name) FROM text.`{secret}` AS t(name)), "
+               "reflect('java.lang.System','getProperty','user.name'))")  # fmt: skip
+    for modifications, purge_filter, named in (
+        ({"Carrier": payload}, None, r"modify.Carrier.*subquery.*REFLECT"),
+        ({}, "Carrier = java_method('java.lang.System', 'exit', 0)", "purgeFilter.*JAVA_METHOD"),
+        ({"Dest": "concat(Dest, '${env:HOME}')"}, None, r"modify.Dest.*\$\{"),
+    ):  # fmt: skip
+        spec = PurgeSpec.resolve("airlineStats_OFFLINE", purge_filter=purge_filter,
+                                 modifications=modifications, record_purger=None,
+                                 record_modifier=None)  # fmt: skip
+        with pytest.raises(PurgeSpecError, match=named):
+            purge_segment(spark, directory, schema, config, spec, tmp_path / "out", 1)
+    assert not (tmp_path / "out" / "segments").exists()
+    assert spark.conf.get("spark.sql.runSQLOnFiles") == "false"
+    with pytest.raises(AnalysisException, match="TABLE_OR_VIEW_NOT_FOUND"):
+        spark.sql(f"SELECT * FROM text.`{secret}`").collect()
+    assert spark.range(1).selectExpr("'${env:HOME}' AS v").first().v == "${env:HOME}"
+
+
 def test_declared_purge_checks():
     columns = {"Carrier", "Dest"}
     check_declared_purge({"purgeFilter": "Carrier IN ('AA', 'DL')", "modify.Dest": "'X'"},

@@ -30,6 +30,7 @@ def controller(controller_zk, task_redis_url, minion_cluster, tmp_path_factory):
     env = {
         "SPRIG_ZK": controller_zk.address, "SPRIG_CLUSTER_NAME": minion_cluster,
         "SPRIG_DATA_DIR": str(workdir / "data"), "SPRIG_REDIS_URL": task_redis_url,
+        "SPRIG_INPUT_ROOTS": str(tmp_path_factory.getbasetemp()),  # the tests' input folders
         "SPRIG_PERIODIC_TASK_INITIAL_DELAY_S": "3600", "SPRIG_CONTROLLER_THREADS": "4",
         "SPRIG_TASK_DRIVER_INTERVAL_S": "0.1", "SPRIG_LOG_LEVEL": "WARNING",
         "DJANGO_SETTINGS_MODULE": "config.settings.local",

@@ -21,10 +21,10 @@ import uuid
 
 import orjson
 
-from cluster.errors import BadRequest
 from cluster.logic.controller_jobs import FORCE_COMMIT, load_job, save_job
 from cluster.logic.realtime.consuming_segments import CONSUMING
 from cluster.logic.realtime.pause import consuming_segments
+from controller.errors import BadRequest
 from engine.clusterstate import ClusterStateError, ClusterStore, Message, ResourceAssignment
 from engine.clusterstate.records import FORCE_COMMIT_MESSAGE, FORCE_COMMIT_SEGMENTS, now_ms
 from engine.clusterstate.segment_status import is_committed

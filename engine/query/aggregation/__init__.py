@@ -17,6 +17,7 @@ from engine.query.aggregation.moments import (
     VarPop,
     VarSamp,
 )
+from engine.query.aggregation.nullable import with_null_handling
 from engine.query.aggregation.sketches import (
     PercentileEst,
     PercentileKLL,
@@ -126,4 +127,10 @@ def create_aggregation(call: Function) -> AggregationFunction:
     return fn
 
 
-__all__ = ["AggregationFunction", "ValueBlock", "create_aggregation", "is_aggregation"]
+__all__ = [
+    "AggregationFunction",
+    "ValueBlock",
+    "create_aggregation",
+    "is_aggregation",
+    "with_null_handling",
+]

@@ -34,6 +34,8 @@ class ValueBlock:
     # The rows are every doc of a segment: a segment's dictionary holds only values that
     # occur, so each of its entries is used by some row (the distinct values need no scan).
     whole_segment: bool = False
+    # Every group in [0, n_groups) has a row here (none was dropped after grouping).
+    every_group: bool = False
 
     def values(self) -> np.ndarray:
         if self.raw is None:
@@ -56,6 +58,9 @@ class AggregationFunction:
     result_type = "DOUBLE"
     needs_values = True
     state_fields: tuple[str, ...] = ("value",)
+    # with enableNullHandling: the expression whose NULL rows the function skips (see
+    # engine.query.aggregation.nullable); None reads every row
+    null_input = None
 
     def __init__(self, call: Function, argument, params: tuple = ()):
         self.call = call
@@ -63,6 +68,12 @@ class AggregationFunction:
         self.params = params
         self.multi_value = False
         self.filter = None  # the condition of AGG(...) FILTER (WHERE condition), if any
+        self.counted = argument  # what COUNT was given (its ``argument`` is dropped)
+
+    @property
+    def plain(self) -> AggregationFunction:
+        """This function without null handling (itself, unless made null-aware)."""
+        return self.__dict__.get("_plain", self)
 
     @property
     def column_name(self) -> str:
@@ -83,8 +94,17 @@ class AggregationFunction:
     def finalize(self, state: tuple) -> np.ndarray:
         raise NotImplementedError
 
+    def finalize_nulls(self, state: tuple) -> np.ndarray | None:
+        """Which groups' results are NULL (None: none is)."""
+        return None
+
     def empty_state(self, n_groups: int = 1) -> tuple:
         return self.aggregate(ValueBlock(0, raw=np.empty(0)), np.zeros(0, np.int64), n_groups)
+
+    def of_parts(self, state: tuple, n_parts: int) -> tuple:
+        """The state of ``n_parts`` non-empty parts (star-tree records, runs of rows) from
+        the function's own kernels' state of them."""
+        return state
 
     # --- transport --------------------------------------------------------------------------
     def to_arrow(self, state: tuple) -> list[pa.Array]:

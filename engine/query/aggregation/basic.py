@@ -46,7 +46,9 @@ class Sum(AggregationFunction):
     def aggregate(self, block: ValueBlock, groups, n_groups):
         if block.dict_ids is not None and groups is None:
             counts = np.bincount(block.dict_ids, minlength=len(block.dictionary))
-            return (np.array([float(np.dot(counts, block.dictionary.astype(np.float64)))]),)
+            used = counts > 0  # an unused infinite value (a NULL's default) is not 0 * inf
+            values = block.dictionary[used].astype(np.float64)
+            return (np.array([float(np.dot(counts[used], values))]),)
         values = block.values().astype(np.float64, copy=False)
         if groups is None:
             return (np.array([values.sum()], dtype=np.float64),)

@@ -131,7 +131,7 @@ def duckdb_connection(table: pa.Table, threads: int = 2) -> duckdb.DuckDBPyConne
 # ---- Pinot SQL -> DuckDB SQL ----------------------------------------------------------------
 
 
-def _mv_rewrite(node: exp.Expression, mv_columns: set[str]) -> exp.Expression:
+def mv_rewrite(node: exp.Expression, mv_columns: set[str]) -> exp.Expression:
     column = node.this if isinstance(node, exp.In | exp.Between | exp.Binary) else None
     if not isinstance(column, exp.Column) or column.name not in mv_columns:
         return node
@@ -158,14 +158,14 @@ def to_duckdb(sql: str, mv_columns: set[str]) -> str:
         if isinstance(node, exp.Not) and isinstance(node.this, exp.In):
             inner = node.this
             if isinstance(inner.this, exp.Column) and inner.this.name in mv_columns:
-                rewritten = _mv_rewrite(inner, mv_columns)
+                rewritten = mv_rewrite(inner, mv_columns)
                 return sqlglot.parse_one(
                     rewritten.sql(dialect="duckdb").replace("> 0", "= 0"), read="duckdb"
                 )
         if isinstance(
             node, exp.In | exp.Between | exp.EQ | exp.NEQ | exp.LT | exp.LTE | exp.GT | exp.GTE
         ):
-            return _mv_rewrite(node, mv_columns)
+            return mv_rewrite(node, mv_columns)
         return node
 
     return tree.transform(transform).sql(dialect="duckdb")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.query.aggregation import ValueBlock, create_aggregation
+from engine.query.aggregation import ValueBlock, create_aggregation, with_null_handling
 from engine.query.errors import QueryValidationError
 from engine.query.expressions import Function, Identifier, Literal
 
@@ -252,3 +252,34 @@ def test_tdigest_rejects_a_bad_compression(compression):
     fn = make("percentiletdigest", 50, compression)
     with pytest.raises(QueryValidationError, match="compression"):
         fn.aggregate(ValueBlock(3, raw=np.array([1, 2, 3])), None, 1)
+
+
+def test_sum_of_dictionary_ids_ignores_unused_infinite_values():
+    """A dictionary holds a NULL's default (-Infinity) that no selected row uses (a filter or
+    null handling dropped those rows): 0 * -inf must not turn the sum into NaN."""
+    dictionary = np.array([-np.inf, 1.5, 2.0])
+    block = ValueBlock(3, dict_ids=np.array([1, 2, 2]), dictionary=dictionary)
+    assert make("sum").finalize(make("sum").aggregate(block, None, 1))[0] == 5.5
+    empty = ValueBlock(0, dict_ids=np.zeros(0, dtype=np.int64), dictionary=dictionary)
+    assert make("sum").finalize(make("sum").aggregate(empty, None, 1))[0] == 0.0
+
+
+@pytest.mark.parametrize("name, params", [("sum", ()), ("min", ()), ("avg", ()), ("percentile", (50,)),
+                                          ("minmaxrange", ()), ("mode", ()), ("varsamp", ())])  # fmt: skip
+def test_with_null_handling_an_aggregation_of_no_value_is_null(name, params):
+    """Pinot's null-aware aggregations: a group that aggregated no value finalizes to NULL,
+    through merges and the Arrow codec; COUNT and DISTINCTCOUNT stay 0 (no wrapper)."""
+    (fn,) = with_null_handling([make(name, *params)], True)
+    groups = np.array([0, 0, 2])  # group 1 has no value
+    state = fn.aggregate(ValueBlock(3, raw=np.array([1.0, 3.0, 5.0])), groups, 3)
+    merged = fn.merge(fn.concat_states([state, fn.empty_state(3)]), np.tile(np.arange(3), 2), 3)
+    decoded = fn.from_arrow(fn.to_arrow(merged))
+    assert fn.finalize_nulls(decoded).tolist() == [False, True, False]
+    if name != "varsamp":  # (one value has no sample variance: Pinot's sentinel)
+        assert fn.finalize(decoded)[2] == brute(name, np.array([5.0]), params)
+    assert fn.finalize_nulls(fn.merge_one([fn.empty_state(1), fn.empty_state(1)])).tolist() == [
+        True
+    ]
+    (count,) = with_null_handling([make("count")], True)
+    assert count.finalize_nulls(count.empty_state(1)) is None
+    assert with_null_handling([fn], False)[0] is fn.plain

@@ -130,3 +130,12 @@ def test_json_extract_scalar_and_timeconvert():
     with pytest.raises(QueryValidationError, match="JSON path"):
         run("JSONEXTRACTSCALAR(j, 'a.b', 'INT')", j=docs)
     assert run("TIMECONVERT(t, 'MILLISECONDS', 'HOURS')", t=[T2]) == [T2 // 3_600_000]
+
+
+def test_in_compares_big_decimals_as_numbers():
+    """BIG_DECIMAL values are Decimal objects: IN compares them as numbers, not as text."""
+    from decimal import Decimal
+
+    values = np.array([Decimal("2.50"), Decimal("-1.25"), Decimal("3")], dtype=object)
+    assert run("bd IN (2.5, 3)", bd=values) == [True, False, True]
+    assert run("bd NOT IN (-1.25)", bd=values) == [True, False, True]

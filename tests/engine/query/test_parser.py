@@ -141,3 +141,16 @@ def test_ordinals_in_group_by_and_order_by():
     assert plan.order_by[0].expr == Function("sum", (Identifier("a"),)) and plan.order_by[0].desc
     with pytest.raises(QueryValidationError, match="position 3"):
         compile_query("SELECT s, SUM(a) FROM t GROUP BY s ORDER BY 3", COLUMNS)
+
+
+def test_null_order_defaults_to_pinots_and_null_forms_are_checked():
+    plan = compile_query(
+        "SELECT a FROM t ORDER BY a, b DESC, s NULLS FIRST, Month DESC NULLS LAST", COLUMNS
+    )
+    # NULL sorts as the largest value unless the query says otherwise
+    assert [o.nulls_last for o in plan.order_by] == [True, False, False, True]
+    plan = compile_query("SELECT COALESCE(a, b), COALESCE(a, NULL), NULLIF(s, 'x') FROM t", COLUMNS)
+    assert plan.column_types == ["LONG", "INT", "STRING"]
+    for bad in ("COALESCE()", "NULLIF(a)", "NULLIF(a, b, s)"):
+        with pytest.raises(QueryValidationError, match=bad.split("(")[0]):
+            compile_query(f"SELECT {bad} FROM t", COLUMNS)

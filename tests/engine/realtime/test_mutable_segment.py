@@ -254,3 +254,21 @@ def test_queries_while_rows_are_appended_see_consistent_snapshots():
     assert rows_of(run_query("SELECT COUNT(*) FROM events", [segment.snapshot()]))[0][0] == (
         segment.num_docs
     )
+
+
+def test_null_vectors_only_for_the_columns_pinot_makes_nullable():
+    """Column-based null handling keeps no null vector for a notNull column: a null there is
+    its default value, also in IS NULL (as in an immutable segment built from the rows)."""
+    schema = Schema.from_json({
+        "schemaName": "events", "enableColumnBasedNullHandling": True,
+        "dimensionFieldSpecs": [{"name": "city", "dataType": "STRING", "notNull": True},
+                                {"name": "code", "dataType": "INT"}],
+    })  # fmt: skip
+    segment = MutableSegment("events__0__0__20260101T0000Z", schema, table_config())
+    assert set(segment.nulls) == {"code"}
+    segment.index(pa.table({"city": pa.array([None, "a"], pa.string()),
+                            "code": pa.array([1, None], pa.int32())}))  # fmt: skip
+    count = "SELECT COUNT(*) FROM events WHERE {} IS NULL"
+    snapshot = segment.snapshot()
+    assert run_query(count.format("code"), [snapshot])["resultTable"]["rows"] == [[1]]
+    assert run_query(count.format("city"), [snapshot])["resultTable"]["rows"] == [[0]]

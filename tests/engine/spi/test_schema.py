@@ -128,3 +128,35 @@ def test_unknown_keys_are_kept_and_reported():
     schema = Schema.from_json(raw)
     assert schema.ignored_keys == ["complexFieldSpecs"]
     assert schema.to_json() == raw
+
+
+def test_nullable_columns_follow_pinots_storage_rules():
+    """Column-based null handling (schema) stores the nulls of every column not marked
+    notNull (Pinot's JSON writes the flag as a string too) and wins over the table's
+    nullHandlingEnabled, which otherwise makes every column nullable."""
+    fields = [
+        {"name": "a", "dataType": "INT", "notNull": "true"},
+        {"name": "b", "dataType": "STRING", "notNull": False},
+        {"name": "c", "dataType": "LONG"},
+    ]
+    column_based = Schema.from_json(
+        {"schemaName": "s", "enableColumnBasedNullHandling": "true", "dimensionFieldSpecs": fields}
+    )
+    assert column_based.field("a").not_null
+    assert column_based.nullable_columns(False) == {"b", "c"}
+    assert column_based.nullable_columns(True) == {"b", "c"}
+    table_based = Schema.from_json({"schemaName": "s", "dimensionFieldSpecs": fields})
+    assert table_based.nullable_columns(True) == {"a", "b", "c"}
+    assert table_based.nullable_columns(False) == set()
+
+
+@pytest.mark.parametrize(
+    "key, spec",
+    [
+        ("notNull", {"schemaName": "s", "dimensionFieldSpecs": [{"name": "a", "dataType": "INT", "notNull": "yes"}]}),
+        ("enableColumnBasedNullHandling", {"schemaName": "s", "enableColumnBasedNullHandling": 1}),
+    ],
+)  # fmt: skip
+def test_a_bad_null_flag_is_refused_with_its_path(key, spec):
+    with pytest.raises(ConfigError, match=key):
+        Schema.from_json(spec)

@@ -169,7 +169,7 @@ def test_offset_criteria_forms() -> None:
         ({"realtime.segment.flush.threshold.time": "soon"}, "realtime.segment.flush.threshold.time",
          "invalid period"),
         ({"realtime.segment.flush.threshold.segment.size": "big"},
-         "realtime.segment.flush.threshold.segment.size", "invalid size"),
+         "realtime.segment.flush.threshold.segment.size", "invalid data size"),
         ({"stream.kafka.partition.ids": "0,x"}, "stream.kafka.partition.ids", "partition ids"),
         (
             {"stream.kafka.decoder.class.name":

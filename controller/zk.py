@@ -1,6 +1,7 @@
 """The controller process's one ZooKeeper session, created on first use.
 
-Request handlers and the runtime share it. kazoo reconnects by itself after an outage
+Request handlers, the runtime and the task manager share it; a minion's executors, which run
+with the same Django settings, open their own the same way. kazoo reconnects by itself after an outage
 (``connection_retry`` retries forever); while it is disconnected every ClusterStore call fails
 fast with ZooKeeperUnavailableError, which the API answers with 503.
 """

@@ -1,6 +1,8 @@
 """The minions' Celery app, configured from Django settings (broker and results on Redis).
 
-Start a minion with: celery -A config.celery_app worker -Q minion_untagged
+The minions run its tasks (tasks.tasks) and the controller sends them through it
+(tasks.logic.celery_link), so it lives with them. Start a minion with ``sprig minion``, which
+runs ``celery -A tasks.celery_app worker -Q minion_untagged``.
 """
 
 import os
