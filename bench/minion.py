@@ -2,7 +2,7 @@
 
     python -m bench.minion [--quick] [--dir var/bench] [--spark-master local[2]]
 
-Starts ZooKeeper, Redis and a Kafka-protocol broker (Tansu), a controller, a server, a broker
+Starts ZooKeeper, Redis and Apache Kafka, a controller, a server, a broker
 and one minion (a Celery worker with two pool processes, each with its SparkSession started
 at worker start), then measures, printing the sizes used:
 

@@ -27,7 +27,6 @@ def r2o_configs(topic: str, bootstrap: str, rows: int, partitions: int, split: b
             "stream.kafka.decoder.class.name":
                 "org.apache.pinot.plugin.stream.kafka.KafkaJSONMessageDecoder",
             "stream.kafka.consumer.prop.auto.offset.reset": "smallest",
-            "stream.kafka.consumer.prop.fetch.wait.max.ms": "10",
             "realtime.segment.flush.threshold.rows": str(threshold),
         }},
         "task": {"taskTypeConfigsMap": {R2O_TASK: {

@@ -1,6 +1,6 @@
 """The cluster of bench.minion, and the SparkSession probe it installs in the minion.
 
-``Stack`` starts ZooKeeper, Redis and a Kafka-protocol broker (Tansu), a controller, a server, a
+``Stack`` starts ZooKeeper, Redis and Apache Kafka, a controller, a server, a
 broker and one minion (a Celery worker with ``MINION_POOL`` pool processes, each with its
 SparkSession started at worker start). The minion imports this module as a task plugin
 (``SPRIG_MINION_TASK_PLUGINS=bench.minion_stack`` with ``SPRIG_BENCH_SPARK_LOG`` set), which

@@ -1,12 +1,15 @@
 """Real-time ingestion benchmark: githubEvents-shaped JSON from the local Kafka into ONE server.
 
-    python -m bench.realtime [--events 1000000] [--rate 20000] [--duration 20]
-                             [--fetch-wait-ms N] [--dir var/bench]
+    python -m bench.realtime [--events 1000000] [--rate 20000] [--duration 20] [--idle-s 30]
+                             [--dir var/bench]
 
-Starts ZooKeeper, the Kafka-protocol broker (Tansu), a controller, one server and a broker
-as separate processes (``sprig.stack``; the cluster and the events are
-``bench.realtime_stack``), and measures four things:
+Starts ZooKeeper, Apache Kafka, a controller, one server and a broker as separate processes
+(``sprig.stack``; the cluster and the events are ``bench.realtime_stack``), and measures five
+things:
 
+0. **Idle cost.** A table on an empty 4-partition topic, alone on the server: the server's CPU
+   time over ``--idle-s`` seconds while its 4 consumers wait for records (long polls held at
+   Kafka), as a share of one core.
 1. **Consumption rate.** ``--events`` events (Pinot's githubEvents sample, each with a unique
    id and a fresh ``created_at``, lz4-compressed by the producer) are produced to a
    1-partition topic first; then a REALTIME table like Pinot's githubEvents example (id
@@ -35,10 +38,6 @@ as separate processes (``sprig.stack``; the cluster and the events are
 
 The machine is small (2 cores) and shared; the producer, the poller, the broker and the
 server all compete for it, so wall figures are noisy: compare CPU figures across runs.
-Tansu holds every fetch for the consumer's full ``fetch.wait.max.ms`` even with data
-waiting (a real Kafka answers at once); ``--fetch-wait-ms`` sets the server's
-``SPRIG_KAFKA_FETCH_WAIT_MS``, and the tables raise ``max.partition.fetch.bytes`` so a
-held fetch still brings a large batch (Tansu only; see the table config below).
 """
 
 from __future__ import annotations
@@ -56,8 +55,11 @@ from confluent_kafka import Producer
 
 from bench.realtime_stack import PRODUCER, Cluster, EventSource
 from engine.clusterstate.realtime_metadata import DONE
+from sprig.stack.kafka import kafka_version
 from sprig.stack.producer import ensure_topic
 
+TARGET_IDLE_CORE_SHARE = 0.01
+IDLE_PARTITIONS = 4
 TARGET_PER_CORE = 50_000
 TARGET_FRESH_P99_S = 1.0
 TARGET_COMMIT_S = 10.0
@@ -82,6 +84,19 @@ def produce_all(bootstrap: str, topic: str, source: EventSource, events: int) ->
     if producer.flush(300) != 0:
         raise RuntimeError(f"could not produce {events} events to {topic}")
     return time.perf_counter() - started
+
+
+def idle_cost(cluster: Cluster, table: str, seconds: float) -> dict:
+    """Phase 0: the server's CPU over ``seconds`` with IDLE_PARTITIONS consuming segments and
+    no record to read, after a short settling time."""
+    ensure_topic(cluster.bootstrap, table, IDLE_PARTITIONS)
+    cluster.create_table(table, table, 1_000_000)
+    cluster.consuming_segments(table, IDLE_PARTITIONS)
+    time.sleep(5)  # the consumers' first fetches, the segments' first metadata round
+    cpu, wall = cluster.server_cpu_s(), time.perf_counter()
+    time.sleep(seconds)
+    used = cluster.server_cpu_s() - cpu
+    return {"core_share": used / (time.perf_counter() - wall), "cpu_s": used}
 
 
 def consumption(cluster: Cluster, table: str, events: int) -> dict:
@@ -227,8 +242,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="events consumed and committed as one segment")  # fmt: skip
     parser.add_argument("--rate", type=float, default=20_000, help="offered events/s (freshness)")
     parser.add_argument("--duration", type=float, default=20.0, help="freshness run, seconds")
-    parser.add_argument("--fetch-wait-ms", type=int, default=None,
-                        help="the server's SPRIG_KAFKA_FETCH_WAIT_MS (default: its own)")  # fmt: skip
+    parser.add_argument("--idle-s", type=float, default=30.0,
+                        help="how long the idle server's CPU is measured")  # fmt: skip
     parser.add_argument("--poll-ms", type=float, default=20.0,
                         help="the freshness poller's COUNT(*) interval")  # fmt: skip
     parser.add_argument("--dir", type=Path, default=Path("var/bench"))
@@ -242,8 +257,9 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()[0]
     args.dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="sprig-bench-rt-", dir=args.dir) as tmp:
-        cluster = Cluster(Path(tmp), args.fetch_wait_ms)
+        cluster = Cluster(Path(tmp))
         try:
+            idle = idle_cost(cluster, "ghIdle", args.idle_s)
             ensure_topic(cluster.bootstrap, "ghBulk")
             ensure_topic(cluster.bootstrap, "ghFresh")
             produce_s = produce_all(cluster.bootstrap, "ghBulk", source, args.events)
@@ -253,12 +269,13 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             cluster.stop()
 
-    wait = args.fetch_wait_ms if args.fetch_wait_ms is not None else "server default"
     print(f"\nbench.realtime: githubEvents-shaped JSON (~{source.mean_bytes:,} B/event), 1 "
-          f"partition, 1 server; fetch.wait.max.ms={wait}; {args.events:,} events produced "
+          f"partition, 1 server, Apache Kafka {kafka_version()}; {args.events:,} events produced "
           f"up front in {produce_s:.1f} s; 1-minute load average {load_before:.1f} at the "
           f"start, {os.getloadavg()[0]:.1f} at the end, on {os.cpu_count()} cores\n")  # fmt: skip
     rows = [
+        (f"idle server, {IDLE_PARTITIONS} partitions (% core)", f"{idle['core_share'] * 100:.2f}",
+         f"{idle['cpu_s']:.2f} CPU s over {args.idle_s:g} s, consumers waiting on long polls"),
         ("events/s per server core (CPU)", f"{bulk['per_cpu_s']:,.0f}",
          f"over {bulk['rows_measured']:,} rows, decode+transform+index+Kafka client"),
         ("events/s wall (1 server)", f"{bulk['wall_per_s']:,.0f}", "same interval"),
@@ -280,6 +297,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, value, note in rows:
         print(f"{name:<38} {value:>12}  {note}")
     print()
+    print(target(f"idle server, {IDLE_PARTITIONS} partitions", idle["core_share"] * 100,
+                 TARGET_IDLE_CORE_SHARE * 100, at_least=False, unit="% core"))  # fmt: skip
     print(target("events/s per server core", bulk["per_cpu_s"], TARGET_PER_CORE,
                  at_least=True, unit="ev/s"))  # fmt: skip
     print(target("freshness p99", fresh["p99"], TARGET_FRESH_P99_S, at_least=False, unit="s"))

@@ -1,5 +1,4 @@
-"""The cluster and the events of bench.realtime: ZooKeeper, the Kafka-protocol broker (Tansu),
-a controller, one server and a broker as separate processes (``sprig.stack``), with the
+"""The cluster and the events of bench.realtime: ZooKeeper, Apache Kafka, a controller, one server and a broker as separate processes (``sprig.stack``), with the
 server's CPU and RSS read through psutil; and githubEvents-shaped events (Pinot's sample,
 each with a unique id and a fresh ``created_at``) for tables made from Pinot's githubEvents
 REALTIME config.
@@ -25,9 +24,8 @@ from sprig.stack.process import free_port
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "pinot" / "stream" / "githubEvents"
 SAMPLE = EXAMPLES / "rawdata" / "2021-07-21-few-hours.json"
-# lz4 as most Kafka producers of JSON use: Tansu moves ~40 MB/s of uncompressed 3.7 KB
-# events (~11k events/s), below the rates measured here; compressed it takes several times
-# that. The server's Kafka client decompresses, and that CPU is counted.
+# lz4 as most Kafka producers of JSON use; the server's Kafka client decompresses, and that
+# CPU is counted.
 PRODUCER = {"compression.type": "lz4", "queue.buffering.max.kbytes": 1 << 20}
 
 
@@ -73,15 +71,13 @@ def table_json(table: str, topic: str, bootstrap: str, flush_rows: int) -> dict:
         "stream.kafka.broker.list": bootstrap,
         "realtime.segment.flush.threshold.rows": str(flush_rows),
         "realtime.segment.flush.threshold.time": "6h",
-        # Tansu holds each fetch for the full wait: let a held fetch bring up to 16 MB
-        "stream.kafka.consumer.prop.max.partition.fetch.bytes": str(16 << 20),
     })  # fmt: skip
     stream.pop("realtime.segment.flush.threshold.size", None)
     return config
 
 
 class Cluster:
-    def __init__(self, workdir: Path, fetch_wait_ms: int | None):
+    def __init__(self, workdir: Path):
         self.stack = LocalStack(workdir, ("zookeeper", "kafka")).start()
         self.bootstrap = self.stack.kafka.bootstrap_servers
         self.cluster_name = f"bench_{uuid.uuid4().hex[:6]}"
@@ -94,8 +90,6 @@ class Cluster:
             "DJANGO_SETTINGS_MODULE": "config.settings.local",
         }
         server_env = {**env, "SPRIG_DATA_DIR": str(workdir / "server")}
-        if fetch_wait_ms is not None:
-            server_env["SPRIG_KAFKA_FETCH_WAIT_MS"] = str(fetch_wait_ms)
         controller_port, self.broker_port = free_port(), free_port()
         self.controller = f"http://127.0.0.1:{controller_port}"
         self.server = server_process(workdir, free_port(), free_port(), server_env)
@@ -151,6 +145,16 @@ class Cluster:
     def segment_status(self, table: str, segment: str) -> str | None:
         meta = self.store.segment_metadata(f"{table}_REALTIME", segment)
         return None if meta is None else meta.extra.get(STATUS)
+
+    def consuming_segments(self, table: str, count: int, timeout_s: float = 60) -> list[str]:
+        """Once the table has ``count`` segments (one per partition), their names."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            ideal = self.store.ideal_state(f"{table}_REALTIME")
+            if ideal and len(ideal.segments) >= count:
+                return sorted(ideal.segments)
+            time.sleep(0.1)
+        raise RuntimeError(f"{table} has not {count} consuming segments after {timeout_s:.0f} s")
 
     def first_segment(self, table: str, timeout_s: float = 60) -> str:
         deadline = time.monotonic() + timeout_s

@@ -26,6 +26,19 @@ def _line(widths: Sequence[int], values: Sequence) -> str:
     return " ".join(f"{v:<{w}}" if w else str(v) for w, v in zip(widths, values, strict=True))
 
 
+def not_found_error(descriptions: Sequence[g.GroupDescription]) -> str | None:
+    """Kafka 4's tool fails the whole command on the first group that does not exist (Dead),
+    with the Java exception's text (a Kafka 4 broker answers GROUP_ID_NOT_FOUND; the tool's
+    "does not exist" message below is for older brokers). That line, or None."""
+    for d in descriptions:
+        if d.state == g.DEAD:
+            return (
+                "\nError: Executing consumer group command failed due to org.apache.kafka."
+                f"common.errors.GroupIdNotFoundException: Group {d.group_id} not found.\n"
+            )
+    return None
+
+
 def print_group_ids(listings: Sequence[g.GroupListing], out: TextIO) -> None:
     """`--list` without filters: one group id per line, no header."""
     for listing in listings:

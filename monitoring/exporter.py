@@ -103,9 +103,9 @@ class LagExporter:
                     series["kafka_consumergroup_group_offset"].append(
                         f"kafka_consumergroup_group_offset{labels} {row.committed}"
                     )
-                    if row.lag is not None:
+                    if row.monitored_lag is not None:
                         series["kafka_consumergroup_group_lag"].append(
-                            f"kafka_consumergroup_group_lag{labels} {row.lag}"
+                            f"kafka_consumergroup_group_lag{labels} {row.monitored_lag}"
                         )
                     table = self._tables.get(tp)
                     seconds = table.time_lag_s(row.committed, now_ms) if table else None

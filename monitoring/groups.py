@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from monitoring.lag import offset_lag
+from monitoring.lag import monitored_lag, offset_lag
 
 # Kafka's group states, spelled as ConsumerGroupCommand prints them (GroupState.toString).
 UNKNOWN = "Unknown"
@@ -112,7 +112,13 @@ class PartitionRow:
 
     @property
     def lag(self) -> int | None:
+        """As Kafka's tool prints it (may be negative when the commit was read last)."""
         return offset_lag(self.committed, self.end_offset)
+
+    @property
+    def monitored_lag(self) -> int | None:
+        """Clamped at 0, as lag monitors report it."""
+        return monitored_lag(self.committed, self.end_offset)
 
 
 @dataclass(frozen=True)

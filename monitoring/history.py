@@ -14,6 +14,9 @@ from monitoring.tables import TABLE_NAME
 
 MINUTE_MS = 60_000
 MAX_ROWS = 100_000
+# A sample without a commit, and a deleted commit, store a null offset: read nulls as nulls,
+# not as the column's default 0 (which would be a commit at offset 0).
+NULLS = "SET enableNullHandling=true; "
 
 
 def _literal(text: str) -> str:
@@ -25,7 +28,7 @@ def lag_per_minute_sql(group: str, since_ms: int, until_ms: int, table: str = TA
     """Each topic partition's largest lag per minute for one group over [since_ms, until_ms)
     (epoch ms, start inclusive, end exclusive), oldest minute first. `minute` is the minute's
     start in epoch ms."""
-    return (
+    return NULLS + (
         f'SELECT DATETRUNC(\'MINUTE\', commitTimestamp) AS "minute", topic, "partition", '
         f'MAX(lag) AS lag, MAX("offset") AS committed, MAX(logEndOffset) AS endOffset '
         f'FROM {table} WHERE "group" = {_literal(group)} '
@@ -38,7 +41,7 @@ def lag_per_minute_sql(group: str, since_ms: int, until_ms: int, table: str = TA
 def samples_sql(group: str, since_ms: int, until_ms: int, table: str = TABLE_NAME) -> str:
     """The stored samples of one group over [since_ms, until_ms), newest first, at most
     MAX_ROWS: past the limit the oldest are left out (the Burrow window needs the newest)."""
-    return (
+    return NULLS + (
         f'SELECT topic, "partition", commitTimestamp, "offset", logEndOffset FROM {table} '
         f'WHERE "group" = {_literal(group)} '
         f"AND commitTimestamp >= {int(since_ms)} AND commitTimestamp < {int(until_ms)} "

@@ -56,8 +56,7 @@ class KafkaGroupReader:
         ]
 
     def describe(self, group_ids: Iterable[str]) -> dict[str, g.GroupDescription]:
-        """Descriptions by group id. A group the broker reports as not found is Dead, which is
-        how Kafka's own tool shows it."""
+        """Descriptions by group id. A group the broker reports as not found is Dead."""
         group_ids = list(group_ids)
         if not group_ids:
             return {}
@@ -116,7 +115,10 @@ class KafkaGroupReader:
         futures = self._admin.list_offsets(request, request_timeout=self.timeout_s)
         for tp, future in futures.items():
             try:
-                ends[(tp.topic, tp.partition)] = self._wait(future, "list the end offsets").offset
+                offset = self._wait(future, "list the end offsets").offset
+                # confluent-kafka answers OFFSET_INVALID, not an error, when the leader did
+                # not answer in time: unknown, like any end offset Kafka did not give
+                ends[(tp.topic, tp.partition)] = offset if offset >= 0 else None
             except KafkaUnavailableError as exc:
                 # A partition-level error (leader moving, topic deleted) leaves that end offset
                 # unknown, as in the Kafka tool; losing the cluster fails the whole call.

@@ -45,7 +45,7 @@ def sample_records(offsets: list[g.GroupOffsets], now_ms: int) -> list[dict]:
                 "commitTimestamp": now_ms,
                 "expireTimestamp": None,
                 "logEndOffset": row.end_offset,
-                "lag": row.lag,
+                "lag": row.monitored_lag,
                 "source": "collector",
             }
             if row.leader_epoch is not None:

@@ -1,9 +1,13 @@
-"""Session-wide real services. Each starts the first time a test asks for it and is stopped
-when the session ends, so the fast unit tests start nothing."""
+"""Session-wide real services. Each starts only when a collected test asks for it and is stopped
+when the session ends, so the fast unit tests start nothing. The JVM services (ZooKeeper, Kafka)
+are launched as soon as collection shows a test needs them, so their start-up overlaps the tests
+that run first; the fixture then waits until the service answers."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,13 +21,40 @@ PINOT_EXAMPLES = Path(
 )
 
 
-@pytest.fixture(scope="session")
-def services_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("services")
+# fixture name -> the service it is; launched early by pytest_collection_finish
+_EARLY = {"zookeeper": ZooKeeperService, "kafka": KafkaService}
+_launched: dict[str, object] = {}
+_services_dir = Path(tempfile.mkdtemp(prefix="sprig-test-services-"))
+# the session's Kafka: a small heap, one node
+KAFKA_HEAP = "384m"
 
 
-def _run(service) -> Iterator:
-    service.start()
+def pytest_collection_finish(session: pytest.Session) -> None:
+    wanted = {name for item in session.items for name in getattr(item, "fixturenames", ())}
+    for name in _EARLY:
+        if name in wanted and name not in _launched:
+            service = _new(name)
+            service.start()  # no wait: the fixture waits when a test first needs it
+            _launched[name] = service
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    for service in _launched.values():
+        service.stop()
+    shutil.rmtree(_services_dir, ignore_errors=True)
+
+
+def _new(name: str):
+    if name == "kafka":
+        return KafkaService(_services_dir, heap=KAFKA_HEAP)
+    return _EARLY[name](_services_dir)
+
+
+def _run(name: str, factory) -> Iterator:
+    service = _launched.get(name)
+    if service is None:
+        service = _launched[name] = factory()
+        service.start()
     try:
         service.wait_ready()
         yield service
@@ -32,21 +63,21 @@ def _run(service) -> Iterator:
 
 
 @pytest.fixture(scope="session")
-def zookeeper(services_dir: Path) -> Iterator[ZooKeeperService]:
+def zookeeper() -> Iterator[ZooKeeperService]:
     """A real ZooKeeper server; `.address` is its connect string."""
-    yield from _run(ZooKeeperService(services_dir))
+    yield from _run("zookeeper", lambda: _new("zookeeper"))
 
 
 @pytest.fixture(scope="session")
-def redis_server(services_dir: Path) -> Iterator[RedisService]:
+def redis_server() -> Iterator[RedisService]:
     """A real redis-server; `.url` is its redis:// URL."""
-    yield from _run(RedisService(services_dir))
+    yield from _run("redis", lambda: RedisService(_services_dir))
 
 
 @pytest.fixture(scope="session")
-def kafka(services_dir: Path) -> Iterator[KafkaService]:
-    """A real Kafka-protocol broker; `.bootstrap_servers` is its address."""
-    yield from _run(KafkaService(services_dir))
+def kafka() -> Iterator[KafkaService]:
+    """A real Apache Kafka node (KRaft); `.bootstrap_servers` is its address."""
+    yield from _run("kafka", lambda: _new("kafka"))
 
 
 @pytest.fixture(scope="session")

@@ -17,8 +17,8 @@ def segment_consumer_info(
 ) -> dict:
     """The entry for ``consumer``'s segment. ``latest_offset`` is the partition's latest
     offset upstream (one past its newest message), None when unknown. Records lag is clamped
-    at 0 (brokers may report the high watermark behind the last consumed offset for a
-    moment); availability lag is how long ago the newest consumed message was produced, 0
+    at 0: the latest offset is read before the consumer's, which may have passed it meanwhile;
+    availability lag is how long ago the newest consumed message was produced, 0
     when caught up."""
     now = clock.now_ms() if now_ms is None else int(now_ms)
     partition = str(consumer.partition)
@@ -48,6 +48,9 @@ def segment_consumer_info(
             "recordsLagMap": {partition: records_lag},
             "availabilityLagMsMap": {partition: availability_lag},
         },
-        # ours, beyond Pinot's shape: messages skipped as malformed (Pinot's rowsWithErrors)
+        # ours, beyond Pinot's shape: messages skipped as malformed (Pinot's rowsWithErrors),
+        # and whether the partition is stalled (engine.realtime.stall), since when (epoch ms)
         "rowsWithErrors": stats.rows_malformed,
+        "stalled": consumer.stall.stalled,
+        "stalledSinceMs": consumer.stall.stalled_since_ms,
     }

@@ -11,7 +11,8 @@ with the controller until the segment is COMMITTED (this replica built and uploa
 
 Bad input never stops the partition: a malformed message is counted and skipped; an offset
 Kafka no longer has is moved to per the stream's ``auto.offset.reset`` (counted and logged);
-transient stream errors are retried. Only a permanent stream error (the topic is gone,
+transient stream errors are retried; a consumer that stops moving while the partition grows
+is recreated (``engine.realtime.stall``). Only a permanent stream error (the topic is gone,
 access refused) stops consumption, and the controller is told with segmentStoppedConsuming.
 """
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from engine.common.clock import now_ms
@@ -28,6 +30,7 @@ from engine.realtime import completion as proto
 from engine.realtime.committer import build_consumed, commit_built
 from engine.realtime.consumer_state import DONE_STATES, ConsumerState, ConsumingStats
 from engine.realtime.mutable_segment import MutableSegment
+from engine.realtime.stall import DEFAULT_STALL_S, StallWatch
 from engine.stream.config import StreamConfig
 from engine.stream.decoders import MessageDecoder
 from engine.stream.errors import (
@@ -54,13 +57,17 @@ class PartitionConsumer:
     target (ZK ``segment.flush.threshold.size``); the time limit is the stream's flush time,
     counted from ``created_ms`` (ZK ``segment.creation.time``, default now).
     The built segment goes under ``build_dir``. Call ``run()`` on a thread of its own;
-    ``stop()`` makes it return, ``force_commit()`` ends consumption at the current offset."""
+    ``stop()`` makes it return, ``force_commit()`` ends consumption at the current offset.
+    ``new_consumer()`` makes a consumer like ``consumer``, to replace one that stalled for
+    ``stall_ms`` (without it the stalled one is re-positioned)."""
 
     def __init__(self, *, segment: MutableSegment, stream: StreamConfig, partition: int,
                  start_offset: int, row_limit: int, completion: proto.CompletionClient,
                  consumer, metadata, build_dir: str | Path, time_limit_ms: int | None = None,
                  created_ms: int | None = None,
-                 hold_ms: int = proto.MAX_HOLD_TIME_MS):  # fmt: skip
+                 hold_ms: int = proto.MAX_HOLD_TIME_MS,
+                 stall_ms: float = DEFAULT_STALL_S * 1000,
+                 new_consumer: Callable[[], object] | None = None):  # fmt: skip
         self.segment = segment
         self.stream = stream
         self.partition = partition
@@ -78,7 +85,9 @@ class PartitionConsumer:
         self.built = None  # SegmentBuildResult once COMMITTED or RETAINED
         self.error: str | None = None
         self._consumer = consumer
+        self._new_consumer = new_consumer
         self._metadata = metadata
+        self.stall = StallWatch(segment.name, stall_ms)
         self._decoder = MessageDecoder.for_stream(stream, segment.schema, segment.fields_to_read)
         self._metadata_columns = (
             [c for c in METADATA_COLUMNS if c in segment.fields_to_read]
@@ -215,13 +224,37 @@ class PartitionConsumer:
                 self._fail(err)
                 return False
             # nothing new: the rows are as fresh as now (Pinot reports an idle partition as
-            # caught up rather than as old as its last message)
-            self.segment.caught_up = not len(batch)
+            # caught up rather than as old as its last message), unless it is stalled
+            self.segment.caught_up = not len(batch) and not self.stall.stalled
             if len(batch):
+                self.stall.progressed()
                 self._index(batch, catching_up)
             elif batch.next_offset > self.current_offset:
                 self.current_offset = batch.next_offset
+            elif self.stall.due():
+                self._check_stall()
         return False
+
+    def _check_stall(self) -> None:
+        try:
+            upstream = self._metadata.readable_end(self.partition, timeout_ms=RETRY_MS * 5)
+        except StreamError:
+            upstream = None  # Kafka does not answer: no verdict, and ask afresh next time
+            self._metadata.reconnect()
+        client = getattr(self._consumer, "position", lambda: None)()
+        position = max(self.current_offset, client or 0)
+        if not self.stall.stalls_at(position, upstream):
+            return
+        old = self._consumer
+        if self._new_consumer is None:
+            old.start(self.current_offset)
+        else:
+            # closing may wait on the broker it is stuck on: never on this thread
+            threading.Thread(target=old.close, name=f"close-{self.segment.name}",
+                             daemon=True).start()  # fmt: skip
+            self._consumer = self._new_consumer()
+            self._consumer.start(self.current_offset)
+        self.stall.recreated()
 
     def _index(self, batch, catching_up: bool) -> None:
         take = len(batch)

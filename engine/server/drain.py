@@ -15,12 +15,11 @@ its drain ended) and releases; a timer only pokes the loop when a drain is due.
 from __future__ import annotations
 
 import dataclasses
-import os
 import threading
 import time
 from collections.abc import Callable, Mapping
 
-from engine.common.errors import ConfigError
+from engine.common.env import seconds_from_env
 from engine.segment import ImmutableSegment
 
 DRAIN_ENV = "SPRIG_SERVER_DROP_DRAIN_S"
@@ -33,17 +32,7 @@ MAX_DRAIN_S = 3600.0
 def drain_seconds_from_env(environ: Mapping[str, str] | None = None) -> float:
     """``SPRIG_SERVER_DROP_DRAIN_S`` in seconds (unset or empty: 3; 0 unloads at once).
     Raises ConfigError naming the variable for anything but a number in [0, 3600]."""
-    env = os.environ if environ is None else environ
-    raw = (env.get(DRAIN_ENV) or "").strip()
-    if not raw:
-        return DEFAULT_DRAIN_S
-    try:
-        seconds = float(raw)
-    except ValueError:
-        raise ConfigError(DRAIN_ENV, f"expected a number of seconds, got {raw!r}") from None
-    if not 0 <= seconds <= MAX_DRAIN_S:  # also rejects nan
-        raise ConfigError(DRAIN_ENV, f"must be between 0 and {MAX_DRAIN_S:g} seconds, got {raw!r}")
-    return seconds
+    return seconds_from_env(DRAIN_ENV, DEFAULT_DRAIN_S, maximum=MAX_DRAIN_S, environ=environ)
 
 
 @dataclasses.dataclass

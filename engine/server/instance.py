@@ -27,6 +27,7 @@ from engine.clusterstate import InstanceConfig, InstanceType, split_table_name
 from engine.clusterstate.tags import instance_id as make_instance_id
 from engine.query.runner import QueryEngine
 from engine.query.settings import QuerySettings
+from engine.realtime.stall import DEFAULT_STALL_S
 from engine.runtime import HttpService, Participant, Request, Response, Router, SchemaCache
 from engine.runtime.http_limits import MAX_BODY_BYTES, HttpLimits
 from engine.runtime.outbound import OutboundPolicy
@@ -63,6 +64,8 @@ class ServerConfig:
     max_unpacked_bytes: int = DEFAULT_MAX_UNPACKED_BYTES
     # connections and read deadline of both ports (``HttpLimits.from_env`` in ``sprig server``)
     http: HttpLimits = dataclasses.field(default_factory=HttpLimits)
+    # no progress for this long while the partition grows: stalled (``stall_seconds_from_env``)
+    realtime_stall_s: float = DEFAULT_STALL_S
     # read once at start-up (``QuerySettings.from_env`` in ``sprig server``)
     query: QuerySettings = dataclasses.field(default_factory=QuerySettings)
     # which hosts besides the controllers' own it downloads segments from
@@ -120,7 +123,7 @@ class ServerInstance:
         )
         self.segments.realtime = RealtimeSegmentManager(
             self.instance_id, Path(config.data_dir), lambda: self.participant.store,
-            self.schemas.get,
+            self.schemas.get, stall_s=config.realtime_stall_s,
         )  # fmt: skip
         self.executor = QueryExecutor(
             self.instance_id, self.segments, self.schemas, self.metrics, self.query_engine

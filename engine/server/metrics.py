@@ -60,7 +60,17 @@ class ServerMetrics(ProcessMetrics):
             "Rows indexed per second since the previous scrape", partition,
             registry=self.registry,
         )  # fmt: skip
-        self._reported: dict[tuple[str, int], tuple[int, int, int]] = {}
+        self.stalls = Counter(
+            "sprig_server_realtime_stalls",
+            "Times a consuming partition stopped moving while the partition grew", partition,
+            registry=self.registry,
+        )  # fmt: skip
+        self.stalled = Gauge(
+            "sprig_server_realtime_partition_stalled",
+            "1 while a consuming partition is stalled (its consumer is being recreated)",
+            partition, registry=self.registry,
+        )  # fmt: skip
+        self._reported: dict[tuple[str, int], tuple[int, int, int, int]] = {}
         self._observed_at: float | None = None
         # Pinot's names, as its JMX exporter gives them (engine.runtime.pinot_metrics)
         self.pinot = PinotMetrics("server")
@@ -90,12 +100,10 @@ class ServerMetrics(ProcessMetrics):
         self._observed_at = at
         for (table, partition), now in totals.items():
             labels = (table, str(partition))
-            before = self._reported.get((table, partition), (0, 0, 0))
-            current = (now["consumed"], now["malformed"], now["filtered"])
-            for counter, old, new in zip(
-                (self.rows_consumed, self.rows_dropped, self.rows_filtered), before, current,
-                strict=True,
-            ):  # fmt: skip
+            before = self._reported.get((table, partition), (0, 0, 0, 0))
+            current = (now["consumed"], now["malformed"], now["filtered"], now["stalls"])
+            counters = (self.rows_consumed, self.rows_dropped, self.rows_filtered, self.stalls)
+            for counter, old, new in zip(counters, before, current, strict=True):
                 if new > old:
                     counter.labels(*labels).inc(new - old)
             consumed = current[0] - before[0]
@@ -108,6 +116,7 @@ class ServerMetrics(ProcessMetrics):
             self._reported[(table, partition)] = tuple(
                 max(o, n) for o, n in zip(before, current, strict=True)
             )
+            self.stalled.labels(*labels).set(1 if now["stalled"] else 0)
             if now["delay_ms"] is not None:
                 self.ingestion_delay.labels(*labels).set(now["delay_ms"])
                 self._delays[_labels(table, partition)] = now["delay_ms"]

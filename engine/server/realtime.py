@@ -33,6 +33,7 @@ from engine.realtime.consumer_state import ConsumerState
 from engine.realtime.consuming_info import segment_consumer_info
 from engine.realtime.llc_name import LLCSegmentName
 from engine.realtime.partition_consumer import PartitionConsumer
+from engine.realtime.stall import DEFAULT_STALL_S
 from engine.server.errors import SegmentLoadError
 from engine.spi.schema import Schema
 from engine.spi.table_config import TableConfig
@@ -61,14 +62,16 @@ class RealtimeSegmentManager:
     schema or None. Only the worker loop starts and stops; query threads call ``snapshot``."""
 
     def __init__(self, instance_id: str, data_dir: Path, store_of: Callable[[], ClusterStore],
-                 schema_of: Callable[[str], Schema | None]) -> None:  # fmt: skip
+                 schema_of: Callable[[str], Schema | None],
+                 stall_s: float = DEFAULT_STALL_S) -> None:  # fmt: skip
         self.instance_id = instance_id
+        self.stall_s = stall_s
         self.data_dir = Path(data_dir)
         self._store_of = store_of
         self._schema_of = schema_of
         self._consuming: dict[tuple[str, str], ConsumingSegment] = {}
-        # (table, partition) -> [rows indexed, rows malformed, rows filtered] of the segments
-        # this process finished consuming, so totals never go back when one is replaced
+        # (table, partition) -> [rows indexed, rows malformed, rows filtered, stalls] of the
+        # segments this process finished consuming, so totals never go back when one is replaced
         self._finished: dict[tuple[str, int], list[int]] = {}
         self._completion = HttpCompletionClient(instance_id, self.controller_url)
         # FORCE_COMMIT for segments whose consumer was not started when it came
@@ -95,21 +98,25 @@ class RealtimeSegmentManager:
         return out
 
     def ingestion_totals(self, now_ms: int | None = None) -> dict[tuple[str, int], dict]:
-        """(table, partition) -> rows consumed, malformed and filtered since this process
-        started, and the ingestion delay: ms since the newest consumed message was produced
-        (None before the first message)."""
+        """(table, partition) -> rows consumed, malformed and filtered and stalls detected
+        since this process started, whether it is stalled now, and the ingestion delay: ms
+        since the newest consumed message was produced (None before the first message)."""
         now = clock.now_ms() if now_ms is None else now_ms
-        totals = {key: {"consumed": c, "malformed": m, "filtered": f, "delay_ms": None}
-                  for key, (c, m, f) in self._finished.items()}  # fmt: skip
+        totals = {key: {"consumed": c, "malformed": m, "filtered": f, "stalls": s,
+                        "stalled": False, "delay_ms": None}
+                  for key, (c, m, f, s) in self._finished.items()}  # fmt: skip
         for (table, _name), entry in list(self._consuming.items()):
-            stats = entry.consumer.stats
+            stats, stall = entry.consumer.stats, entry.consumer.stall
             out = totals.setdefault(
                 (table, entry.consumer.partition),
-                {"consumed": 0, "malformed": 0, "filtered": 0, "delay_ms": None},
-            )
+                {"consumed": 0, "malformed": 0, "filtered": 0, "stalls": 0, "stalled": False,
+                 "delay_ms": None},
+            )  # fmt: skip
             out["consumed"] += stats.rows_indexed
             out["malformed"] += stats.rows_malformed
             out["filtered"] += stats.rows_filtered
+            out["stalls"] += stall.stalls
+            out["stalled"] = out["stalled"] or stall.stalled
             if stats.last_message_time_ms is not None:
                 out["delay_ms"] = max(0, now - stats.last_message_time_ms)
         return totals
@@ -175,6 +182,8 @@ class RealtimeSegmentManager:
                 metadata=metadata,
                 build_dir=self._build_dir(resource, name),
                 created_ms=meta.creation_time_ms or None,
+                stall_ms=self.stall_s * 1000,
+                new_consumer=lambda: KafkaPartitionConsumer(stream, llc.partition, client_id),
             )  # fmt: skip
         except SegmentLoadError:
             raise
@@ -243,10 +252,11 @@ class RealtimeSegmentManager:
         entry = self._consuming.pop((resource, name), None)
         if entry is not None:
             stats = entry.consumer.stats
-            done = self._finished.setdefault((resource, entry.consumer.partition), [0, 0, 0])
+            done = self._finished.setdefault((resource, entry.consumer.partition), [0, 0, 0, 0])
             done[0] += stats.rows_indexed
             done[1] += stats.rows_malformed
             done[2] += stats.rows_filtered
+            done[3] += entry.consumer.stall.stalls
         self._remove_build_dir(resource, name)
 
     def _build_dir(self, resource: str, name: str) -> Path:

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
 import re
 
 import pyarrow as pa
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import Consumer, IsolationLevel, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from engine.common.clock import now_ms
@@ -31,12 +30,8 @@ from engine.stream.errors import (
     TransientStreamError,
 )
 
-# How long the broker may hold a fetch open when no data is waiting. librdkafka's 500 ms
-# default would put up to half a second between a produce and its row being queryable; 100 ms
-# keeps freshness well under a second at little broker cost. A stream config's
-# ``stream.kafka.consumer.prop.fetch.wait.max.ms`` overrides it.
-DEFAULT_FETCH_WAIT_MS = int(os.environ.get("SPRIG_KAFKA_FETCH_WAIT_MS", "100"))
 MAX_BATCH_MESSAGES = 10_000
+READ_COMMITTED = "read_committed"
 
 # Keys Pinot hands to the Kafka client straight from the top level of the stream config map.
 _TOP_LEVEL_CLIENT_KEYS = (
@@ -163,8 +158,9 @@ class KafkaPartitionConsumer:
         self.stream = stream
         self.topic = stream.topic
         self.partition = int(partition)
+        # Long polls: librdkafka's fetch.wait.max.ms (500 ms) is how long Kafka may hold a fetch
+        # while the partition has nothing new; a produced message answers it at once.
         config = client_config(stream, client_id)
-        config.setdefault("fetch.wait.max.ms", str(DEFAULT_FETCH_WAIT_MS))
         config.update(
             {
                 # offsets are kept in segment metadata, never in a consumer group
@@ -177,8 +173,9 @@ class KafkaPartitionConsumer:
                 "enable.partition.eof": "false",
             }
         )
-        if stream.isolation_level:
-            config["isolation.level"] = stream.isolation_level
+        # Pinot's default: aborted transactions are never read, open ones hold the reader
+        # back at the last stable offset
+        config["isolation.level"] = stream.isolation_level or READ_COMMITTED
         try:
             self._consumer = Consumer(config)
         except KafkaException as err:
@@ -245,6 +242,15 @@ class KafkaPartitionConsumer:
             )
         _raise_for(err, f"fetching {self.topic}/{self.partition} at {offset}")
 
+    def position(self) -> int | None:
+        """The client's own position: the next offset it will hand over, past the commit and
+        abort markers of transactions (which hold no message); None when it has none."""
+        try:
+            (tp,) = self._consumer.position([TopicPartition(self.topic, self.partition)])
+        except (KafkaException, RuntimeError):
+            return None
+        return tp.offset if tp.offset >= 0 else None
+
     def close(self) -> None:
         with contextlib.suppress(KafkaException, RuntimeError):  # already closed
             self._consumer.close()
@@ -264,10 +270,16 @@ class KafkaMetadataProvider:
         self.topic = stream.topic
         config = client_config(stream, client_id)
         config = {k: v for k, v in config.items() if not k.startswith(("fetch.", "isolation."))}
+        self._config = config
         try:
             self._admin = AdminClient(config)
         except KafkaException as err:
             raise _config_error(stream, err) from err
+
+    def reconnect(self) -> None:
+        """A new admin client: one whose connection hangs on a frozen broker keeps asking it
+        (its metadata still names it), a new one bootstraps afresh."""
+        self._admin = AdminClient(self._config)
 
     def partition_ids(self, timeout_ms: int | None = None) -> list[int]:
         """The topic's partition ids, sorted (restricted to ``stream.kafka.partition.ids`` when
@@ -289,11 +301,13 @@ class KafkaMetadataProvider:
             ids = [p for p in ids if p in self.stream.partition_ids]
         return ids
 
-    def _list_offsets(self, partition: int, spec: OffsetSpec, timeout_ms: int | None) -> int:
+    def _list_offsets(self, partition: int, spec: OffsetSpec, timeout_ms: int | None,
+                      isolation: IsolationLevel = IsolationLevel.READ_UNCOMMITTED) -> int:  # fmt: skip
         tp = TopicPartition(self.topic, int(partition))
         timeout = (timeout_ms or self.stream.fetch_timeout_ms) / 1000.0
         try:
-            futures = self._admin.list_offsets({tp: spec}, request_timeout=timeout)
+            futures = self._admin.list_offsets({tp: spec}, isolation_level=isolation,
+                                               request_timeout=timeout)  # fmt: skip
             return int(futures[tp].result(timeout=timeout + 1).offset)
         except KafkaException as err:
             _raise_for(err.args[0], f"listing offsets of {self.topic}/{partition}")
@@ -303,12 +317,32 @@ class KafkaMetadataProvider:
             ) from err
         raise StreamError("unreachable")  # _raise_for always raises
 
+    def _bound(self, partition: int, spec: OffsetSpec, timeout_ms: int | None,
+               isolation: IsolationLevel = IsolationLevel.READ_UNCOMMITTED) -> int:  # fmt: skip
+        """An end of the log, which always exists: confluent-kafka hands back OFFSET_INVALID
+        instead of raising when the request times out (a frozen leader), so that is a
+        transient error here."""
+        offset = self._list_offsets(partition, spec, timeout_ms, isolation)
+        if offset < 0:
+            raise TransientStreamError(f"listing offsets of {self.topic}/{partition} got no "
+                                       "answer from the partition's leader")  # fmt: skip
+        return offset
+
     def earliest_offset(self, partition: int, timeout_ms: int | None = None) -> int:
-        return self._list_offsets(partition, OffsetSpec.earliest(), timeout_ms)
+        return self._bound(partition, OffsetSpec.earliest(), timeout_ms)
 
     def latest_offset(self, partition: int, timeout_ms: int | None = None) -> int:
         """One past the last message (the high watermark)."""
-        return self._list_offsets(partition, OffsetSpec.latest(), timeout_ms)
+        return self._bound(partition, OffsetSpec.latest(), timeout_ms)
+
+    def readable_end(self, partition: int, timeout_ms: int | None = None) -> int:
+        """One past the last offset this stream's consumer can read now: the last stable
+        offset under read_committed (the default; an open transaction holds it back), the
+        high watermark under read_uncommitted."""
+        level = IsolationLevel.READ_UNCOMMITTED
+        if (self.stream.isolation_level or READ_COMMITTED) == READ_COMMITTED:
+            level = IsolationLevel.READ_COMMITTED
+        return self._bound(partition, OffsetSpec.latest(), timeout_ms, level)
 
     def offset_for(
         self, partition: int, criteria: OffsetCriteria | None = None, timeout_ms: int | None = None

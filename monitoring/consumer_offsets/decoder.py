@@ -53,9 +53,15 @@ class ConsumerOffsetsDecoder:
 
     def __init__(self) -> None:
         self.stats = DecodeStats()
+        self.last_skipped: str | None = None  # why the last record decoded to None
+
+    def _skip(self, reason: str) -> None:
+        self.stats.skipped[reason] += 1
+        self.last_skipped = reason
 
     def decode(self, key: bytes, value: bytes | None) -> Record | None:
         """One record; None when it is of a type or version this decoder skips (counted)."""
+        self.last_skipped = None
         try:
             record = _fast_offset_commit(key, value)
         except (struct.error, UnicodeDecodeError):
@@ -71,7 +77,7 @@ class ConsumerOffsetsDecoder:
             return self._offset_commit(record_type, key, pos, value)
         if record_type == GROUP_METADATA_KEY_TYPE:
             return self._group_metadata(key, pos, value)
-        self.stats.skipped[f"key type {record_type}"] += 1
+        self._skip(f"key type {record_type}")
         return None
 
     # -- offset commits -----------------------------------------------------------------------
@@ -93,7 +99,7 @@ class ConsumerOffsetsDecoder:
         except wire.Truncated:
             raise _error("offset commit value", "version", value) from None
         if not 0 <= version <= MAX_OFFSET_COMMIT_VERSION:
-            self.stats.skipped[f"offset commit value v{version}"] += 1
+            self._skip(f"offset commit value v{version}")
             return None
         try:
             record = _offset_commit_value(group, topic, partition, version, value)
@@ -116,7 +122,7 @@ class ConsumerOffsetsDecoder:
         except wire.Truncated:
             raise _error("group metadata value", "version", value) from None
         if not 0 <= version <= MAX_GROUP_METADATA_VERSION:
-            self.stats.skipped[f"group metadata value v{version}"] += 1
+            self._skip(f"group metadata value v{version}")
             return None
         try:
             record = _group_metadata_value(group, version, value)

@@ -22,7 +22,7 @@ from monitoring.errors import RuleError
 from monitoring.evaluation.burrow import Status, group_status
 from monitoring.evaluation.time_lag import EndOffsetTable
 from monitoring.evaluation.window import Sample, WindowConfig, evaluate_samples
-from monitoring.lag import offset_lag
+from monitoring.lag import monitored_lag
 
 TopicPartition = tuple[str, int]
 GroupSamples = Mapping[TopicPartition, Sequence[Sample]]
@@ -182,7 +182,7 @@ def _latest(rows: Sequence[Sample], now_ms: int) -> Sample | None:
 
 def _lag_at(rows: Sequence[Sample], now_ms: int) -> int | None:
     latest = _latest(rows, now_ms)
-    return offset_lag(latest.committed, latest.end_offset) if latest else None
+    return monitored_lag(latest.committed, latest.end_offset) if latest else None
 
 
 def _max_time_lag(samples: GroupSamples, now_ms: int) -> float | None:

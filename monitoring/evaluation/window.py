@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from monitoring.evaluation.burrow import Commit, PartitionStatus, evaluate_partition
-from monitoring.lag import offset_lag
+from monitoring.lag import monitored_lag
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ def build_window(samples: Iterable[Sample], now_ms: int, config: WindowConfig) -
                 timestamp_ms=sample.timestamp_ms
                 if sample.commit_timestamp_ms is None
                 else sample.commit_timestamp_ms,
-                lag=offset_lag(sample.committed, sample.end_offset),
+                lag=monitored_lag(sample.committed, sample.end_offset),
                 observed_at_ms=sample.timestamp_ms,
             )
             if commits and commit.timestamp_ms - commits[-1].timestamp_ms < config.min_distance_ms:
@@ -91,7 +91,7 @@ def build_window(samples: Iterable[Sample], now_ms: int, config: WindowConfig) -
     current = None
     if commits and latest is not None:
         end = latest.end_offset if latest.end_offset is not None else (ends[-1] if ends else None)
-        current = offset_lag(commits[-1].offset, end)
+        current = monitored_lag(commits[-1].offset, end)
     slots = (None,) * (config.intervals - len(commits)) + tuple(commits)
     return PartitionWindow(slots, ends, current)
 

@@ -49,11 +49,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     stream = actions.add_parser(
         "stream",
         help="consume __consumer_offsets (or a topic of its bytes); produce the commits as JSON",
-        description="Consumes a topic holding __consumer_offsets records, decodes them and "
-        "produces each offset commit as JSON to a topic (consumer_offsets_json by default). "
-        "Skips its own group's commits. Input offsets are committed only after the output is "
-        "flushed, and on restart the output's tail is read to skip records already produced, "
-        "so a restart does not duplicate output. Stops on Ctrl-C or SIGTERM.",
+        description="Consumes Kafka's __consumer_offsets (every partition; or any topic holding "
+        "those records), decodes them and produces each offset commit as JSON to a topic "
+        "(consumer_offsets_json by default), and each offset tombstone as a row with a null "
+        "offset. Skips its own group's commits; counts group metadata, the new consumer "
+        "protocol's records and undecodable records by reason. Each batch and its input "
+        "offsets are one Kafka transaction, so a crash or restart neither loses nor "
+        "duplicates output. Stops on Ctrl-C or SIGTERM.",
     )
     stream.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT")
     stream.add_argument("--input-topic", default="__consumer_offsets")
@@ -63,10 +65,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     stream.add_argument("--group", default="sprig-consumer-offsets-stream",
                         help="consumer group that stores the input offsets")  # fmt: skip
     stream.add_argument("--batch", type=int, default=500,
-                        help="records between two input commits (default 500)")  # fmt: skip
-    stream.add_argument("--dedupe-scan", type=int, default=10_000, metavar="N",
-                        help="records of each output partition's tail read at start to skip "
-                        "what a crash left produced (default 10000)")  # fmt: skip
+                        help="records per transaction (default 500)")  # fmt: skip
+    stream.add_argument("--metrics-port", type=int, default=None, metavar="PORT",
+                        help="serve the job's Prometheus counters (records produced, records "
+                        "skipped by reason) at http://0.0.0.0:PORT/metrics")  # fmt: skip
     stream.add_argument(
         "--until-idle",
         type=float,
@@ -172,10 +174,14 @@ def run_stream(args: argparse.Namespace) -> int:
     try:
         job = OffsetsStream(
             args.bootstrap_server, args.input_topic, args.topic or DEFAULT_TOPIC, args.group,
-            args.output_bootstrap_server, args.batch, args.dedupe_scan,
+            args.output_bootstrap_server, args.batch,
         )  # fmt: skip
     except ValueError as exc:
-        raise CommandError(f"--batch/--dedupe-scan: {exc}") from None
+        raise CommandError(f"--batch: {exc}") from None
+    if args.metrics_port is not None:
+        from prometheus_client import start_http_server
+
+        start_http_server(args.metrics_port)
     stop = _stop_on_sigterm()
     try:
         # the JSON topic, one partition like the table's own, unless it exists
@@ -194,10 +200,11 @@ def run_stream(args: argparse.Namespace) -> int:
     finally:
         job.close()
     s = job.stats
-    print(f"consumed {s.consumed}, produced {s.produced} to {job.output_topic}; skipped "
-          f"{s.own_group} own-group commit(s), {s.duplicates} already produced, "
-          f"{sum(s.not_commits.values())} other record(s), {s.undecodable} undecodable",
-          file=sys.stderr)  # fmt: skip
+    other = ", ".join(f"{reason} x{n}" for reason, n in sorted(s.not_commits.items())) or "none"
+    bad = ", ".join(f"{reason} x{n}" for reason, n in sorted(s.undecodable.items())) or "none"
+    print(f"consumed {s.consumed}, produced {s.produced} commit(s) and {s.tombstones} "
+          f"tombstone(s) to {job.output_topic}; skipped {s.own_group} own-group record(s); "
+          f"not produced: {other}; undecodable: {bad}", file=sys.stderr)  # fmt: skip
     return 0
 
 

@@ -91,18 +91,21 @@ def run(args: argparse.Namespace) -> int:
             _list(reader, args, out)
             return 0
         group_ids = _group_ids(reader, args)
-        if args.members:
+        if args.members or args.state is not None:
             descriptions = reader.describe(group_ids)
             ordered = [descriptions[k] for k in sorted(descriptions)]
-            cgc_format.print_members(ordered, out, err, args.verbose)
-        elif args.state is not None:
-            descriptions = reader.describe(group_ids)
-            ordered = [descriptions[k] for k in sorted(descriptions)]
-            cgc_format.print_states(ordered, out, err, args.verbose)
-        elif args.sum:
-            cgc_format.print_lag_sums(reader.group_offsets(group_ids), out, err)
+            printer = cgc_format.print_members if args.members else cgc_format.print_states
         else:
-            cgc_format.print_offsets(reader.group_offsets(group_ids), out, err, args.verbose)
+            ordered = reader.group_offsets(group_ids)
+            printer = cgc_format.print_lag_sums if args.sum else cgc_format.print_offsets
+        missing = cgc_format.not_found_error([getattr(x, "description", x) for x in ordered])
+        if missing:
+            out.write(missing)
+            return 1
+        if args.sum:
+            printer(ordered, out, err)
+        else:
+            printer(ordered, out, err, args.verbose)
         return 0
     except KafkaUnavailableError as exc:
         raise CommandError(str(exc)) from exc

@@ -39,6 +39,7 @@ from sprig.stack.cluster import (
     minion_process,
     server_process,
 )
+from sprig.stack.demo_group import DemoGroup
 from sprig.stack.process import choose_port
 from sprig.stack.quickstart_summary import print_summary, process_address
 from sprig.stack.supervisor import Supervisor, write_state_file
@@ -53,9 +54,6 @@ EXAMPLES_DIR = REPO_ROOT / "examples" / "pinot"
 EXAMPLE_TABLES = ("airlineStats", "billing", "clientSalaryNulls")
 LOAD_TIMEOUT_S = 300
 STREAM_RATE_PER_S = 10.0  # records a second into each example topic
-# Tansu holds every fetch for the full wait when no data is waiting (see engine.stream.kafka):
-# 10 ms keeps a produced row's way to COUNT(*) short
-SERVER_FETCH_WAIT_MS = "10"
 LAG_SAMPLE_INTERVAL_S = 30  # the Kafka consumer lag page's history, a few points a minute
 
 
@@ -63,7 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "quickstart",
         help="start a local cluster with example batch and streaming data; Ctrl-C stops everything",
-        description="Start ZooKeeper, Redis and a Kafka-protocol broker, then the controller "
+        description="Start ZooKeeper, Redis and Apache Kafka, then the controller "
         "(REST API and console), a broker, two servers and a minion; create the airlineStats, "
         "billing and clientSalaryNulls tables from Apache Pinot's example configs and load "
         "their data with the "
@@ -132,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
     stack = LocalStack(data_dir / "stack", honour_external=True)
     children: list[ServiceProcess] = []
     streams: list[example_streams.SampleStream] = []
+    demo: DemoGroup | None = None
     supervisor: Supervisor | None = None
     stop_sampling: Callable[[], None] | None = None
     try:
@@ -159,8 +158,7 @@ def run(args: argparse.Namespace) -> int:
             admin_port = choose_port("server admin", admin_port, host="0.0.0.0")
             if admin_port == query_port:
                 admin_port = choose_port("server admin", query_port + 1, host="0.0.0.0")
-            env_i = {**env, "SPRIG_DATA_DIR": str(data_dir / f"server-{i}"),
-                     "SPRIG_KAFKA_FETCH_WAIT_MS": SERVER_FETCH_WAIT_MS}  # fmt: skip
+            env_i = {**env, "SPRIG_DATA_DIR": str(data_dir / f"server-{i}")}
             children.append(
                 server_process(
                     workdir, query_port, admin_port, env_i, host=INSTANCE_HOST, name=f"server-{i}"
@@ -187,6 +185,8 @@ def run(args: argparse.Namespace) -> int:
             controller = f"http://127.0.0.1:{port}"
             example_streams.create_stream_tables(controller, kafka, EXAMPLES_DIR, REPLICATION)
             streams = example_streams.start_sample_streams(kafka, EXAMPLES_DIR, args.stream_rate)
+            # a real consumer group for the Kafka consumers page, behind part of the time
+            demo = DemoGroup(kafka, example_streams.GITHUB_TABLE, args.stream_rate).start()
             guide = example_streams.guide(console, broker_url, kafka, args.stream_rate,
                                           EXAMPLES_DIR, data_dir)  # fmt: skip
         if kafka:  # lag history of the stack's own Kafka for /console/consumers
@@ -208,6 +208,8 @@ def run(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         for stream in streams:  # before Kafka goes
             stream.stop()
+        if demo is not None:
+            demo.stop()
         if stop_sampling is not None:
             stop_sampling()
         if supervisor is not None:

@@ -38,6 +38,7 @@ def run(args: argparse.Namespace) -> int:
     from engine.query.settings import QuerySettings
     from engine.runtime.http_limits import HttpLimits
     from engine.runtime.outbound import OutboundPolicy
+    from engine.realtime.stall import stall_seconds_from_env
     from engine.server import ServerConfig, ServerInstance
     from engine.server.download import max_unpacked_bytes_from_env
     from engine.server.drain import drain_seconds_from_env
@@ -49,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
         max_unpacked_bytes = max_unpacked_bytes_from_env()
         http = HttpLimits.from_env()
         outbound = OutboundPolicy.from_env()
+        stall_s = stall_seconds_from_env()
     except ConfigError as exc:
         raise CommandError(str(exc)) from None
     config = ServerConfig(
@@ -62,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
         max_unpacked_bytes=max_unpacked_bytes,
         http=http,
         outbound=outbound,
+        realtime_stall_s=stall_s,
         **cluster_settings(),
     )
     data_root = Path(os.environ.get("SPRIG_DATA_DIR", REPO_ROOT / "var"))

@@ -33,8 +33,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "stack",
         help="start, stop or inspect the local service stack (ZooKeeper, Redis, Kafka)",
-        description="Manage the local service stack alone: real ZooKeeper, Redis and a "
-        "Kafka-protocol broker, each on a free port with its own temp dir and log file.",
+        description="Manage the local service stack alone: real ZooKeeper, Redis and "
+        "Apache Kafka, each on a free port with its own temp dir and log file.",
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
 

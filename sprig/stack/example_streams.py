@@ -207,6 +207,12 @@ def guide(
         f'-d \'{{"sql": "SELECT COUNT(*) FROM {GITHUB_TABLE}"}}\'',
         f"  Real-time ingestion per partition: {console}/console/tables/{GITHUB_TABLE}",
         "",
+        f"Kafka consumers: {console}/console/consumers shows the groups of the local Kafka; "
+        f"the demo group quickstart-demo reads {GITHUB_TABLE} and falls behind every other "
+        "2.5 minutes (its lag history and Burrow status change), as",
+        f"  kafka-consumer-groups shows: bin/sprig kafka-consumer-groups --bootstrap-server "
+        f"{bootstrap} --describe --group quickstart-demo",
+        "",
         f"Minion tasks (watch them at {console}/console/minion-task-manager):",
         "  RealtimeToOfflineSegmentsTask on githubEvents runs by itself each minute "
         "(schedule '0 * * * * ?'); to run it now:",

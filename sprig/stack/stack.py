@@ -6,8 +6,9 @@ import os
 import threading
 from pathlib import Path
 
+from sprig.stack.kafka import KafkaService
 from sprig.stack.process import ServiceError
-from sprig.stack.services import KafkaService, RedisService, ZooKeeperService, _Service
+from sprig.stack.services import RedisService, Service, ZooKeeperService
 from sprig.stack.supervisor import write_state_file
 
 # A service whose variable is already set is external: the stack uses it and starts nothing.
@@ -32,7 +33,7 @@ class LocalStack:
     ) -> None:
         self.workdir = Path(workdir)
         self.external: dict[str, str] = {}
-        self.services: dict[str, _Service] = {}
+        self.services: dict[str, Service] = {}
         ports = ports or {}
         classes = {"zookeeper": ZooKeeperService, "redis": RedisService, "kafka": KafkaService}
         for name in services:
@@ -131,7 +132,7 @@ class LocalStack:
         write_state_file(path, {"services": self.describe(), "env": self.env(), **extra})
 
 
-def _address(service: _Service) -> str:
+def _address(service: Service) -> str:
     if isinstance(service, ZooKeeperService):
         return service.address
     if isinstance(service, RedisService):

@@ -18,6 +18,8 @@ def info(segment: str, offset: str) -> dict:
             "availabilityLagMsMap": {"0": "350"},
         },
         "rowsWithErrors": 2,
+        "stalled": offset == "1230",
+        "stalledSinceMs": 1754049500000 if offset == "1230" else None,
     }
 
 
@@ -41,4 +43,6 @@ def test_merge_sorts_segments_and_counts_failures():
     assert (first["serverName"], second["serverName"]) == ("Server_a_8098", "Server_b_8098")
     assert first["partitionOffsetInfo"]["currentOffsetsMap"] == {"0": "1230"}
     assert "segmentName" not in first and first["rowsWithErrors"] == 2
+    assert (first["stalled"], first["stalledSinceMs"]) == (True, 1754049500000)
+    assert (second["stalled"], second["stalledSinceMs"]) == (False, None)
     assert (merged["serversFailingToRespond"], merged["serversUnparsableRespond"]) == (1, 1)

@@ -1,5 +1,5 @@
 """Creating CONSUMING segments per partition, committing them, and the validation repairs,
-against real ZooKeeper and the real Kafka-protocol broker."""
+against real ZooKeeper and the session's Kafka."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 from kazoo.client import KazooClient
 
 from cluster.logic.realtime import llc_metadata as llc
@@ -22,6 +22,7 @@ from engine.segment.metadata import SegmentMetadata
 from engine.spi import TableConfig
 from engine.stream.config import table_stream_configs
 from engine.stream.kafka import KafkaMetadataProvider
+from tests.cluster_e2e.realtime_helpers import wait_until
 
 pytestmark = pytest.mark.integration
 SERVERS = ["Server_h_1", "Server_h_2", "Server_h_3"]
@@ -46,13 +47,9 @@ def table(kafka):
     admin.create_topics([NewTopic(topic, num_partitions=3)])[topic].result(10)
     producer = Producer({"bootstrap.servers": kafka.bootstrap_servers})
     for partition, count in ((0, 5), (1, 3)):
-        # Tansu's high watermark is the base offset of the newest batch + 1: the last
-        # message goes in a batch of its own
-        for _ in range(count - 1):
+        for _ in range(count):
             producer.produce(topic, b"{}", partition=partition)
-        producer.flush(10)
-        producer.produce(topic, b"{}", partition=partition)
-        producer.flush(10)
+    assert producer.flush(10) == 0
     config = TableConfig.from_json(
         {
             "tableName": "ev",
@@ -168,21 +165,31 @@ def test_create_commit_and_repair(store, table):
                                        max_completion_ms=0) == []  # fmt: skip
 
 
-def test_partitions_without_segments_are_picked_up(store, table):
-    """A partition with no segment yet, as after partitions are added to the topic (Tansu
-    cannot add partitions, so the table starts without partition 2's segment instead)."""
+def test_partitions_added_to_the_topic_get_consuming_segments(store, table, kafka):
+    """Partitions added to the topic while it is consumed: RealtimeSegmentValidationManager's
+    repair gives each a CONSUMING segment from its smallest offset, so the records produced to
+    it before the repair ran are not lost."""
     config, provider = table
     create_consuming_segments(store, config, SERVERS, 2, provider, now_ms=NOW)
-    gone = "ev__2__0__20260801T1200Z"
-    store.delete_segment_metadata("ev_REALTIME", gone)
-    store.update_ideal_state("ev_REALTIME", lambda i: (i.segments.pop(gone), i)[1])
-    actions = ensure_partitions_consuming(store, config, SERVERS, 2, provider, now_ms=NOW)
-    assert actions == ["partition 2 is new: created ev__2__0__20260801T1200Z"]
-    new = store.segment_metadata("ev_REALTIME", gone)
-    assert new.extra[llc.START_OFFSET] == "0"  # from the smallest offset: nothing lost
-    assert store.ideal_state("ev_REALTIME").segments[gone] == dict.fromkeys(
-        ["Server_h_2", "Server_h_3"], "CONSUMING"
-    )
+    topic = table_stream_configs(config)[0].topic
+    admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
+    admin.create_partitions([NewPartitions(topic, 5)])[topic].result(10)
+    producer = Producer({"bootstrap.servers": kafka.bootstrap_servers})
+    producer.produce(topic, b"{}", partition=4)
+    assert producer.flush(10) == 0
+    actions = wait_until(
+        lambda: ensure_partitions_consuming(store, config, SERVERS, 2, provider, now_ms=NOW),
+        "the new partitions to be seen", 30,
+    )  # fmt: skip
+    assert actions == ["partition 3 is new: created ev__3__0__20260801T1200Z",
+                       "partition 4 is new: created ev__4__0__20260801T1200Z"]  # fmt: skip
+    for partition in (3, 4):
+        new = store.segment_metadata("ev_REALTIME", f"ev__{partition}__0__20260801T1200Z")
+        assert new.extra[llc.START_OFFSET] == "0"  # from the smallest offset: nothing lost
+    ideal = store.ideal_state("ev_REALTIME").segments
+    assert set(ideal["ev__4__0__20260801T1200Z"].values()) == {"CONSUMING"}
+    assert len(ideal["ev__4__0__20260801T1200Z"]) == 2
+    assert ensure_partitions_consuming(store, config, SERVERS, 2, provider, now_ms=NOW) == []
 
 
 def test_pause_commit_without_successor_and_resume_from_smallest(store, table):

@@ -1,6 +1,6 @@
 """Two replicas of a consuming segment reach the end criteria at different offsets; through
 the controller's real completion FSM the one with the larger offset commits, the other
-catches up to the same offset and keeps an identical build. Real Kafka-protocol broker;
+catches up to the same offset and keeps an identical build. Real Kafka;
 the protocol's calls go to the FSM in-process, so that the test can time each replica's
 calls (its HTTP endpoints are tested in tests/cluster/test_llc_api.py and, between real
 processes, in tests/cluster_e2e/test_realtime.py)."""
@@ -100,8 +100,6 @@ def test_replicas_at_different_offsets_agree_on_one_end_offset(kafka, tmp_path):
                     "KafkaJSONMessageDecoder",
                     "stream.kafka.broker.list": kafka.bootstrap_servers,
                     "stream.kafka.consumer.prop.auto.offset.reset": "smallest",
-                    # Tansu holds every fetch for the full wait; 10 ms keeps the test fast
-                    "stream.kafka.consumer.prop.fetch.wait.max.ms": "10",
                 }
             },
         }

@@ -115,6 +115,7 @@ def start_cluster(
     extra_env: dict[str, str] | None = None,
 ) -> Cluster:
     env = {
+        **(extra_env or {}),
         "SPRIG_ZK": zk_address,
         "SPRIG_CLUSTER_NAME": f"e2e_{uuid.uuid4().hex[:8]}",
         "SPRIG_DATA_DIR": str(workdir / "data"),
@@ -207,7 +208,7 @@ def response_json(response: requests.Response) -> dict:
 @pytest.fixture
 def realtime_cluster(zookeeper, kafka, tmp_path) -> Iterator[Cluster]:
     """Controller, two servers and a broker of its own, for a test that consumes from the
-    session's Kafka-protocol broker; no table."""
+    session's Kafka; no table."""
     running = start_cluster(zookeeper.address, tmp_path, servers=2)
     try:
         yield running

@@ -1,5 +1,5 @@
 """What the REALTIME end-to-end tests share: the `clicks` table on a 2-partition topic of the
-session's Kafka-protocol broker, a producer that remembers what it produced, and the waits on
+session's Kafka, a producer that remembers what it produced, and the waits on
 the broker's totals and the controller's ideal state.
 
 Tests of other tables use ``create_topic``, ``kafka_stream_configs`` and ``wait_until``."""
@@ -35,8 +35,6 @@ def kafka_stream_configs(bootstrap: str, topic: str, flush_rows: int) -> dict[st
         "stream.kafka.decoder.class.name":
             "org.apache.pinot.plugin.stream.kafka.KafkaJSONMessageDecoder",
         "stream.kafka.consumer.prop.auto.offset.reset": "smallest",
-        # Tansu holds every fetch for the full wait; 10 ms keeps consumption quick
-        "stream.kafka.consumer.prop.fetch.wait.max.ms": "10",
         "realtime.segment.flush.threshold.rows": str(flush_rows),
     }  # fmt: skip
 
@@ -63,7 +61,8 @@ def table_config(bootstrap: str, topic: str, replicas: int = 1) -> dict:
 
 
 def create_topic(bootstrap: str, topic: str, partitions: int = 2) -> str:
-    """Created up front: a topic Tansu creates on the first produce has other partitions."""
+    """Created up front, with `partitions` partitions (Kafka would create a topic on the first
+    produce with one)."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.create_topics([NewTopic(topic, num_partitions=partitions)])[topic].result(10)
     return topic

@@ -1,5 +1,4 @@
-"""The fault drill: on one running `sprig quickstart` (ZooKeeper, Redis, a Kafka-protocol
-broker, the controller, a broker, two servers and a minion, airlineStats with replication 2),
+"""The fault drill: on one running `sprig quickstart` (ZooKeeper, Redis, Kafka, the controller, a broker, two servers and a minion, airlineStats with replication 2),
 SIGKILL one process of each kind while a query loop runs, and check that:
 
 - every query gets a full answer or a partial one flagged as such (or, while the only broker
@@ -252,6 +251,8 @@ def test_a_killed_process_comes_back_and_answers_are_full_again(quickstart, kind
     loop = QueryLoop(qs)
     loop.thread.start()
     try:
+        if kind == "kafka":
+            _kafka_commit(before)
         time.sleep(1.5)
         killed_at = time.monotonic()
         os.kill(victim["pid"], signal.SIGKILL)
@@ -349,11 +350,39 @@ def _minion_answers(qs: Quickstart, rows) -> None:
     _wait(lambda: minion_answers(redis_url, "minion_untagged"), 60, "the minion to run a task")
 
 
+DRILL_GROUP = "fault-drill"
+LAG_TOPIC = "consumer_offsets_json"  # made by the quickstart for its lag history
+
+
+def _kafka_commit(rows) -> None:
+    """Before Kafka is killed: a committed offset, which the restarted Kafka must still have."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": rows["kafka"]["address"], "group.id": DRILL_GROUP,
+                         "enable.auto.commit": False})  # fmt: skip
+    consumer.commit(offsets=[TopicPartition(LAG_TOPIC, 0, 0)], asynchronous=False)
+    consumer.close()
+
+
 def _kafka_answers(qs: Quickstart, rows) -> None:
+    """Kafka keeps its log directories in the data dir: the restarted broker has the topic and
+    the committed offset it had before the SIGKILL."""
+    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
     from confluent_kafka.admin import AdminClient
 
     admin = AdminClient({"bootstrap.servers": rows["kafka"]["address"]})
     _wait(lambda: admin.list_topics(timeout=5).brokers, 30, "the Kafka broker's metadata")
+    assert LAG_TOPIC in admin.list_topics(timeout=5).topics
+
+    def committed():
+        request = [ConsumerGroupTopicPartitions(DRILL_GROUP, [TopicPartition(LAG_TOPIC, 0)])]
+        try:
+            found = admin.list_consumer_group_offsets(request)[DRILL_GROUP].result(10)
+        except Exception:  # the coordinator loads its partitions after a restart
+            return False
+        return [tp.offset for tp in found.topic_partitions] == [0]
+
+    _wait(committed, 30, "the offset committed before the kill")
 
 
 def _everyone_registered_again(qs: Quickstart, rows) -> None:

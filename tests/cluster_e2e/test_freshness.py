@@ -1,5 +1,5 @@
 """minConsumingFreshnessTimeMs and numConsumingSegmentsQueried end to end: a REALTIME table
-over a 2-partition topic on the local Kafka-protocol broker, with a controller, two servers
+over a 2-partition topic on the local Kafka, with a controller, two servers
 and a broker as separate processes. The freshness a query reports is never older than the
 messages it counts (their Kafka timestamps, or now once the consumers are caught up), never in
 the future, and moves forward as messages are produced."""

@@ -1,5 +1,5 @@
 """A hybrid table end to end with real consumption: OFFLINE segments pushed to the controller,
-rows streaming through the local Kafka-protocol broker into the REALTIME table of the same
+rows streaming through the local Kafka into the REALTIME table of the same
 name (two partitions, one per server, committing every few seconds), a broker answering
 ``COUNT(*)`` and ``SUM(x)`` over both.
 

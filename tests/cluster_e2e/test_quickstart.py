@@ -17,6 +17,7 @@ import uuid
 from pathlib import Path
 
 import fastavro
+import orjson
 import pytest
 import requests
 from kazoo.client import KazooClient
@@ -104,6 +105,7 @@ def test_quickstart_loads_the_examples_and_answers_the_example_queries(tmp_path)
         _check_null_handling(broker)
         console = re.search(r"Console: (http://localhost:\d+)", text).group(1)
         _check_streams(broker, console, text)
+        _check_kafka(console, tmp_path)
         _check_airline_push_task(broker, console, text)
         _stop(proc, log, pids)
     finally:
@@ -158,6 +160,32 @@ def _check_streams(broker: str, console: str, text: str) -> None:
     assert _answer(broker, "SELECT COUNT(*) FROM airlineStats WHERE DaysSinceEpoch <= 16100") == (
         offline_part
     )
+
+
+def _check_kafka(console: str, tmp_path: Path) -> None:
+    """`sprig stack status` lists Apache Kafka with its log, and the Kafka consumers page has
+    a real group without anyone doing anything: the demo group reading githubEvents."""
+    result = subprocess.run(
+        [sys.executable, "-m", "sprig", "stack", "status", "--json"], cwd=REPO,
+        env={**os.environ, "SPRIG_RUN_DIR": str(tmp_path / "run")}, capture_output=True,
+        text=True, timeout=60,
+    )  # fmt: skip
+    rows = {row["name"]: row for row in orjson.loads(result.stdout)["quickstart"]["processes"]}
+    kafka = rows["kafka"]
+    assert kafka["state"] == "running", kafka
+    log = Path(kafka["log"])
+    assert "Kafka Server started" in log.read_text()  # Apache Kafka's own start-up line
+
+    def demo_group():
+        groups = requests.get(f"{console}/consumerGroups", timeout=30).json()["groups"]
+        found = [g for g in groups if g["group"] == "quickstart-demo"]
+        return found and found[0]["members"] == 1 and found[0]
+
+    deadline = time.monotonic() + 60
+    while not (found := demo_group()) and time.monotonic() < deadline:
+        time.sleep(1)
+    assert found, requests.get(f"{console}/consumerGroups", timeout=30).text
+    assert found["state"] == "Stable" and found["partitionCount"] >= 1
 
 
 def _check_airline_push_task(broker: str, console: str, text: str) -> None:

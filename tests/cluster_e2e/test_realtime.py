@@ -1,5 +1,5 @@
 """Real-time ingestion end to end: a REALTIME table over a 2-partition topic on the local
-Kafka-protocol broker, a controller, two servers and a broker as separate processes.
+Kafka, a controller, two servers and a broker as separate processes.
 
 Rows are counted through the broker as soon as they are consumed (before any commit); past
 the row target the segments commit through the completion protocol and the committed
@@ -15,6 +15,8 @@ import uuid
 import orjson
 import pytest
 import requests
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewPartitions
 
 from tests.cluster_e2e.realtime_helpers import (
     ROWS_PER_SEGMENT,
@@ -24,8 +26,10 @@ from tests.cluster_e2e.realtime_helpers import (
     create_topic,
     ideal_state,
     new_topic,
+    run_periodic_task,
     wait_consuming_segments,
     wait_totals,
+    wait_until,
 )
 
 pytestmark = pytest.mark.integration
@@ -146,7 +150,8 @@ def test_topic_created_after_the_table(realtime_cluster, kafka):
     """A table whose topic does not exist yet is created without segments (the controller
     logs why); once the topic exists, RealtimeSegmentValidationManager (run through
     /periodictask/run) creates one CONSUMING segment per partition from the smallest offset,
-    so rows produced before it ran are not lost."""
+    so rows produced before it ran are not lost; and again for a partition added to the topic
+    later."""
     cluster = realtime_cluster
     topic = f"clicks_{uuid.uuid4().hex[:8]}"
     create_table(cluster, kafka, topic)
@@ -190,3 +195,21 @@ def test_topic_created_after_the_table(realtime_cluster, kafka):
             elif line.startswith("sprig_server_realtime_ingestion_delay_ms{"):
                 assert float(line.rsplit(" ", 1)[1]) >= 0
     assert (consumed, dropped) == (stream.count, 3)
+
+    # partitions added while the topic is consumed: the validation manager gives the new one
+    # a CONSUMING segment from its smallest offset, so the rows produced before it ran count
+    admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
+    admin.create_partitions([NewPartitions(topic, 3)])[topic].result(10)
+    producer = Producer({"bootstrap.servers": kafka.bootstrap_servers})
+    wait_until(lambda: len(producer.list_topics(topic, timeout=5).topics[topic].partitions) == 3,
+               "the producer to see the new partition")  # fmt: skip
+    for i in range(12):
+        value = 1000 + i
+        record = {"user": "new", "n": value, "ts": 1_700_000_100_000 + i}
+        producer.produce(topic, orjson.dumps(record), partition=2)
+        stream.count, stream.total = stream.count + 1, stream.total + value
+    assert producer.flush(10) == 0
+    run_periodic_task(cluster, "RealtimeSegmentValidationManager")
+    ideal = wait_consuming_segments(cluster, 3)
+    assert sorted(s.split("__")[1:3] for s in ideal) == [["0", "0"], ["1", "0"], ["2", "0"]]
+    wait_totals(cluster, stream.count, stream.total)

@@ -1,5 +1,5 @@
 """The "Kafka consumers" pages in a real headless Chromium against a live cluster of real
-processes (ZooKeeper, controller, server, broker) and the local Kafka-protocol broker: the
+processes (ZooKeeper, controller, server, broker) and the session's Kafka: the
 consumer_offsets table fed by the sampler over three minutes, a group behind on two
 partitions, and an alert rule that fired.
 
@@ -24,7 +24,7 @@ from monitoring.kafka_admin import KafkaGroupReader
 from monitoring.sampler import LagSampler
 from tests.cluster_e2e.conftest import start_cluster, stop_cluster
 from tests.console.conftest import screenshot
-from tests.monitoring.conftest import commit, lag_table_config, run_evaluator, wait_rows
+from tests.monitoring.conftest import commit, run_evaluator, wait_rows
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.slow]
 
@@ -42,7 +42,7 @@ def lag_console(zookeeper, kafka, tmp_path_factory):
             admin.create_topics([NewTopic(topic, num_partitions=partitions)])[topic].result(10)
         assert cluster.controller("POST", "/schemas", json=tables.schema()).ok
         assert cluster.controller(
-            "POST", "/tables", json=lag_table_config(bootstrap, samples_topic)
+            "POST", "/tables", json=tables.table_config(bootstrap, samples_topic)
         ).ok
         producer = Producer({"bootstrap.servers": bootstrap})
         for partition in (0, 1):

@@ -1,5 +1,5 @@
 """The table page's real-time panel in a real headless Chromium, against the console's live
-cluster consuming a real 2-partition topic on the Kafka-protocol broker (tansu): one row per
+cluster consuming a real 2-partition topic on the session's Kafka: one row per
 partition with its CONSUMING segment and servers, and the start offsets, commits and rows
 growing as rows are produced past the flush threshold; current offsets growing and the live
 chart of ingestion rate and lag; force commit followed to the end of its job, pause, and
@@ -46,7 +46,6 @@ def table_config(bootstrap: str, topic: str) -> dict:
             "stream.kafka.decoder.class.name": f"{kafka}.KafkaJSONMessageDecoder",
             "stream.kafka.consumer.factory.class.name": f"{kafka}20.KafkaConsumerFactory",
             "stream.kafka.consumer.prop.auto.offset.reset": "smallest",
-            "stream.kafka.consumer.prop.fetch.wait.max.ms": "10",
             "realtime.segment.flush.threshold.rows": str(THRESHOLD),
         }},
         "metadata": {},

@@ -1,5 +1,5 @@
 """What the lag-history tests with a real cluster share: a one-server cluster, committing a
-group's offsets, producing so that Tansu's end offsets are exact, and waiting for rows."""
+group's offsets, producing records, and waiting for rows."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from monitoring import history, tables
+from monitoring import history
 from tests.cluster_e2e.conftest import Cluster, start_cluster, stop_cluster
 
 
@@ -33,16 +33,13 @@ def commit(bootstrap: str, group: str, topic: str, offsets: dict[int, int]) -> N
     consumer.close()
 
 
-def produce_one_by_one(
-    bootstrap: str, topic: str, count: int, partition: int | None = None
-) -> None:
-    """``count`` messages (b"0", b"1", ...), each flushed alone: Tansu's end offset (the base
-    offset of the newest batch + 1) is exact only when every record is a batch of its own."""
-    producer = Producer({"bootstrap.servers": bootstrap})
+def produce(bootstrap: str, topic: str, count: int, partition: int | None = None) -> None:
+    """``count`` messages (b"0", b"1", ...)."""
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
     where = {} if partition is None else {"partition": partition}
     for n in range(count):
         producer.produce(topic, value=b"%d" % n, **where)
-        assert producer.flush(10) == 0
+    assert producer.flush(10) == 0
 
 
 def wait_rows(cluster, sql: str, expected: int, timeout_s: float = 90) -> list[dict]:
@@ -57,13 +54,6 @@ def wait_rows(cluster, sql: str, expected: int, timeout_s: float = 90) -> list[d
             return rows
         time.sleep(0.5)
     raise AssertionError(f"expected {expected} rows from {sql}, last: {rows}")
-
-
-def lag_table_config(bootstrap: str, topic: str) -> dict:
-    config = tables.table_config(bootstrap, topic)
-    stream = config["ingestionConfig"]["streamIngestionConfig"]["streamConfigMaps"][0]
-    stream["stream.kafka.consumer.prop.fetch.wait.max.ms"] = "10"  # Tansu holds fetches
-    return config
 
 
 def run_evaluator(cluster) -> dict:

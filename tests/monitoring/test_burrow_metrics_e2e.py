@@ -1,5 +1,5 @@
 """Burrow's HTTP API and kafka-lag-exporter's metrics served by a real controller (a process,
-with ZooKeeper, a server and a broker) watching the session's Kafka-protocol broker through the
+with ZooKeeper, a server and a broker) watching the session's Kafka through the
 consumer_offsets table, fed by the collector. A group that committed once and then sat behind
 is STOP (ERR); once it commits up to the end it is OK."""
 
@@ -14,7 +14,7 @@ from monitoring.kafka_admin import KafkaGroupReader
 from monitoring.lag_table import ensure_lag_table
 from monitoring.sampler import LagSampler
 from tests.cluster_e2e.realtime_helpers import create_topic
-from tests.monitoring.conftest import commit, produce_one_by_one, wait_rows
+from tests.monitoring.conftest import commit, produce, wait_rows
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -34,7 +34,7 @@ def test_burrow_status_lag_and_prometheus_series(lag_cluster, kafka):
     suffix = uuid.uuid4().hex[:8]
     topic, samples, group = f"orders-{suffix}", f"samples-{suffix}", f"billing-{suffix}"
     create_topic(bootstrap, topic, 1)
-    produce_one_by_one(bootstrap, topic, 10)
+    produce(bootstrap, topic, 10)
     commit(bootstrap, group, topic, {0: 4})
     assert ensure_lag_table(lag_cluster.controller_url, bootstrap, samples)
     sampler = LagSampler(KafkaGroupReader(bootstrap), samples, groups=group)

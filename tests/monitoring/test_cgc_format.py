@@ -65,10 +65,10 @@ def test_columns_widen_to_the_longest_value():
     )
 
 
-def test_lag_is_clamped_at_zero_when_the_end_offset_was_read_before_the_commit():
+def test_lag_is_not_clamped_as_in_kafkas_tool_but_monitors_clamp_it():
     description = g.GroupDescription("g", g.EMPTY, coordinator=COORD)
     rows = g.offset_rows(description, {("t", 0): g.Commit(15)}, {("t", 0): 12})
-    assert rows[0].lag == 0
+    assert (rows[0].lag, rows[0].monitored_lag) == (-3, 0)
 
 
 def test_empty_group_message_goes_to_stderr_and_the_table_follows():

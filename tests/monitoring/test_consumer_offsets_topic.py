@@ -1,65 +1,67 @@
-"""The decoder over records read back from a real Kafka-protocol broker. The local broker has no
-`__consumer_offsets` topic, so the byte vectors are produced into an ordinary topic with the
-same key/value framing (a tombstone is a null value) and consumed with assign()."""
+"""The decoder over Kafka's own `__consumer_offsets`, as the session's Kafka 4.1 wrote it for
+real groups (tests/monitoring/real_groups.py): every record of all 50 partitions decodes or is
+skipped by its type; the latest commit of each partition is what the member committed; a
+classic group's metadata names its member and assignment; the new protocol's records are
+skipped and counted by type; a deleted group leaves tombstones."""
 
-import uuid
+from collections import defaultdict
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
 
-from monitoring.consumer_offsets import ConsumerOffsetsDecoder
+from monitoring.consumer_offsets import (
+    ConsumerOffsetsDecoder,
+    GroupDeleted,
+    GroupMetadata,
+    OffsetCommit,
+    OffsetDeleted,
+)
+from tests.monitoring.real_groups import RealGroups, read_offsets_topic
 
 pytestmark = pytest.mark.integration
 
-h = bytes.fromhex
-KEY = h("0001000867726f75702d69640003666f6f00000001")
-RECORDS = [
-    (KEY, h("0000000000000000006400086d6574616461746100000000000004d2")),
-    (KEY, h("000300000000000000640000000a00086d6574616461746100000000000004d2")),
-    (KEY, h("000400000000000000640000000a096d6574616461746100000000000004d200")),
-    (h("0003000867726f75702d6964"), h("0000")),  # a KIP-848 record: skipped
-    (KEY, None),  # tombstone
-    (h("0002000867726f75702d6964"), None),
-]
 
-
-def test_records_produced_to_a_topic_decode_to_the_seed_json(kafka):
-    topic = f"offsets-bytes-{uuid.uuid4().hex[:8]}"
-    admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
-    admin.create_topics([NewTopic(topic, num_partitions=1)])[topic].result(timeout=10)
-    producer = Producer({"bootstrap.servers": kafka.bootstrap_servers})
-    for key, value in RECORDS:
-        producer.produce(topic, key=key, value=value)
-    assert producer.flush(10) == 0
-
-    consumer = Consumer({"bootstrap.servers": kafka.bootstrap_servers, "group.id": "unused",
-                         "fetch.wait.max.ms": 10, "enable.auto.commit": False})  # fmt: skip
-    consumer.assign([TopicPartition(topic, 0, 0)])
-    messages = []
+def test_every_record_kafka_wrote_decodes_or_is_skipped_by_type(kafka):
+    groups = RealGroups.start(kafka.bootstrap_servers)
     try:
-        for _ in range(100):
-            message = consumer.poll(0.2)
-            if message is not None and message.error() is None:
-                messages.append(message)
-            if len(messages) == len(RECORDS):
-                break
+        messages, partitions = read_offsets_topic(kafka.bootstrap_servers)
+        classic_member = groups.members[0].memberid()
     finally:
-        consumer.close()
-    assert [(m.key(), m.value()) for m in messages] == RECORDS
-
+        groups.close()
+    assert partitions == 50
     decoder = ConsumerOffsetsDecoder()
-    decoded = [decoder.decode(m.key(), m.value()) for m in messages]
-    seed = {"topic": "foo", "partition": 1, "group": "group-id", "offset": 100,
-            "metadata": "metadata", "commitTimestamp": 1234, "expireTimestamp": None}  # fmt: skip
-    assert [r.to_json() if r else None for r in decoded] == [
-        {**seed, "version": 0},
-        {**seed, "version": 3, "leaderEpoch": 10},
-        {**seed, "version": 4, "leaderEpoch": 10},
-        None,
-        {"topic": "foo", "partition": 1, "group": "group-id", "tombstone": True},
-        {"group": "group-id", "groupMetadata": None},
-    ]
-    stats = decoder.stats
-    assert (stats.offset_commits, stats.offset_tombstones, stats.group_tombstones) == (3, 1, 1)
-    assert dict(stats.skipped) == {"key type 3": 1}
+    decoded = [decoder.decode(m.key(), m.value()) for m in messages]  # nothing raises
+
+    latest: dict[str, dict] = defaultdict(dict)
+    metadata: dict[str, list[GroupMetadata]] = defaultdict(list)
+    for record in decoded:
+        if isinstance(record, OffsetCommit):
+            assert record.version == 4  # Kafka 4.1 writes offset commit values v4
+            latest[record.group][(record.topic, record.partition)] = record.offset
+        elif isinstance(record, OffsetDeleted):
+            latest[record.group].pop((record.topic, record.partition), None)
+        elif isinstance(record, GroupMetadata):
+            metadata[record.group].append(record)
+    for group in groups.live:
+        assert latest[group] == groups.committed[group], group
+    assert latest[groups.deleted] == {}  # committed once, then a tombstone
+    deleted = [r for r in decoded if getattr(r, "group", None) == groups.deleted]
+    assert [type(r) for r in deleted] == [OffsetCommit, OffsetDeleted, GroupDeleted]
+
+    # the classic group's state as it stood with its member joined
+    joined = [m for m in metadata[groups.classic] if m.members]
+    assert joined, metadata[groups.classic]
+    state = joined[-1].to_json()["groupMetadata"]
+    assert (state["protocolType"], state["protocol"], state["leader"]) == (
+        "consumer", "range", classic_member,
+    )  # fmt: skip
+    (member,) = state["members"]
+    assert member["clientId"] == f"client-{groups.classic}"
+    assert member["subscription"]["topics"] == [groups.topic]
+    assert member["assignment"]["partitions"] == {groups.topic: [0, 1, 2]}
+    assert groups.non_ascii in metadata  # a non-ASCII group id reads back as written
+
+    # the KIP-848 group keeps its membership in record types 3 and up: skipped, counted
+    assert groups.kip848 not in metadata
+    skipped = decoder.stats.skipped
+    assert set(skipped) <= {f"key type {t}" for t in range(3, 16)}
+    assert {"key type 3", "key type 5", "key type 6", "key type 7", "key type 8"} <= set(skipped)

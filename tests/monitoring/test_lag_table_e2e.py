@@ -1,6 +1,6 @@
 """The lag history as a queryable time series: the `consumer_offsets` REALTIME table created
 from the shipped schema and table config in a real cluster (ZooKeeper, controller, server,
-broker as processes), fed by the sampler from the local Kafka-protocol broker, and read by the
+broker as processes), fed by the sampler from the local Kafka, and read by the
 minute through the broker. Lags read back equal end offset minus committed offset."""
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ from monitoring.sampler import LagSampler
 from tests.cluster_e2e.realtime_helpers import create_topic
 from tests.monitoring.conftest import (
     commit,
-    lag_table_config,
-    produce_one_by_one,
+    produce,
     run_evaluator,
     wait_rows,
 )
@@ -37,12 +36,12 @@ def test_sampled_lag_is_queryable_by_the_minute(lag_cluster, kafka):
 
     assert lag_cluster.controller("POST", "/schemas", json=tables.schema()).ok
     response = lag_cluster.controller(
-        "POST", "/tables", json=lag_table_config(bootstrap, samples_topic)
+        "POST", "/tables", json=tables.table_config(bootstrap, samples_topic)
     )
     assert response.ok, response.text
 
     for partition in (0, 1):
-        produce_one_by_one(bootstrap, source, 6, partition)
+        produce(bootstrap, source, 6, partition)
     group = f"billing-{suffix}"
 
     # Three polls one minute apart; the group commits between them. Partition 1 is never
@@ -114,9 +113,9 @@ def test_controller_serves_groups_status_history_and_alerts_that_fire_and_resolv
         create_topic(bootstrap, topic, 1)
     assert lag_cluster.controller("POST", "/schemas", json=tables.schema()).ok
     assert lag_cluster.controller(
-        "POST", "/tables", json=lag_table_config(bootstrap, samples_topic)
+        "POST", "/tables", json=tables.table_config(bootstrap, samples_topic)
     ).ok
-    produce_one_by_one(bootstrap, source, 8)
+    produce(bootstrap, source, 8)
     group = f"ledger-{suffix}"
     commit(bootstrap, group, source, {0: 2})
     sampler = LagSampler(KafkaGroupReader(bootstrap), samples_topic, f"ledger-{suffix}")

@@ -9,7 +9,7 @@ import pytest
 from monitoring.evaluation.burrow import Status
 from monitoring.evaluation.time_lag import EndOffsetTable
 from monitoring.evaluation.window import Sample, WindowConfig, build_window, evaluate_samples
-from monitoring.lag import offset_lag, total_lag
+from monitoring.lag import monitored_lag, offset_lag, total_lag
 
 CONFIG = WindowConfig(intervals=5)
 S = 1000  # ms
@@ -27,12 +27,13 @@ def status_at(samples, now_s, config=CONFIG):
     return evaluate_samples("t", 0, samples, now_s * S, config).status
 
 
-def test_offset_lag_is_unknown_without_a_commit_and_clamped_at_zero():
+def test_offset_lag_is_unknown_without_a_commit_and_clamped_at_zero_by_monitors():
     assert offset_lag(None, 10) is None
     assert offset_lag(-1001, 10) is None  # confluent-kafka's OFFSET_INVALID
     assert offset_lag(5, None) is None
-    assert offset_lag(12, 10) == 0
-    assert offset_lag(7, 10) == 3
+    assert (offset_lag(12, 10), monitored_lag(12, 10)) == (-2, 0)  # as Kafka's tool / Burrow
+    assert offset_lag(7, 10) == monitored_lag(7, 10) == 3
+    assert monitored_lag(None, 10) is None
     assert total_lag([3, None, 4]) == 7
     assert total_lag([None, None]) is None
 

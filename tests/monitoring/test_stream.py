@@ -1,6 +1,8 @@
-"""`sprig consumer-offsets stream` against the session's Kafka-protocol broker. That broker has no
-`__consumer_offsets`, so Kafka-format records (the shared vectors' layout) are produced into an
-ordinary topic and the job reads that; the JSON topic it writes is read back."""
+"""`sprig consumer-offsets stream` on the session's Kafka, over a topic of hand-made
+`__consumer_offsets` records (the shared vectors' layout, plus broken ones Kafka never writes),
+so every kind of record and every bad input is covered; the job over Kafka's own
+`__consumer_offsets` is tests/monitoring/test_real_consumer_offsets.py. The JSON topic it writes
+is read back with read_committed, as the table reads it."""
 
 import os
 import signal
@@ -13,6 +15,7 @@ import orjson
 import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
+from prometheus_client import REGISTRY
 
 from monitoring.stream import SOURCE_HEADER, OffsetsStream
 from sprig.cli import main
@@ -41,7 +44,7 @@ def produce(kafka, topic: str, records) -> None:
 def read_all(kafka, topic: str, partitions: int) -> list:
     consumer = Consumer({"bootstrap.servers": kafka.bootstrap_servers, "group.id": "reader",
                          "enable.auto.commit": False, "enable.partition.eof": True,
-                         "fetch.wait.max.ms": 10})  # fmt: skip
+                         "isolation.level": "read_committed"})  # fmt: skip
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     out, eof, deadline = [], set(), time.monotonic() + 30
     try:
@@ -67,38 +70,62 @@ def stream(kafka, capsys, *args: str) -> str:
     return capsys.readouterr().err
 
 
-def test_commits_become_seed_json_and_other_records_are_skipped(kafka, capsys):
+def skipped(reason: str) -> float:
+    return REGISTRY.get_sample_value("sprig_consumer_offsets_skipped_total",
+                                     {"reason": reason}) or 0.0  # fmt: skip
+
+
+def test_commits_become_seed_json_and_bad_records_are_counted_and_skipped(kafka, capsys):
     source, target = topics(kafka, 1, 1)
     group = f"sg-{uuid.uuid4().hex[:6]}"
     key = h("0001000867726f75702d69640003666f6f00000001")
+    before = {
+        r: skipped(r)
+        for r in (
+            "undecodable key type 1",
+            "key type 99",
+            "key type 3",
+            "offset commit value v9",
+            "undecodable no key type",
+        )
+    }
     produce(kafka, source, [
         (key, h("0000000000000000006400086d6574616461746100000000000004d2")),  # v0
         (key, h("000400000000000000640000000a096d6574616461746100000000000004d200")),  # v4
         (commit_key(group, "in", 0), commit_value_v3(7, 99)),  # the job's own commit
-        (key, None),  # tombstone
+        (key, None),  # tombstone: a row with a null offset
         (h("0003000867726f75702d6964"), h("0000")),  # KIP-848 record
-        (key, h("0003ffff")),  # broken v3 value: counted, the stream goes on
+        (key, h("0003ffff")),  # a v3 value cut short: counted, the stream goes on
+        (h("0063000867726f75702d6964"), h("0000")),  # an unknown key version (99)
+        (key, h("0009000000000000000100")),  # an unknown value schema (v9)
+        (b"\x01", h("0000")),  # a key too short to hold its type
         (commit_key("orders-app", "orders", 3), commit_value_v3(42, 5000, "", 2)),
     ])  # fmt: skip
     err = stream(kafka, capsys, "--input-topic", source, "--topic", target, "--group", group)
     out = read_all(kafka, target, 1)
     seed = {"topic": "foo", "partition": 1, "group": "group-id", "offset": 100,
             "metadata": "metadata", "commitTimestamp": 1234, "expireTimestamp": None}  # fmt: skip
-    assert [orjson.loads(m.value()) for m in out] == [
-        {**seed, "version": 0},
-        {**seed, "version": 4, "leaderEpoch": 10},
-        {"topic": "orders", "partition": 3, "group": "orders-app", "version": 3, "offset": 42,
-         "leaderEpoch": 2, "metadata": "", "commitTimestamp": 5000, "expireTimestamp": None},
-    ]  # fmt: skip
-    assert [m.key() for m in out] == [b"group-id/foo/1", b"group-id/foo/1", b"orders-app/orders/3"]
-    assert dict(out[2].headers())[SOURCE_HEADER] == f"{source}/0/6".encode()
-    assert "consumed 7, produced 3" in err
-    assert "1 own-group commit(s), 0 already produced, 2 other record(s), 1 undecodable" in err
+    rows = [orjson.loads(m.value()) for m in out]
+    assert rows[:2] == [{**seed, "version": 0}, {**seed, "version": 4, "leaderEpoch": 10}]
+    tombstone = rows[2]
+    assert tombstone["tombstone"] is True and tombstone["offset"] is None
+    assert tombstone["commitTimestamp"] > 1_700_000_000_000  # the tombstone's own time
+    assert rows[3] == {"topic": "orders", "partition": 3, "group": "orders-app", "version": 3,
+                       "offset": 42, "leaderEpoch": 2, "metadata": "", "commitTimestamp": 5000,
+                       "expireTimestamp": None}  # fmt: skip
+    assert [m.key() for m in out] == [b"group-id/foo/1"] * 3 + [b"orders-app/orders/3"]
+    assert dict(out[3].headers())[SOURCE_HEADER] == f"{source}/0/9".encode()
+    assert "consumed 10, produced 3 commit(s) and 1 tombstone(s)" in err
+    assert "skipped 1 own-group record(s)" in err
+    assert "not produced: key type 3 x1, key type 99 x1, offset commit value v9 x1" in err
+    assert "undecodable: key type 1 x1, no key type x1" in err
+    # the same counts, as the job's Prometheus counters
+    assert {r: skipped(r) - n for r, n in before.items()} == dict.fromkeys(before, 1.0)
 
     # run again: everything is committed, nothing is produced twice
     err = stream(kafka, capsys, "--input-topic", source, "--topic", target, "--group", group)
     assert "consumed 0, produced 0" in err
-    assert len(read_all(kafka, target, 1)) == 3
+    assert len(read_all(kafka, target, 1)) == 4
 
 
 def commits(n: int, start: int = 0) -> list[tuple[bytes, bytes]]:
@@ -106,26 +133,26 @@ def commits(n: int, start: int = 0) -> list[tuple[bytes, bytes]]:
             for i in range(start, start + n)]  # fmt: skip
 
 
-def test_a_batch_flushed_but_not_committed_is_not_produced_again(kafka):
+def test_a_batch_whose_transaction_never_committed_is_never_seen(kafka):
     source, target = topics(kafka, 1, 3)
     produce(kafka, source, commits(30))
     group = f"sg-{uuid.uuid4().hex[:6]}"
     first = OffsetsStream(kafka.bootstrap_servers, source, target, group, batch=10)
     first.start()
-    assert first.step(5) == 10  # consumed, produced, flushed and committed
-    # the crash: the next batch is produced and flushed, the process dies before the commit
+    assert first.step(5) == 10  # one committed transaction
+    # the crash: the next batch is produced and flushed inside a transaction that never commits
+    first._producer.begin_transaction()
     for message in first._consumer.consume(10, timeout=5):
         first._handle(message)
-    first._flush()
+    first._producer.flush(10)
     first._consumer.close()
 
     second = OffsetsStream(kafka.bootstrap_servers, source, target, group, batch=10)
-    second.start()
+    second.start()  # fences the first instance and aborts its transaction
     while second.step(1):
         pass
     second.close()
-    assert second.stats.duplicates == 10
-    assert second.stats.produced == 10
+    assert second.stats.produced == 20
     sources = [dict(m.headers())[SOURCE_HEADER] for m in read_all(kafka, target, 3)]
     assert sorted(sources) == sorted(f"{source}/0/{i}".encode() for i in range(30))
 

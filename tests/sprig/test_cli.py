@@ -77,6 +77,23 @@ def test_bin_sprig_without_java_says_how_to_install_it(tmp_path):
     assert "Traceback" not in result.stderr
 
 
+def test_bin_sprig_without_maven_says_how_to_install_it(tmp_path):
+    # java is there, mvn is not: Kafka's jars cannot be fetched
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for tool in ("python3", "dirname", "sed", "head", "cat", "sha256sum", "cut", "java"):
+        found = shutil.which(tool)
+        if found:
+            (bindir / tool).symlink_to(found)
+    result = subprocess.run(
+        ["/bin/bash", str(REPO / "bin" / "sprig"), "quickstart"],
+        env={"PATH": str(bindir), "HOME": str(tmp_path)}, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 3
+    assert "Maven ('mvn') is required to fetch Apache Kafka's jars" in result.stderr
+    assert "apt-get install maven" in result.stderr
+
+
 @pytest.mark.integration
 @pytest.mark.slow
 def test_stack_up_status_down_leaves_no_process(tmp_path):

@@ -1,12 +1,7 @@
-"""`sprig kafka-consumer-groups` against the real Kafka-protocol broker of the session.
-
-The broker here (Tansu) has two quirks these tests work around, never the product:
-- its high watermark is the base offset of the newest batch + 1, so every record is produced
-  and flushed on its own to make the end offsets exact;
-- groups are committed to with `commit(offsets=...)` and a `group.id`, without joining (joining
-  takes ~23 s there). Such a group has no members, so the broker reports it Empty. Kafka does
-  the same for a group that only commits.
-"""
+"""`sprig kafka-consumer-groups` against the session's Kafka: its output for groups that only
+commit (`commit(offsets=...)` with a `group.id`, no membership; Kafka lists them Empty), the
+option rules and the errors. tests/monitoring/test_real_consumer_offsets.py compares it line
+by line with Kafka's own tool for groups with members."""
 
 import uuid
 
@@ -33,7 +28,7 @@ def create_topic(kafka, partitions: int, records_per_partition: int) -> str:
     for partition in range(partitions):
         for n in range(records_per_partition):
             producer.produce(topic, value=b"%d" % n, partition=partition)
-            assert producer.flush(10) == 0  # one batch per record (Tansu's high watermark)
+    assert producer.flush(10) == 0
     return topic
 
 
@@ -86,7 +81,7 @@ def test_verbose_describe_adds_the_leader_epoch_column(kafka, capsys, billing):
     assert code == 0
     header, first, _ = out.splitlines()[1:]
     assert header.split()[:4] == ["GROUP", "TOPIC", "PARTITION", "LEADER-EPOCH"]
-    # Tansu returns no leader epoch with commits, so it is unknown here.
+    # committed without a leader epoch (commit(offsets=...) names none), so it is unknown
     assert first.split()[:7] == [group, topic, "0", "-", "2", "5", "3"]
 
 
@@ -149,9 +144,8 @@ def test_all_groups_describes_every_group_in_name_order(kafka, capsys):
     ]
 
 
-def test_end_offset_of_a_partition_without_a_leader_is_unknown_not_an_error(kafka):
-    # A commit can outlive its topic on Kafka; Tansu drops the commits with the topic, so the
-    # reader is asked directly for a topic that does not exist next to one that does.
+def test_end_offset_of_a_partition_kafka_cannot_answer_for_is_unknown_not_an_error(kafka):
+    # (a partition of a topic that is gone, or that has no leader now)
     topic = create_topic(kafka, partitions=1, records_per_partition=2)
     reader = KafkaGroupReader(kafka.bootstrap_servers, timeout_s=5)
     ends = reader.end_offsets([(topic, 0), ("no-such-topic-" + uuid.uuid4().hex[:6], 0)])

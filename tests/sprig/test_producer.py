@@ -1,6 +1,6 @@
 """The quickstart's sample producer: fresh times on Pinot's sample records, the airlineStats
 minion task config made local, and a SampleStream producing at its rate into the real local
-Kafka-protocol broker, looping over its sample, until stopped."""
+Kafka, looping over its sample, until stopped."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def test_a_sample_stream_loops_at_its_rate_until_stopped(kafka):
     assert stream.failed == 0
 
     consumer = Consumer({"bootstrap.servers": kafka.bootstrap_servers, "group.id": topic,
-                         "fetch.wait.max.ms": 10, "enable.auto.commit": False})  # fmt: skip
+                         "enable.auto.commit": False})  # fmt: skip
     consumer.assign([TopicPartition(topic, 0, 0)])
     records = []
     deadline = time.monotonic() + 30

@@ -96,7 +96,6 @@ def test_kafka_message_is_consumed_in_a_group_and_its_commit_read_back(kafka):
             "group.id": group,
             "auto.offset.reset": "earliest",
             "enable.auto.commit": False,
-            "fetch.wait.max.ms": 10,
         }
     )
     try:

@@ -1,5 +1,5 @@
 """PurgeTask on a REALTIME table end to end, all real: a 2-partition topic on the
-Kafka-protocol broker consumed by a server, a controller, a broker and a minion with Spark.
+Kafka topic consumed by a server, a controller, a broker and a minion with Spark.
 
 Only completed segments are purged: each keeps its name, stream offsets and DONE status in
 ZooKeeper with a new CRC, and the server loads the new copy; the CONSUMING segments are not

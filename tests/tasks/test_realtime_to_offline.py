@@ -1,5 +1,5 @@
 """RealtimeToOfflineSegmentsTask end to end, all real: a hybrid table consuming a 2-partition
-topic on the Kafka-protocol broker, a controller, a server, a broker and a minion with Spark.
+topic on the session's Kafka, a controller, a server, a broker and a minion with Spark.
 
 Windows of completed REALTIME segments move into the OFFLINE table (one subtask per window,
 or one per partition) while a query loop asks COUNT(*) and SUM through the broker: every
@@ -49,7 +49,6 @@ def configs(name: str, bootstrap: str, topic: str, split: bool) -> tuple[dict, d
             "stream.kafka.decoder.class.name":
                 "org.apache.pinot.plugin.stream.kafka.KafkaJSONMessageDecoder",
             "stream.kafka.consumer.prop.auto.offset.reset": "smallest",
-            "stream.kafka.consumer.prop.fetch.wait.max.ms": "10",
             "realtime.segment.flush.threshold.rows": "200",  # per server: 100 per partition
         }},
         "task": {"taskTypeConfigsMap": {TASK: {

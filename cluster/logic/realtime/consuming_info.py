@@ -11,6 +11,8 @@ from engine.clusterstate import ClusterStore
 
 _INFO_KEYS = ("consumerState", "lastConsumedTimestamp", "partitionToOffsetMap",
               "partitionOffsetInfo")  # fmt: skip
+# beyond Pinot's shape, passed on when a server sends them (engine.realtime.consuming_info)
+_OUR_KEYS = ("rowsWithErrors", "stalled", "stalledSinceMs")
 
 
 def merge_consuming_info(consuming_segments: list[str], answers: dict[str, object]) -> dict:
@@ -32,8 +34,7 @@ def merge_consuming_info(consuming_segments: list[str], answers: dict[str, objec
             continue
         for info in answer:
             entry = {"serverName": server, **{k: info.get(k) for k in _INFO_KEYS}}
-            if "rowsWithErrors" in info:
-                entry["rowsWithErrors"] = info["rowsWithErrors"]
+            entry.update({k: info[k] for k in _OUR_KEYS if k in info})
             merged.setdefault(info["segmentName"], []).append(entry)
     return {
         "_segmentToConsumingInfoMap": {name: merged[name] for name in sorted(merged)},

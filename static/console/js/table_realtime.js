@@ -65,6 +65,16 @@ function offsetCell(c, key) {
   return values.length ? values.join(" / ") : el("span", { class: "muted" }, "–");
 }
 
+// a replica whose server reports the partition stalled (no progress while the topic grows)
+function stalled(c, now) {
+  const reports = c.infos.filter((i) => i.stalled);
+  if (!reports.length) return null;
+  const since = Math.min(...reports.map((i) => Number(i.stalledSinceMs || now)));
+  const who = reports.map((i) => i.serverName).join(", ");
+  return el("span", { title: `no progress while the topic grows, on ${who}; its consumer is being recreated`, "data-testid": "stalled" },
+    " ", badge(`stalled ${formatDuration(now - since)}`, "error"));
+}
+
 function servers(c) {
   const names = Object.keys({ ...c.ideal, ...c.view }).sort();
   if (!names.length) return el("span", { class: "error-text" }, "no replica");
@@ -92,7 +102,7 @@ function render(partitions, now) {
       const lastEnd = p.last ? p.last.meta["segment.realtime.endOffset"] : null;
       lines.push(el("tr", { "data-partition": String(p.partition) },
         el("td", { class: "num" }, String(p.partition)),
-        el("td", {}, c ? el("span", { class: "mono task-link", title: c.segment }, `#${c.sequence}`) : el("span", { class: "muted" }, "none")),
+        el("td", {}, c ? [el("span", { class: "mono task-link", title: c.segment }, `#${c.sequence}`), stalled(c, now)] : el("span", { class: "muted" }, "none")),
         el("td", {}, c ? servers(c) : "–"),
         el("td", { class: "num", "data-col": "start-offset" }, c ? String(c.meta["segment.realtime.startOffset"] ?? "–") : "–"),
         consumingInfoServed ? [

@@ -136,8 +136,10 @@ def test_consumer_info_has_pinots_shape_and_lags(tmp_path):
             "availabilityLagMsMap": {"0": str(2_000_000 - 1_000_024)},
         },
         "rowsWithErrors": 0,
+        "stalled": False,
+        "stalledSinceMs": None,
     }
-    # a broker whose latest offset trails what was consumed: lag clamps at 0
+    # a latest offset read before the consumer passed it: lag clamps at 0
     behind = segment_consumer_info(pc, 20, now_ms=2_000_000)["partitionOffsetInfo"]
     assert behind["recordsLagMap"] == {"0": "0"} and behind["availabilityLagMsMap"] == {"0": "0"}
 
@@ -212,3 +214,42 @@ def test_metadata_populate_adds_the_key_and_record_metadata(tmp_path):
         [pc.segment.snapshot()],
     )["resultTable"]["rows"]
     assert rows == [[f"v{o}", f"key{o}", o] for o in range(10, 15)]
+
+
+class StuckClient(FakeTopic):
+    """A client that hands over nothing, ever (stuck on a broker that froze), while Kafka's
+    answer for the partition (``readable_end``) says 100 offsets are there."""
+
+    closed = False
+
+    def fetch(self, start, end, timeout_ms):
+        return MessageBatch([], [], [], [], start)
+
+    def position(self):
+        return None
+
+    def readable_end(self, partition, timeout_ms=None):
+        return 100
+
+    def close(self):
+        self.closed = True
+
+
+def test_a_stalled_consumer_is_reported_then_recreated_and_goes_on(tmp_path):
+    stuck, fresh = StuckClient(earliest=0, errors=[]), FakeTopic(earliest=0, errors=[])
+    made = []
+
+    def new_consumer():
+        made.append(fresh)
+        return fresh
+
+    stream = table_stream_configs(CONFIG)[0]
+    pc = PartitionConsumer(
+        segment=MutableSegment("t__0__0__20260101T0000Z", SCHEMA, CONFIG), stream=stream,
+        partition=0, start_offset=0, row_limit=25, completion=Controller(), consumer=stuck,
+        metadata=stuck, build_dir=tmp_path, hold_ms=1, stall_ms=200, new_consumer=new_consumer,
+    )  # fmt: skip
+    assert pc.run() is ConsumerState.DISCARDED
+    assert made == [fresh] and stuck.closed is True  # closed on a thread of its own
+    assert (pc.stall.stalls, pc.stall.recoveries, pc.stall.stalled) == (1, 1, False)
+    assert pc.current_offset == 25 and pc.segment.num_docs == 25  # nothing lost or doubled

@@ -1,5 +1,5 @@
-"""A server's consuming segment from ZK metadata to ONLINE, against the real Kafka-protocol
-broker: build when at the committed offset, catch up when behind, download when ahead or
+"""A server's consuming segment from ZK metadata to ONLINE, against the session's
+Kafka: build when at the committed offset, catch up when behind, download when ahead or
 discarded (the controller is scripted)."""
 
 from __future__ import annotations
@@ -63,8 +63,6 @@ def make(kafka, topic, tmp_path, status: str) -> ConsumingSegment:
                     "stream.kafka.decoder.class.name": "org.apache.pinot.plugin.stream.kafka."
                     "KafkaJSONMessageDecoder",
                     "stream.kafka.broker.list": kafka.bootstrap_servers,
-                    # Tansu holds every fetch for the full wait; 10 ms keeps the test fast
-                    "stream.kafka.consumer.prop.fetch.wait.max.ms": "10",
                 }
             },
         }

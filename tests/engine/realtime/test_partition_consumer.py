@@ -1,4 +1,4 @@
-"""The per-partition consuming loop against the real Kafka-protocol broker: it stops exactly
+"""The per-partition consuming loop against the session's Kafka: it stops exactly
 at the row target, skips and counts malformed messages, and follows the controller's
 completion answers (HOLD, CATCH_UP, KEEP, DISCARD, COMMIT, a refused commit). The controller
 is scripted here; its real side is ``cluster.logic.realtime``."""
@@ -55,8 +55,6 @@ def table_config(kafka, topic: str) -> TableConfig:
                             "kafka.KafkaJSONMessageDecoder",
                             "stream.kafka.broker.list": kafka.bootstrap_servers,
                             "stream.kafka.consumer.prop.auto.offset.reset": "smallest",
-                            # Tansu holds every fetch for the full wait; 10 ms keeps tests fast
-                            "stream.kafka.consumer.prop.fetch.wait.max.ms": "10",
                         }
                     ]
                 }

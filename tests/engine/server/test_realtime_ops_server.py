@@ -58,9 +58,10 @@ def test_force_commit_message_reaches_the_named_consumers(tmp_path):
 
 def test_ingestion_rate_between_scrapes():
     metrics = ServerMetrics()
-    totals = {(TABLE, 0): {"consumed": 100, "malformed": 1, "filtered": 0, "delay_ms": 50}}
+    totals = {(TABLE, 0): {"consumed": 100, "malformed": 1, "filtered": 0, "stalls": 0,
+                           "stalled": False, "delay_ms": 50}}  # fmt: skip
     metrics.observe_ingestion(totals, at_s=10.0)
-    totals[(TABLE, 0)]["consumed"] = 400
+    totals[(TABLE, 0)].update(consumed=400, stalls=1, stalled=True)
     metrics.observe_ingestion(totals, at_s=12.0)
     text = metrics.response().body.decode()
     lines = dict(line.rsplit(" ", 1) for line in text.splitlines() if not line.startswith("#"))
@@ -69,3 +70,5 @@ def test_ingestion_rate_between_scrapes():
     assert float(lines[f"sprig_server_realtime_rows_consumed_total{labels}"]) == 400.0
     assert float(lines[f"sprig_server_realtime_rows_dropped_total{labels}"]) == 1.0
     assert float(lines[f"sprig_server_realtime_ingestion_delay_ms{labels}"]) == 50.0
+    assert float(lines[f"sprig_server_realtime_stalls_total{labels}"]) == 1.0
+    assert float(lines[f"sprig_server_realtime_partition_stalled{labels}"]) == 1.0
