@@ -36,9 +36,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from engine.common.errors import ConfigError
     from engine.query.settings import QuerySettings
+    from engine.realtime.stall import stall_seconds_from_env
     from engine.runtime.http_limits import HttpLimits
     from engine.runtime.outbound import OutboundPolicy
-    from engine.realtime.stall import stall_seconds_from_env
     from engine.server import ServerConfig, ServerInstance
     from engine.server.download import max_unpacked_bytes_from_env
     from engine.server.drain import drain_seconds_from_env
