@@ -76,15 +76,21 @@ class QueryEngine:
         *,
         deadline: float | None = None,
         parallel: bool = True,
+        valid_docs: list | None = None,
     ) -> IntermediateResult:
         """Server side: run ``plan`` on each segment and combine (one IntermediateResult).
         ``deadline`` is in ``time.monotonic()`` seconds (default: the plan's timeout).
         ``parallel=False`` runs the segments one after the other in this thread even when
-        the pool would pay (the caller knows the cores are busy)."""
+        the pool would pay (the caller knows the cores are busy). ``valid_docs``: per segment
+        the docs an upsert table counts (a BitMap), or None for every doc."""
         started = time.monotonic()
         deadline = deadline or (started + plan.timeout_ms / 1000.0)
+        valid_docs = valid_docs or [None] * len(segments)
         if parallel and self._parallel_pays(plan, len(segments)):
-            futures = [self._get_pool().submit(self._timed_segment, plan, s) for s in segments]
+            futures = [
+                self._get_pool().submit(self._timed_segment, plan, s, v)
+                for s, v in zip(segments, valid_docs, strict=True)
+            ]
             results = []
             for future in futures:
                 remaining = deadline - time.monotonic()
@@ -100,8 +106,8 @@ class QueryEngine:
             # one after the other in this thread: its CPU time over the loop is theirs
             cpu = time.thread_time()
             results = []
-            for segment in segments:
-                results.append(self._run_segment(plan, segment))
+            for segment, valid in zip(segments, valid_docs, strict=True):
+                results.append(self._run_segment(plan, segment, valid))
                 if time.monotonic() > deadline:
                     raise _timed_out(plan)
             cpu_s = time.thread_time() - cpu
@@ -184,14 +190,16 @@ class QueryEngine:
             smoothed = ms_per_segment if previous is None else 0.5 * previous + 0.5 * ms_per_segment
             self._segment_cost_ms[plan.sql] = smoothed  # evicts the least recently used
 
-    def _run_segment(self, plan: QueryPlan, segment) -> IntermediateResult:
-        return _execute_segment_safely(plan, segment, self.decoded)
+    def _run_segment(self, plan: QueryPlan, segment, valid=None) -> IntermediateResult:
+        return _execute_segment_safely(plan, segment, self.decoded, valid)
 
-    def _timed_segment(self, plan: QueryPlan, segment) -> tuple[IntermediateResult, float]:
+    def _timed_segment(
+        self, plan: QueryPlan, segment, valid=None
+    ) -> tuple[IntermediateResult, float]:
         """The segment's result and the CPU seconds its thread spent on it (not the time spent
         waiting for the GIL or for a pool thread, which would grow with the load)."""
         cpu = time.thread_time()
-        result = self._run_segment(plan, segment)
+        result = self._run_segment(plan, segment, valid)
         return result, time.thread_time() - cpu
 
 
@@ -254,13 +262,13 @@ def _table_names(segments: list) -> set[str]:
 
 
 def _execute_segment_safely(
-    plan: QueryPlan, segment, cache: DecodedCache | None
+    plan: QueryPlan, segment, cache: DecodedCache | None, valid=None
 ) -> IntermediateResult:
     """One segment's result; a broken segment (unreadable file, engine bug) becomes an
     exception entry (code 200) so the other segments still answer (``partialResult``).
     Query-level errors (bad SQL semantics, timeouts) propagate."""
     try:
-        return execute_segment(plan, segment, cache)
+        return execute_segment(plan, segment, cache, valid)
     except QueryError:
         raise
     except Exception as err:
