@@ -174,3 +174,25 @@ def test_rows_without_a_key_or_comparison_value_are_error_rows(tmp_path):
     assert [e.row for e in errors] == [1, 2]
     assert "primary key" in errors[0].message and "comparison column" in errors[1].message
     assert server.rows("SELECT id FROM orders ORDER BY id") == [[1], [3]]
+
+
+def test_the_model_agrees_with_duckdb():
+    """The reference model's FULL-upsert answer is each key's row with the largest value,
+    the later offset on a tie, unless that row is a delete: one DuckDB window query."""
+    import duckdb
+    import pyarrow as pa
+
+    stream = events(20000, 1500, seed=12)
+    oracle = oracle_for()
+    for r in stream:
+        oracle.add(r)
+    produced = pa.Table.from_pylist([{**r, "offset": i} for i, r in enumerate(stream)])
+    connection = duckdb.connect()
+    connection.register("produced", produced)
+    rows = connection.sql("""
+        SELECT id, ts, amount FROM (
+            SELECT *, row_number() OVER (PARTITION BY id ORDER BY ts DESC, "offset" DESC) AS rn
+            FROM produced) WHERE rn = 1 AND NOT deleted ORDER BY id""").fetchall()
+    assert [list(r) for r in rows] == sorted(
+        [r["id"], r["ts"], r["amount"]] for r in oracle.default()
+    )
