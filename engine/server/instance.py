@@ -8,6 +8,8 @@ Admin endpoints (``--admin-port``)::
     GET /tables/{t}/segments     the segments of one table (with or without type)
     GET /tables/{t}/consumingSegmentsInfo   SegmentConsumerInfo of its consuming segments
     GET /metrics                 Prometheus text: queries, latency, docs scanned, segments
+    upsert tables: validDocIdsMetadata, validDocIdsBitmap, primaryKeyCount, table metadata
+                                 (see ``engine.server.upsert_api``)
 
 Query endpoint (``--query-port``): ``POST /query`` (see ``engine.server.query``).
 """
@@ -32,6 +34,8 @@ from engine.server.metrics import ServerMetrics
 from engine.server.query import QueryExecutor
 from engine.server.realtime import RealtimeSegmentManager
 from engine.server.segments import SegmentDataManager
+from engine.server.upsert_api import UpsertEndpoints
+from engine.server.upsert_tables import UpsertTables
 from engine.spi.table_name import REALTIME, TABLE_TYPES, table_name_with_type
 
 log = logging.getLogger(__name__)
@@ -108,6 +112,9 @@ class ServerInstance:
             self.instance_id, Path(config.data_dir), lambda: self.participant.store,
             self.schemas.get,
         )  # fmt: skip
+        self.upsert = UpsertTables(Path(config.data_dir), lambda: self.participant.store,
+                                   self.schemas.get)  # fmt: skip
+        self.segments.upsert = self.segments.realtime.upsert = self.upsert
         self.executor = QueryExecutor(
             self.instance_id, self.segments, self.schemas, self.metrics, self.query_engine
         )
@@ -120,6 +127,7 @@ class ServerInstance:
         admin_router.add("GET", "/tables/{table}/segments", self._table_segments)
         admin_router.add("GET", "/tables/{table}/consumingSegmentsInfo", self._consuming_info)
         admin_router.add("GET", "/metrics", self._metrics)
+        UpsertEndpoints(self.instance_id, self.upsert).routes(admin_router)
 
     def start(self, connect_timeout_s: float = 30.0) -> None:
         self.query_http.start()

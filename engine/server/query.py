@@ -151,12 +151,14 @@ class QueryExecutor:
             content_type = ARROW_STREAM
         return Response(200, body, content_type)
 
-    def _run(self, plan: QueryPlan, segments: list, deadline: float):
+    def _run(self, plan: QueryPlan, segments: list, deadline: float, valid=None):
         """Segments in parallel (the engine's pool) while this server has cores to spare;
         one after the other in this thread once as many queries as cores are running, where
-        parallelism no longer shortens anything and the hand-offs only cost."""
+        parallelism no longer shortens anything and the hand-offs only cost. ``valid``: per
+        segment the docs an upsert table counts."""
         parallel = len(segments) >= 2 and self._in_flight <= self.parallel_below
-        return self.engine.execute_server(plan, segments, deadline=deadline, parallel=parallel)
+        return self.engine.execute_server(plan, segments, deadline=deadline, parallel=parallel,
+                                          valid_docs=valid)  # fmt: skip
 
     def execute(self, query: ServerQueryRequest, started: float) -> bytes:
         found, missing = self.segments.online_segments(query.table, query.segments)
@@ -171,10 +173,14 @@ class QueryExecutor:
         deadline = started + budget_ms / 1000.0
         if plan.explain:
             return orjson.dumps({"segmentPlans": segment_plans(plan, found)})
+        valid = None
+        upsert = self.segments.upsert.known(query.table) if self.segments.upsert else None
+        if upsert is not None and plan.options.get("skipUpsert", "").lower() != "true":
+            found, valid = upsert_view(upsert, query.segments, found, plan.options)
         planned = time.monotonic()
         gc_before = self.gc.total_ms()
         try:
-            result = self._run(plan, found, deadline)
+            result = self._run(plan, found, deadline, valid)
             if plan.kind == "aggregation" and result.decoded_states(plan) is None:
                 # every segment was pruned: send the aggregations' empty states (the
                 # identity of their merge) so the result can be serialized and merged
@@ -216,6 +222,25 @@ class QueryExecutor:
         # this server's part of the answer's freshness: which server's segments set it
         for key in (CONSUMING_KEY, FRESHNESS_KEY):
             trace[key] = result.stats.get(key, 0)
+
+
+def upsert_view(upsert, names: list[str], found: list, options: dict) -> tuple[list, list]:
+    """The segments to query and each one's valid docs: for the segments the upsert metadata
+    tracks, the segment and bitmap it captured together (a consuming segment's snapshot of
+    the same moment); the others as found, unfiltered."""
+    view = upsert.query_view(names, options)
+    by_name = {s.name: s for s in found}
+    segments, valid = [], []
+    for name in names:
+        if name in view:
+            segment, docs = view[name]
+        elif name in by_name:
+            segment, docs = by_name[name], None
+        else:
+            continue  # missing here (reported as such)
+        segments.append(segment)
+        valid.append(docs)
+    return segments, valid
 
 
 def _consuming_stats(stats: dict, segments: list, realtime: bool = True) -> None:

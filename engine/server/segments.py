@@ -38,6 +38,7 @@ from engine.segment.tarball import DEFAULT_MAX_UNPACKED_BYTES
 from engine.server.download import fetch_segment
 from engine.server.drain import DrainQueue, RetiredSegment
 from engine.server.errors import SegmentLoadError
+from engine.server.upsert_tables import segment_identity
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +97,8 @@ class SegmentDataManager:
         self._on_unload = on_unload  # e.g. drop the segment's decoded columns now
         # engine.server.realtime.RealtimeSegmentManager: CONSUMING segments (None: ignored)
         self.realtime = realtime
+        # engine.server.upsert_tables.UpsertTables: upsert/dedup metadata (None: no upsert)
+        self.upsert = None
         self._hosted: dict[str, dict[str, HostedSegment]] = {}
         # resource -> segment -> loaded segment; replaced (never mutated) on every change
         self._online: dict[str, dict[str, ImmutableSegment]] = {}
@@ -145,7 +148,10 @@ class SegmentDataManager:
         hosted = self._hosted.setdefault(resource, {})
         changed = False
         last_publish = time.monotonic()
-        for name in sorted(target):
+        upsert = self.upsert is not None and self.upsert.of(resource) is not None
+        # an upsert/dedup table loads its segments before it consumes (Pinot waits for
+        # them before a partial upsert or dedup consumes: merges need the previous rows)
+        for name in sorted(target, key=lambda n: (upsert and target[n] == CONSUMING, n)):
             if changed and time.monotonic() - last_publish > PUBLISH_INTERVAL_S:
                 # a long batch of loads reports its progress, so brokers use each segment
                 # as soon as it is ONLINE rather than when the whole batch is done
@@ -319,15 +325,41 @@ class SegmentDataManager:
             hosted.state, hosted.segment = ERROR, None
             log.error("segment %s/%s failed to load: %s", resource, name, exc)
             return
-        hosted.state, hosted.segment, hosted.error = ONLINE, segment, None
-        hosted.crc = str(segment.metadata.crc)
-        hosted.updated_ms = now_ms()
-        self._set_online(resource, name, segment)
+
+        def publish() -> None:
+            hosted.state, hosted.segment, hosted.error = ONLINE, segment, None
+            hosted.crc = str(segment.metadata.crc)
+            hosted.updated_ms = now_ms()
+            self._set_online(resource, name, segment)
+
+        if not self._add_upsert_segment(resource, name, segment, meta, publish):
+            return
         self._drain.discard(resource, name)
         if previous is not None:
             self._on_unload(previous)
         log.info("segment %s/%s ONLINE (%d docs, %.0f ms)", resource, name,
                  segment.total_docs, (time.monotonic() - started) * 1000)  # fmt: skip
+
+    def _add_upsert_segment(self, resource: str, name: str, segment, meta, publish) -> bool:
+        """An upsert/dedup table's segment enters its metadata, and ``publish`` swaps it in
+        while the partition is locked (engine.upsert); other tables publish at once. False
+        (ERROR, or the old copy kept) when the metadata cannot take it."""
+        table = self.upsert.of(resource) if self.upsert is not None else None
+        if table is None:
+            publish()
+            return True
+        partition, sequence = segment_identity(name, segment)
+        try:
+            table.add_segment(name, segment, partition=partition, sequence=sequence,
+                              creation_ms=meta.creation_time_ms, on_publish=publish)  # fmt: skip
+        except Exception as exc:  # a bug here must not stop the worker loop: ERROR it
+            log.exception("segment %s/%s: upsert metadata refused it", resource, name)
+            hosted = self._hosted[resource][name]
+            hosted.error, hosted.updated_ms = f"upsert metadata: {exc}", now_ms()
+            if hosted.segment is None:
+                hosted.state = ERROR
+            return False
+        return True
 
     def _consume(self, resource: str, name: str) -> None:
         hosted = self._hosted[resource].setdefault(name, HostedSegment(name, resource))
@@ -340,8 +372,16 @@ class SegmentDataManager:
             hosted.state, hosted.error = CONSUMING, None
         hosted.updated_ms = now_ms()
 
+    def _forget_upsert(self, resource: str, name: str) -> None:
+        """The segment no longer serves here: its keys leave the upsert metadata."""
+        table = self.upsert.known(resource) if self.upsert is not None else None
+        if table is not None:
+            table.remove_segment(name)
+
     def _stop_consuming(self, resource: str, name: str) -> None:
         if self.realtime is not None:
+            if self.realtime.snapshot(resource, name) is not None:
+                self._forget_upsert(resource, name)
             self.realtime.stop(resource, name)
             self.realtime.forget(resource, name)
 
@@ -383,6 +423,8 @@ class SegmentDataManager:
         resource, name = retired.resource, retired.name
         if self._online.get(resource, {}).get(name) is retired.segment:
             self._set_online(resource, name, None)
+            if self.upsert is not None and name not in self._hosted.get(resource, {}):
+                self._forget_upsert(resource, name)
         self._on_unload(retired.segment)  # its decoded columns go now, not at GC time
         if retired.remove_dir and name not in self._hosted.get(resource, {}):
             self._remove_local_copy(resource, name)
