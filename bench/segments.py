@@ -8,13 +8,18 @@ range, bloom and star-tree indexes, single-threaded, and prints:
   - bytes on disk against the same rows written by pyarrow as zstd Parquet,
   - process RSS delta after loading every segment,
   - the time to find a 0.1%-selectivity value through the inverted index against a numpy full
-    scan of the same column's forward index.
+    scan of the same column's forward index,
+  - for each raw-column compression codec (fieldConfigList[].compressionCodec: ZSTANDARD, the
+    default, LZ4, SNAPPY, PASS_THROUGH), the first segment rebuilt with it: the raw columns'
+    bytes, the segment's size, and the scan speed of its raw columns (decompress every chunk
+    and reduce, rows/s, median of 5).
 The segments are rebuilt every run (into a fresh directory) so build speed is measured.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import gc
 import shutil
 import statistics
@@ -30,12 +35,15 @@ import pyarrow.parquet as pq
 
 from bench.datasets import (
     ROWS_PER_SEGMENT,
+    TABLE_CONFIG_JSON,
     events_schema,
     events_table_config,
     generate_events,
     segment_batches,
 )
 from engine.segment import build_segment, load_segment
+from engine.spi.compression import APPLIED
+from engine.spi.table_config import TableConfig
 
 
 def _dir_bytes(path: Path) -> int:
@@ -151,6 +159,36 @@ def run(rows: int, work_dir: Path, rows_per_segment: int, seed: int) -> None:
         f"{lookup_s * 1e3:.3f} ms vs numpy scan {scan_s * 1e3:.2f} ms -> {scan_s / lookup_s:,.0f}x faster"
     )
     print(f"star-tree SUM(clicks) GROUP BY country over all segments: {star_s * 1e3:.2f} ms")
+    codec_table(segments[0], work_dir / "codecs")
+
+
+def codec_table(segment, work_dir: Path) -> None:
+    """Rebuild ``segment``'s rows with each codec on the raw columns; print sizes and scan
+    speed (every raw column decompressed whole, then summed: what a query's first scan of a
+    segment pays before the decoded-column cache holds it)."""
+    rows = segment.to_arrow()
+    raw = list(TABLE_CONFIG_JSON["tableIndexConfig"]["noDictionaryColumns"])
+    print(f"codecs of the raw columns {', '.join(raw)} ({rows.num_rows:,} rows, one segment):")
+    print(f"  {'codec':<13}{'raw MB':>9}{'segment MB':>12}{'scan M rows/s':>15}")
+    for codec in APPLIED:
+        config_json = copy.deepcopy(TABLE_CONFIG_JSON)
+        config_json["fieldConfigList"] = [
+            {"name": c, "encodingType": "RAW", "compressionCodec": codec} for c in raw
+        ]
+        config = TableConfig.from_json(config_json, events_schema())
+        built = build_segment(rows, events_schema(), config, work_dir / codec, segment_name=codec)
+        rebuilt = load_segment(built.path)
+        prefixes = {rebuilt.column(c).metadata.file_prefix for c in raw}
+        index = orjson.loads((built.path / "index_map.json").read_bytes())
+        raw_bytes = sum(e["size"] for k, e in index.items() if k.split(".", 1)[0] in prefixes)
+
+        def scan(rebuilt=rebuilt) -> float:
+            return sum(float(np.sum(rebuilt.column(c).values(), dtype=np.float64)) for c in raw)
+
+        assert scan() == scan(), "a codec's scan is not repeatable"
+        seconds = _median_seconds(scan, 5)
+        print(f"  {codec:<13}{raw_bytes / 1e6:9.1f}{_dir_bytes(built.path) / 1e6:12.1f}"
+              f"{rows.num_rows * len(raw) / seconds / 1e6:15.1f}")  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -11,6 +11,7 @@ from cluster.api import (
     periodic_tasks,
     realtime_ops,
     rebalance,
+    running_queries,
     schemas,
     segments,
     sql,
@@ -125,6 +126,11 @@ urlpatterns = [
         name="segment-zkmetadata",
     ),
     path("segments/<str:table>/reload", segments.TableReloadView.as_view(), name="segments-reload"),
+    path(
+        "segments/<str:table>/needReload",
+        segments.NeedReloadView.as_view(),
+        name="segments-need-reload",
+    ),
     path("segments/<str:table>/reset", segments.TableResetView.as_view(), name="segments-reset"),
     # segment lineage; before segments/<table>/<segment>, which would take these names
     path(
@@ -208,6 +214,18 @@ urlpatterns = [
         name="segment-status-report",
     ),
     path("sql", sql.SqlView.as_view(), name="sql"),
+    # running queries on the brokers, and their cancellation
+    path("queries", running_queries.RunningQueriesView.as_view(), name="running-queries"),
+    path(
+        "query/<str:broker_id>/<str:query_id>",
+        running_queries.CancelQueryView.as_view(),
+        name="cancel-query",
+    ),
+    path(
+        "clientQuery/<str:client_query_id>",
+        running_queries.CancelClientQueryView.as_view(),
+        name="cancel-client-query",
+    ),
     path("metrics", metrics, name="metrics"),
     path("audit", audit.AuditView.as_view(), name="audit"),
     path(

@@ -13,6 +13,7 @@ from rest_framework.renderers import StaticHTMLRenderer
 
 from cluster.api.common import store
 from cluster.logic.check_segment_status import saved_status
+from engine.spi.table_name import split_table_name
 from tasks.controller import cron
 from tasks.logic.metrics import prometheus_lines as task_metric_lines
 
@@ -31,7 +32,8 @@ def register_metrics_source(source: Callable[[], list[str]]) -> None:
 
 @extend_schema(
     summary="Controller metrics (Prometheus text)",
-    description='pinot_controller_<gauge>{table="t_OFFLINE"} for ' + ", ".join(GAUGES),
+    description='pinot_controller_<gauge>_Value{table="t",tableType="OFFLINE"} (Pinot\'s JMX '
+    'exporter names) and pinot_controller_<gauge>{table="t_OFFLINE"} for ' + ", ".join(GAUGES),
     tags=["Health"],
     responses={200: OpenApiTypes.STR},
 )
@@ -49,6 +51,12 @@ def metrics(request):
         lines.append(f"# TYPE pinot_controller_{gauge} gauge")
         for resource, report in sorted(reports.items()):
             lines.append(f'pinot_controller_{gauge}{{table="{resource}"}} {report.get(gauge, 0)}')
+        # the name and labels Pinot's JMX exporter gives the same gauge
+        lines.append(f"# TYPE pinot_controller_{gauge}_Value gauge")
+        for resource, report in sorted(reports.items()):
+            raw, table_type = split_table_name(resource)
+            lines.append(f'pinot_controller_{gauge}_Value{{table="{raw}",tableType="{table_type}"}}'
+                         f" {report.get(gauge, 0)}")  # fmt: skip
     lines += task_metric_lines(cron.missed)  # the minion task and cron gauges (tasks.logic.metrics)
     for source in METRIC_SOURCES:
         lines += source()

@@ -16,7 +16,12 @@ from cluster.api.openapi import STRING_LIST
 from cluster.logic.cluster_view import table_row, table_types
 from cluster.logic.deep_store import get_deep_store
 from cluster.logic.delete_segments import delete_all_segments, delete_segments, keep_deleted
-from cluster.logic.reload_segments import reload_segments, reload_status, reset_segments
+from cluster.logic.reload_segments import (
+    need_reload,
+    reload_segments,
+    reload_status,
+    reset_segments,
+)
 from cluster.logic.segment_metadata import segment_metadata
 from cluster.logic.table_views import segment_servers, segments_by_type
 from controller.errors import NotFound
@@ -200,6 +205,25 @@ class SegmentReloadView(APIView):
             "Job meta ZK storage status: SUCCESS",
             **job,
         })  # fmt: skip
+
+
+class NeedReloadParams(serializers.Serializer):
+    verbose = serializers.BooleanField(required=False, default=False)
+
+
+class NeedReloadView(APIView):
+    @extend_schema(
+        summary="Whether a reload would change the table's segments",
+        description="True while some server holds a segment lacking a column the schema "
+        "has (it reads as the column's default until a reload writes it). verbose=true "
+        "lists each server's answer.",
+        tags=TAG,
+        parameters=[NeedReloadParams],
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def get(self, request, table: str):
+        params = query(request, NeedReloadParams)
+        return Response(need_reload(store(), table, verbose=params["verbose"]))
 
 
 class ReloadStatusView(APIView):

@@ -4,10 +4,12 @@ hold the segments (``INSTANCES/<id>/MESSAGES``); a server deletes a message once
 from __future__ import annotations
 
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 from cluster import models
 from cluster.logic import audit
 from cluster.logic.controller_jobs import RELOAD, load_job, save_job
+from cluster.logic.realtime.consuming_info import ask_server
 from cluster.logic.table_views import existing_types
 from controller.errors import NotFound
 from engine.clusterstate import (
@@ -126,3 +128,44 @@ def reload_schema_tables(store: ClusterStore, schema_name: str) -> dict:
         ) == schema_name:
             out.update(reload_segments(store, row.table_name, row.table_type))
     return out
+
+
+def need_reload(store: ClusterStore, table: str, *, verbose: bool, timeout_s: float = 10.0) -> dict:
+    """Pinot's ``GET /segments/{t}/needReload``: whether any server holding the table has a
+    segment lacking a column of the current schema (``needReload`` on its admin port). A
+    server that does not answer counts as needing one; ``verbose`` lists each server."""
+    raw, table_type = split_table_name(table)
+    servers: set[str] = set()
+    for kind in existing_types(table, table_type):
+        ideal = store.ideal_state(table_name_with_type(raw, kind))
+        for replicas in (ideal.segments if ideal else {}).values():
+            servers.update(replicas)
+    if not servers:
+        raise NotFound(f"Table {table} has no segments")
+    urls = {}
+    for server in sorted(servers):
+        config = store.instance_config(server)
+        if config is not None and config.admin_port > 0:
+            urls[server] = (
+                f"http://{config.host}:{config.admin_port}/tables/{table}/segments/needReload"
+            )
+    with ThreadPoolExecutor(max_workers=min(16, len(urls) or 1)) as pool:
+        answers = dict(
+            zip(
+                urls,
+                pool.map(lambda url: ask_server(url, timeout_s)[0], urls.values()),
+                strict=True,
+            )
+        )
+    per_server = {}
+    for server in sorted(servers):
+        answer = answers.get(server)
+        if isinstance(answer, dict) and isinstance(answer.get("needReload"), bool):
+            per_server[server] = {"needReload": answer["needReload"], "instanceId": server}
+        else:
+            per_server[server] = {"needReload": True, "instanceId": server,
+                                  "error": "the server did not answer"}  # fmt: skip
+    return {
+        "needReload": any(entry["needReload"] for entry in per_server.values()),
+        "serverToSegmentsCheckReloadList": per_server if verbose else {},
+    }

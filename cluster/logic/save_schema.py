@@ -43,10 +43,7 @@ def update_schema(store: ClusterStore, name: str, data, *, force: bool = False) 
         raise NotFound(f"Schema {name} not found")
     problems = incompatible_changes(row.config, schema)
     if problems and not force:
-        raise BadRequest(
-            f"Backward incompatible schema {name}: {'; '.join(problems)}. "
-            "Only adding columns is allowed; pass force=true to override"
-        )
+        raise BadRequest(incompatible_schema_message(name, problems))
     with transaction.atomic():
         row.config = schema.to_json()
         row.save()
@@ -56,6 +53,21 @@ def update_schema(store: ClusterStore, name: str, data, *, force: bool = False) 
         "unrecognizedProperties": schema_unrecognized_properties(schema.to_json()),
         "status": f"{name} successfully added",
     }
+
+
+def incompatible_schema_message(name: str, problems: list[str]) -> str:
+    """Pinot's 400 for a backward-incompatible schema update, with its details and what to do."""
+    details = "\n".join(f"- {p}" for p in problems)
+    return (
+        f"Backward incompatible schema {name}. Reason: New schema: {name} is not "
+        f"backward-compatible with the existing schema.\nIncompatibility Details:\n{details}\n"
+        "Suggestions to fix:\n"
+        "- Keep every existing column, with its data type and single/multi-value kind\n"
+        "- Add new columns instead of renaming or retyping existing ones\n"
+        "- Keep the existing primary key columns of an upsert or dedup table\n"
+        "- To change a column's type, add a new column and backfill it by re-ingesting\n"
+        "- To store this schema anyway (existing segments may then fail), pass force=true"
+    )
 
 
 def delete_schema(store: ClusterStore, name: str) -> dict:

@@ -128,17 +128,38 @@ def _consumed_here(config: TableConfig) -> bool:
 
 
 def incompatible_changes(old: dict, new: Schema) -> list[str]:
-    """Backward-incompatible differences from ``old`` to ``new``: a column dropped or its data
-    type, field type or single/multi-value changed. Adding columns is compatible."""
+    """Pinot's backward-compatibility check (``Schema.isBackwardCompatibleWith``), one
+    ``Incompatibility Details`` line per kind of change: non-empty primary key columns
+    changed, columns missing from ``new``, columns whose data type or single/multi-value
+    changed. Adding columns, and changing a field type, default or maxLength, pass."""
     previous = parse_schema(old, pinot_rules=False)
     problems = []
+    if previous.primary_key_columns and previous.primary_key_columns != new.primary_key_columns:
+        problems.append(
+            f"Primary key columns changed ({_listed(previous.primary_key_columns)} -> "
+            f"{_listed(new.primary_key_columns)})"
+        )
+    missing = [name for name in previous.columns if not new.has_column(name)]
+    if missing:
+        problems.append(
+            f"Missing columns (present in old schema but not in new): {_listed(missing)}"
+        )
+    changed = []
     for name in previous.columns:
         if not new.has_column(name):
-            problems.append(f"column '{name}' was removed")
             continue
         a, b = previous.field(name), new.field(name)
-        if a.data_type != b.data_type:
-            problems.append(f"column '{name}' changed data type {a.data_type} -> {b.data_type}")
-        if a.single_value != b.single_value:
-            problems.append(f"column '{name}' changed between single- and multi-value")
+        if a.data_type != b.data_type or a.single_value != b.single_value:
+            changed.append(f"{name} (old: {_spec_text(a)}, new: {_spec_text(b)})")
+    if changed:
+        problems.append(f"Incompatible field specifications: [{', '.join(changed)}]")
     return problems
+
+
+def _listed(names: list[str]) -> str:
+    return f"[{', '.join(names)}]"
+
+
+def _spec_text(spec) -> str:
+    kind = "" if spec.single_value else " MULTI_VALUE"
+    return f"{spec.field_type.value} {spec.data_type.value}{kind}"

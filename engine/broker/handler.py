@@ -18,14 +18,22 @@ from cachetools import LRUCache
 from engine.broker.errors import SEGMENTS_UNAVAILABLE_ERROR_CODE, BadBrokerRequest
 from engine.broker.metrics import BrokerMetrics
 from engine.broker.pruning import prune
+from engine.broker.query_log import QueryLogger
 from engine.broker.routing import RoutingManager, RoutingSnapshot, ServerAddress
+from engine.broker.running import RunningQueries, RunningQuery
 from engine.broker.scatter import ScatterGather
 from engine.broker.selection import BalancedSelector
 from engine.broker.time_boundary import TimeBoundary, compute_time_boundary
 from engine.clusterstate import OFFLINE, REALTIME, split_table_name
 from engine.common.clock import now_ms
+from engine.multistage.sql import needs_multistage, wants_multistage
 from engine.query import QueryError, reduce
-from engine.query.errors import QueryExecutionError, TableNotFoundError
+from engine.query.errors import (
+    QUERY_CANCELLATION_ERROR_CODE,
+    QueryCancelledError,
+    QueryExecutionError,
+    TableNotFoundError,
+)
 from engine.query.explain import explain_response
 from engine.query.intermediate import CONSUMING_KEY, FRESHNESS_KEY, merged_freshness
 from engine.query.parser import parse_sql
@@ -38,6 +46,9 @@ from engine.runtime.metrics import PerTableChildren
 log = logging.getLogger(__name__)
 
 _TABLE_CACHE_SIZE = 1024
+CLIENT_QUERY_ID = "clientQueryId"  # Pinot's query option: the client's id for a cancel
+ENGINE_KEY = "queryEngine"  # Sprig's: which engine answered (MULTI_STAGE or SINGLE_STAGE)
+SINGLE_STAGE = "SINGLE_STAGE"
 
 
 @dataclasses.dataclass
@@ -45,6 +56,8 @@ class BrokerQuery:
     sql: str
     options: dict[str, str]
     trace: bool = False
+    multistage: bool = False  # asked on Pinot's multi-stage endpoint (POST /query)
+    client_ip: str | None = None  # X-Forwarded-For, for the query log's clientIp
 
     @classmethod
     def from_json(cls, body: bytes) -> BrokerQuery:
@@ -96,6 +109,10 @@ class QueryRunner:
         selector: BalancedSelector,
         scatter: ScatterGather,
         metrics: BrokerMetrics,
+        *,
+        running: RunningQueries | None = None,
+        broker_id: str = "",
+        query_log: QueryLogger | None = None,
     ) -> None:
         self.routing = routing
         self.schemas = schemas
@@ -115,17 +132,37 @@ class QueryRunner:
             else None
         )
         self.plans = PlanCache()
+        self.running = running  # the queries GET /queries lists and DELETE /query cancels
+        self.broker_id = broker_id  # with the request id, the id servers know a query by
+        self.query_log = query_log
         self._lock = threading.Lock()
+        self.multistage = None  # the broker's MultiStageHandler (engine.broker.multistage)
 
     def run(self, query: BrokerQuery) -> dict:
         started = time.monotonic()
         request_id = self.selector.next_request_id()
-        table_label = "unknown"
+        choice = wants_multistage(query.sql, query.options, query.multistage)
+        if choice and self.multistage is not None:
+            return self._run_multistage(query, request_id, started)
+        table_label = queried = "unknown"
+        phases: dict[str, float] = {}  # Pinot's query phases, ms
+        running = None
+        if self.running is not None:
+            running = self.running.register(
+                request_id, query.sql, query.options.get(CLIENT_QUERY_ID)
+            )
+        query_log = (
+            self.query_log if self.query_log is not None and self.query_log.enabled else None
+        )
+        logged = query_log.received(request_id, query.sql) if query_log is not None else False
         try:
-            table = self._table_of(query.sql)
+            table = queried = self._table_of(query.sql)
             table_label = split_table_name(table)[0]
-            response = self._run(query, table, request_id, started)
+            response = self._run(query, table, request_id, started, running, phases)
         except QueryError as err:
+            if choice is None and self.multistage is not None and needs_multistage(query.sql):
+                # what only the multi-stage engine runs goes there by itself
+                return self._run_multistage(query, request_id, started)
             response = error_response(err, time_used_ms=_ms_since(started))
         except RecursionError:
             err = QueryExecutionError("Query is nested too deeply")
@@ -134,10 +171,23 @@ class QueryRunner:
             log.error("query failed: %s", query.sql)
             err = QueryExecutionError.internal("the broker", exc, log)
             response = error_response(err, time_used_ms=_ms_since(started))
+        finally:
+            if running is not None:
+                self.running.unregister(running)
         response["requestId"] = str(request_id)
+        response[ENGINE_KEY] = SINGLE_STAGE
+        if query_log is not None:
+            query_log.answered(logged, lambda: query_log.line(
+                response, query.sql, queried,
+                running.responses if running is not None else [],
+                unavailable=running.unavailable if running is not None else 0,
+                client_ip=query.client_ip,
+            ), response)  # fmt: skip
         queries, latency, docs_scanned, partial, freshness_lag = self._metrics_of(table_label)
         queries.inc()
-        latency.observe(time.monotonic() - started)
+        elapsed = time.monotonic() - started
+        latency.observe(elapsed)
+        self.metrics.record_query(table_label, phases, elapsed * 1000, bool(response["exceptions"]))
         docs_scanned.inc(response.get("numDocsScanned", 0))
         if response.get("partialResult"):
             partial.inc()
@@ -145,6 +195,19 @@ class QueryRunner:
         if freshness_ms > 0 and response.get("numConsumingSegmentsQueried"):
             lag_ms = max(0, now_ms() - freshness_ms)
             freshness_lag.set(lag_ms)
+        return response
+
+    def _run_multistage(self, query: BrokerQuery, request_id: int, started: float) -> dict:
+        response = self.multistage.run(query.sql, query.options, request_id)
+        tables = response.get("tablesQueried") or ["unknown"]
+        queries, latency, docs_scanned, partial, _ = self._metrics_of(
+            split_table_name(tables[0])[0]
+        )
+        queries.inc()
+        latency.observe(time.monotonic() - started)
+        docs_scanned.inc(response.get("numDocsScanned", 0))
+        if response.get("partialResult"):
+            partial.inc()
         return response
 
     def _metrics_of(self, table: str) -> tuple:
@@ -160,7 +223,15 @@ class QueryRunner:
                 self._tables[sql] = table
         return table
 
-    def _run(self, query: BrokerQuery, table: str, request_id: int, started: float) -> dict:
+    def _run(
+        self,
+        query: BrokerQuery,
+        table: str,
+        request_id: int,
+        started: float,
+        running: RunningQuery | None = None,
+        phases: dict | None = None,
+    ) -> dict:
         snapshot = self.routing.snapshot
         raw, table_type = split_table_name(table)
         tables = [table] if table_type else snapshot.tables_of(raw)
@@ -168,6 +239,9 @@ class QueryRunner:
             raise TableNotFoundError(f"TableDoesNotExistError: table '{table}' does not exist")
         snapshot.check_routable(tables)  # e.g. an unreadable segment lineage: never a wrong answer
         plan = self.plans.compile(query.sql, self.schemas.get(raw), query.options)
+        compiled = time.monotonic()
+        if running is not None and plan.options.get(CLIENT_QUERY_ID):  # SET clientQueryId
+            self.running.set_client_query_id(running, plan.options[CLIENT_QUERY_ID])
         trace = query.trace or plan.trace  # the request's flag or the trace query option
         server_options = {**query.options, "trace": "true"} if trace else query.options
         deadline = started + plan.timeout_ms / 1000.0
@@ -183,6 +257,8 @@ class QueryRunner:
             num_pruned += pruned
             num_routed += sum(len(s) for s in assignment.values()) + len(unavailable)
             if unavailable:
+                if running is not None:
+                    running.unavailable += len(unavailable)
                 shown = ", ".join(unavailable[:10]) + (" ..." if len(unavailable) > 10 else "")
                 exceptions.append({
                     "errorCode": SEGMENTS_UNAVAILABLE_ERROR_CODE,
@@ -195,12 +271,26 @@ class QueryRunner:
                     "requestId": request_id, "sql": query.sql, "tableNameWithType": resource,
                     "segments": segments,
                     "queryOptions": server_options, "timeoutMs": remaining_ms,
-                    "timeBoundary": clause,
+                    "timeBoundary": clause, "brokerId": self.broker_id,
                 })  # fmt: skip
                 requests.append((snapshot.servers[instance_id], body))
+        routed = time.monotonic()
+        if running is not None:
+            running.servers = tuple({server.instance_id: server for server, _ in requests}.values())
+            if running.cancelled:  # cancelled while it was routed: ask no server
+                raise QueryCancelledError(f"Cancelled on: {self.broker_id}")
         responses = self.scatter.scatter(requests, deadline)
+        gathered = time.monotonic()
+        if phases is not None:
+            phases["requestCompilation"] = (compiled - started) * 1000
+            phases["queryRouting"] = (routed - compiled) * 1000
+            phases["scatterGather"] = (gathered - routed) * 1000
+        if running is not None:
+            running.responses = responses
         results = [r.result for r in responses if r.result is not None]
         exceptions += [r.exception for r in responses if r.exception is not None]
+        if running is not None and running.cancelled:
+            exceptions = _with_cancellation(exceptions, self.broker_id)
         if plan.explain:
             response = explain_response(plan, [r.explain for r in responses if r.explain])
             response["exceptions"] = exceptions
@@ -216,6 +306,8 @@ class QueryRunner:
             num_servers_responded=sum(r.responded for r in responses),
         )  # fmt: skip
         reduce_ms = _ms_since(reduce_started)
+        if phases is not None:
+            phases["reduce"] = (time.monotonic() - reduce_started) * 1000
         response["exceptions"] = response["exceptions"] + exceptions
         response["partialResult"] = bool(response["exceptions"])
         response["numSegmentsQueried"] = num_routed
@@ -301,6 +393,14 @@ def trace_info(responses) -> dict[str, dict]:
             entry["operators"].extend(trace.get("operators", ()))
             entry["segments"].extend(trace.get("segments", ()))
     return out
+
+
+def _with_cancellation(exceptions: list[dict], broker_id: str) -> list[dict]:
+    """A cancelled query's exceptions lead with QUERY_CANCELLATION, whether or not every
+    server answered with it (one may have finished before the cancel reached it)."""
+    if any(e.get("errorCode") == QUERY_CANCELLATION_ERROR_CODE for e in exceptions):
+        return exceptions
+    return [QueryCancelledError(f"Cancelled on: {broker_id}").to_exception(), *exceptions]
 
 
 def _ms_since(started: float) -> int:

@@ -2,10 +2,19 @@
 
 POST /query/sql       {"sql", "queryOptions": "k=v;..." | {...}, "trace"}
 GET  /query/sql?sql=&queryOptions=&trace=
+POST /query, GET /query?sql=   Pinot's multi-stage endpoint (engine.broker.multistage)
+POST /multistage/mailbox       rows from the servers' stages for stage 0
 GET  /health          200 OK once registered with a routing table; 503 otherwise
 GET  /debug/routingTable/{table}     {table_TYPE: {server: [segments]}}
 GET  /debug/timeBoundary/{table}     {"timeColumn", "timeValue"} (hybrid tables)
 GET  /metrics         Prometheus text
+GET  /queries         {requestId: sql} of the queries running here
+DELETE /query/{id}?client=false&timeoutMs=3000&verbose=false   cancel one (client=true: by
+                      its clientQueryId); 200 "Cancelled query: <id>", 404 when not running
+
+Pinot's broker keys come from a properties file (``sprig broker --config``):
+``pinot.broker.enable.query.cancellation`` (default true) and the query log's
+(``engine.broker.query_log``).
 """
 
 from __future__ import annotations
@@ -23,7 +32,10 @@ from engine.broker.errors import (
 )
 from engine.broker.handler import BrokerQuery, QueryRunner
 from engine.broker.metrics import BrokerMetrics
+from engine.broker.multistage import MultiStageHandler
+from engine.broker.query_log import QueryLogger
 from engine.broker.routing import RoutingManager
+from engine.broker.running import RunningQueries
 from engine.broker.scatter import ScatterGather
 from engine.broker.selection import BalancedSelector, ServerHealth
 from engine.clusterstate import InstanceConfig, InstanceType, split_table_name
@@ -31,10 +43,13 @@ from engine.clusterstate.tags import instance_id as make_instance_id
 from engine.query.response import exception_response
 from engine.runtime import HttpService, Participant, Request, Response, Router, SchemaCache
 from engine.runtime.http_limits import HttpLimits
+from engine.runtime.properties import PinotProperties
 
 log = logging.getLogger(__name__)
 # a query's JSON: SQL with long IN lists fits, a data upload does not
 QUERY_BODY_BYTES = 16 << 20
+
+QUERY_CANCELLATION_KEY = "pinot.broker.enable.query.cancellation"
 
 
 @dataclasses.dataclass
@@ -51,6 +66,8 @@ class BrokerConfig:
     health_probe_interval_s: float = 0.5
     # connections and read deadline of its port (``HttpLimits.from_env`` in ``sprig broker``)
     http: HttpLimits = dataclasses.field(default_factory=HttpLimits)
+    # Pinot's broker config (``pinot.broker.*`` keys), from ``sprig broker --config FILE``
+    properties: PinotProperties = dataclasses.field(default_factory=PinotProperties)
 
     @property
     def resolved_instance_id(self) -> str:
@@ -79,16 +96,28 @@ class BrokerInstance:
         self.health = ServerHealth(self.http, config.health_probe_interval_s)
         self.selector = BalancedSelector(self.health)
         self.scatter = ScatterGather(self.health)
+        self.cancellation = config.properties.get_bool(QUERY_CANCELLATION_KEY, True)
+        self.running = RunningQueries(self.instance_id, self.http)
         self.runner = QueryRunner(
-            self.routing, self.schemas, self.selector, self.scatter, self.metrics
+            self.routing, self.schemas, self.selector, self.scatter, self.metrics,
+            running=self.running, broker_id=self.instance_id,
+            query_log=QueryLogger(config.properties),
+        )  # fmt: skip
+        self.multistage = MultiStageHandler(
+            self.runner, f"{config.host}:{self.http_service.port}", self.instance_id
         )
+        self.runner.multistage = self.multistage
+        self.multistage.routes(router)
         router.add("POST", "/query/sql", self._query_post, max_body_bytes=QUERY_BODY_BYTES)
         router.add("GET", "/query/sql", self._query_get)
-        router.add("POST", "/query", self._query_post, max_body_bytes=QUERY_BODY_BYTES)
+        router.add("POST", "/query", self._query_post_multistage, max_body_bytes=QUERY_BODY_BYTES)
+        router.add("GET", "/query", self._query_get_multistage)
         router.add("GET", "/health", self._health)
         router.add("GET", "/debug/routingTable/{table}", self._routing_table)
         router.add("GET", "/debug/timeBoundary/{table}", self._time_boundary)
         router.add("GET", "/metrics", self._metrics)
+        router.add("GET", "/queries", self._running_queries)
+        router.add("DELETE", "/query/{queryId}", self._cancel)
 
     @property
     def port(self) -> int:
@@ -121,15 +150,31 @@ class BrokerInstance:
             query = BrokerQuery.from_json(request.body)
         except BadBrokerRequest as exc:
             return _bad_request(str(exc))
+        query.client_ip = request.headers.get("x-forwarded-for")
         return self._answer(query)
 
-    def _query_get(self, request: Request) -> Response:
+    def _query_get(self, request: Request, multistage: bool = False) -> Response:
         q = request.query
         try:
             query = BrokerQuery.from_fields(q.get("sql"), q.get("queryOptions"), q.get("trace"))
         except BadBrokerRequest as exc:
             return _bad_request(str(exc))
+        query.multistage = multistage
+        query.client_ip = request.headers.get("x-forwarded-for")
         return self._answer(query)
+
+    def _query_post_multistage(self, request: Request) -> Response:
+        """Pinot's multi-stage endpoint: the multi-stage engine unless the query's own
+        ``SET useMultistageEngine=false`` says otherwise."""
+        try:
+            query = BrokerQuery.from_json(request.body)
+        except BadBrokerRequest as exc:
+            return _bad_request(str(exc))
+        query.multistage = True
+        return self._answer(query)
+
+    def _query_get_multistage(self, request: Request) -> Response:
+        return self._query_get(request, multistage=True)
 
     def _answer(self, query: BrokerQuery) -> Response:
         # Until the first routing table is built every table looks missing; a 190 "table does
@@ -170,6 +215,39 @@ class BrokerInstance:
 
     def _metrics(self, _request: Request) -> Response:
         return self.metrics.response()
+
+    def _running_queries(self, _request: Request) -> Response:
+        if not self.cancellation:
+            return _cancellation_disabled()
+        return Response.json(self.running.listing())
+
+    def _cancel(self, request: Request) -> Response:
+        """Pinot's ``DELETE /query/{id}``: tell the query's servers to stop, answer at once."""
+        if not self.cancellation:
+            return _cancellation_disabled()
+        query_id = request.params["queryId"]
+        client = request.query.get("client", "false").lower() == "true"
+        timeout = request.query.get("timeoutMs", "3000")
+        if not timeout.isdigit():
+            return Response.error(400, f"Invalid timeoutMs: {timeout} (milliseconds)")
+        try:
+            running = self.running.find(query_id, client=client)
+        except ValueError:
+            return Response.error(400, f"Invalid internal query id: {query_id}")
+        if running is None:
+            return Response.error(404, f"Query: {query_id} not found on the broker")
+        statuses = self.running.cancel(running, int(timeout) / 1000.0)
+        text = f"Cancelled query: {running.request_id}"
+        if request.query.get("verbose", "false").lower() == "true":
+            shown = ", ".join(f"{server}={status}" for server, status in sorted(statuses.items()))
+            text += f" with responses from servers: {{{shown}}}"
+        return Response.text(text)
+
+
+def _cancellation_disabled() -> Response:
+    return Response.error(
+        500, f"Query cancellation is not enabled on broker ({QUERY_CANCELLATION_KEY}=false)"
+    )
 
 
 def _bad_request(message: str) -> Response:

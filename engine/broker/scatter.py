@@ -31,6 +31,8 @@ class ServerResponse:
     elapsed_ms: int = 0
     answered: bool = False  # the server sent an answer (a result or its own error)
     explain: list | None = None  # the segment plans, for EXPLAIN PLAN FOR
+    size: int = 0  # bytes of the answer (the query log's serverStats)
+    deserialize_ms: int = 0
 
     @property
     def responded(self) -> bool:
@@ -90,11 +92,13 @@ class ScatterGather:
                 return _failure(server, f"sent an unreadable plan: {exc}", started)
             return ServerResponse(server, None, None, elapsed, answered=True, explain=plans)
         if status == 200:
+            decoding = time.monotonic()
             try:
-                return ServerResponse(server, IntermediateResult.from_bytes(data),
-                                      None, elapsed, answered=True)  # fmt: skip
+                result = IntermediateResult.from_bytes(data)
             except QueryError as exc:
                 return _failure(server, f"sent an unreadable result: {exc}", started)
+            return ServerResponse(server, result, None, elapsed, answered=True, size=len(data),
+                                  deserialize_ms=int((time.monotonic() - decoding) * 1000))  # fmt: skip
         try:
             error = orjson.loads(data)
             code = int(error.get("errorCode", 200))

@@ -1,7 +1,7 @@
 """Query errors, each carrying the Pinot error code the broker puts in ``exceptions``.
 
 Codes follow Pinot's ``QueryException``: 150 SQL parsing, 190 table missing, 200 query
-execution, 250 execution timeout, 700 query validation, 710 unknown column.
+execution, 250 execution timeout, 503 query cancellation, 700 query validation, 710 unknown column.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ SQL_PARSING_ERROR_CODE = 150
 TABLE_DOES_NOT_EXIST_ERROR_CODE = 190
 QUERY_EXECUTION_ERROR_CODE = 200
 EXECUTION_TIMEOUT_ERROR_CODE = 250
+QUERY_CANCELLATION_ERROR_CODE = 503
 QUERY_VALIDATION_ERROR_CODE = 700
 UNKNOWN_COLUMN_ERROR_CODE = 710
 
@@ -70,3 +71,9 @@ class QueryExecutionError(QueryError):
 
 class QueryTimeoutError(QueryError):
     error_code = EXECUTION_TIMEOUT_ERROR_CODE
+
+
+class QueryCancelledError(QueryError):
+    """The query was cancelled (``DELETE /query/{id}``); Pinot's QUERY_CANCELLATION."""
+
+    error_code = QUERY_CANCELLATION_ERROR_CODE

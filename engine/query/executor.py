@@ -7,6 +7,7 @@ from typing import NamedTuple
 import numpy as np
 from pyroaring import BitMap
 
+from engine.common.cancel import checkpoint
 from engine.query.decoded_cache import DecodedCache
 from engine.query.docset import DocSet
 from engine.query.errors import QueryValidationError
@@ -157,6 +158,7 @@ def _run_filtered(
     plan, view: SegmentView, result, filtered: _Filtered, timer
 ) -> IntermediateResult:
     stats = result.stats
+    checkpoint()  # a scan-based filter can take most of a segment's time
     docs, doc_ids, matched = filtered.docs, filtered.doc_ids, filtered.matched
     stats["numEntriesScannedInFilter"] = filtered.entries_scanned
     if timer is not None:
@@ -173,6 +175,7 @@ def _run_filtered(
     if plan.kind == "aggregation":
         result.states = []
         for fn in plan.aggregations:
+            checkpoint()
             fn_projection, _ = _filtered(fn, view, projection, doc_ids, None)
             block, _ = fn_projection.block(fn, None)
             result.states.append(fn.aggregate(block, None, 1))
@@ -223,6 +226,7 @@ def _group_by(plan: QueryPlan, view: SegmentView, doc_ids, projection: Projectio
     runs = projection.runs if not nulls_here else None
     result.states = []
     for fn in plan.aggregations:
+        checkpoint()
         state = counts_state(fn, counts)
         if state is None and runs is not None:
             # each run of rows is one group: reduce the runs, then merge runs into groups

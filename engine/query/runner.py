@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
 from cachetools import LRUCache
 
+from engine.common.cancel import WorkToken, working_on
 from engine.query.combine import combine
 from engine.query.decoded_cache import DecodedCache
 from engine.query.errors import (
+    QueryCancelledError,
     QueryError,
     QueryExecutionError,
     QueryTimeoutError,
@@ -76,43 +78,39 @@ class QueryEngine:
         *,
         deadline: float | None = None,
         parallel: bool = True,
+        token: WorkToken | None = None,
         valid_docs: list | None = None,
     ) -> IntermediateResult:
         """Server side: run ``plan`` on each segment and combine (one IntermediateResult).
         ``deadline`` is in ``time.monotonic()`` seconds (default: the plan's timeout).
         ``parallel=False`` runs the segments one after the other in this thread even when
-        the pool would pay (the caller knows the cores are busy). ``valid_docs``: per segment
-        the docs an upsert table counts (a BitMap), or None for every doc."""
+        the pool would pay (the caller knows the cores are busy). ``token`` (default: one
+        with the deadline) stops the work at the next checkpoint once cancelled or past
+        its deadline, in every thread the query uses (``engine.common.cancel``).
+        ``valid_docs``: per segment the docs an upsert table counts (a BitMap), or None for
+        every doc."""
         started = time.monotonic()
-        deadline = deadline or (started + plan.timeout_ms / 1000.0)
+        if token is None:
+            token = QueryToken(plan.timeout_ms, deadline or (started + plan.timeout_ms / 1000.0))
         valid_docs = valid_docs or [None] * len(segments)
         if parallel and self._parallel_pays(plan, len(segments)):
             futures = [
-                self._get_pool().submit(self._timed_segment, plan, s, v)
+                self._get_pool().submit(self._timed_segment, plan, s, token, v)
                 for s, v in zip(segments, valid_docs, strict=True)
             ]
-            results = []
-            for future in futures:
-                remaining = deadline - time.monotonic()
-                try:
-                    results.append(future.result(timeout=max(remaining, 0.001)))
-                except TimeoutError as err:
-                    for f in futures:
-                        f.cancel()
-                    raise _timed_out(plan) from err
-            cpu_s = sum(cpu for _, cpu in results)
-            results = [result for result, _ in results]
+            timed = _gather(futures, token)
+            cpu_s = sum(cpu for _, cpu in timed)
+            results = [result for result, _ in timed]
         else:
             # one after the other in this thread: its CPU time over the loop is theirs
             cpu = time.thread_time()
             results = []
-            for segment, valid in zip(segments, valid_docs, strict=True):
-                results.append(self._run_segment(plan, segment, valid))
-                if time.monotonic() > deadline:
-                    raise _timed_out(plan)
+            with working_on(token):
+                for segment, valid in zip(segments, valid_docs, strict=True):
+                    token.check()
+                    results.append(self._run_segment(plan, segment, valid))
             cpu_s = time.thread_time() - cpu
-        if time.monotonic() > deadline:
-            raise _timed_out(plan)
+        token.check()
         if results:
             self._record_segment_cost(plan, 1000.0 * cpu_s / len(results))
         if not plan.trace:
@@ -194,17 +192,63 @@ class QueryEngine:
         return _execute_segment_safely(plan, segment, self.decoded, valid)
 
     def _timed_segment(
-        self, plan: QueryPlan, segment, valid=None
+        self, plan: QueryPlan, segment, token: WorkToken, valid=None
     ) -> tuple[IntermediateResult, float]:
         """The segment's result and the CPU seconds its thread spent on it (not the time spent
         waiting for the GIL or for a pool thread, which would grow with the load)."""
-        cpu = time.thread_time()
-        result = self._run_segment(plan, segment, valid)
-        return result, time.thread_time() - cpu
+        with working_on(token):
+            token.check()  # queued behind a long segment: maybe cancelled meanwhile
+            cpu = time.thread_time()
+            result = self._run_segment(plan, segment, valid)
+            return result, time.thread_time() - cpu
 
 
-def _timed_out(plan: QueryPlan) -> QueryTimeoutError:
-    return QueryTimeoutError(f"Query timed out: not finished within timeoutMs={plan.timeout_ms}")
+# how often a request thread waiting for its segments looks at its token: a cancel or the
+# deadline then ends the wait even while every segment is inside a long operator
+_WAIT_SLICE_S = 0.02
+
+
+def _gather(futures: list, token: WorkToken) -> list:
+    """The futures' results in order. The first error, a cancel or the deadline stops the
+    others: queued segments are dropped and running ones stop at their next checkpoint."""
+    pending = set(futures)
+    try:
+        while pending:
+            remaining = token.deadline - time.monotonic() if token.deadline else _WAIT_SLICE_S
+            done, pending = wait(
+                pending, timeout=max(min(remaining, _WAIT_SLICE_S), 0.001),
+                return_when=FIRST_EXCEPTION,
+            )  # fmt: skip
+            for future in done:
+                if future.exception() is not None:
+                    raise future.exception()
+            token.check()
+    except BaseException:
+        for future in pending:
+            future.cancel()
+        token.cancel()  # the running ones stop at their next checkpoint
+        raise
+    return [future.result() for future in futures]
+
+
+class QueryToken(WorkToken):
+    """The token of one query's work: past its deadline, Pinot's EXECUTION_TIMEOUT (250) naming
+    ``timeout_ms``; cancelled, QUERY_CANCELLATION (503, ``Cancelled on: <where>``)."""
+
+    __slots__ = ("timeout_ms", "where")
+
+    def __init__(self, timeout_ms: float, deadline: float | None, where: str = "") -> None:
+        super().__init__(deadline)
+        self.timeout_ms = timeout_ms
+        self.where = where
+
+    def timeout_error(self) -> QueryTimeoutError:
+        return QueryTimeoutError(
+            f"Query timed out: not finished within timeoutMs={self.timeout_ms}"
+        )
+
+    def cancel_error(self) -> QueryCancelledError:
+        return QueryCancelledError(f"Cancelled on: {self.where or 'this process'}")
 
 
 _default: QueryEngine | None = None

@@ -257,6 +257,9 @@ class SegmentSnapshot:
             name: SnapshotColumn(self, segment.columns[name], captured[name])
             for name in segment.columns
         }
+        # columns the schema gained since this segment started consuming, as their default
+        # (engine.segment.default_column.adopt_schema)
+        self.defaults = None
 
     @classmethod
     def capture(cls, segment) -> SegmentSnapshot:
@@ -297,12 +300,16 @@ class SegmentSnapshot:
         return list(self._columns)
 
     def has_column(self, name: str) -> bool:
-        return name in self._columns
+        return name in self._columns or (
+            self.defaults is not None and name in self.defaults.readers
+        )
 
     def column(self, name: str) -> SnapshotColumn:
         reader = self._columns.get(name)
         if reader is None:
-            raise SegmentError(f"segment {self.name} has no column {name!r}")
+            reader = self.defaults.readers.get(name) if self.defaults else None
+            if reader is None:
+                raise SegmentError(f"segment {self.name} has no column {name!r}")
         return reader
 
     @functools.cached_property

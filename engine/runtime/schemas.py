@@ -36,6 +36,7 @@ class SchemaCache:
         self.timeout_s = timeout_s
         self._schemas: dict[str, Schema | None] = {}
         self._generations: dict[str, int] = {}
+        self._table_nulls: dict[str, bool] = {}  # raw table -> a config has nullHandlingEnabled
         self._lock = threading.Lock()
 
     def get(self, raw_table: str) -> Schema | None:
@@ -55,6 +56,15 @@ class SchemaCache:
             if self._generations.get(raw_table, 0) == generation:
                 self._schemas[raw_table] = schema
         return schema
+
+    def nullable_columns(self, raw_table: str) -> frozenset[str]:
+        """The columns of ``raw_table`` whose nulls are stored (``Schema.nullable_columns``
+        with the table configs' ``nullHandlingEnabled``): a column added to the schema reads
+        as NULL there in older segments."""
+        schema = self.get(raw_table)
+        if schema is None:
+            return frozenset()
+        return schema.nullable_columns(self._table_nulls.get(raw_table, False))
 
     def invalidate(self, raw_table: str | None = None) -> None:
         with self._lock:
@@ -91,6 +101,7 @@ class SchemaCache:
 
     def _schema_names(self, raw_table: str) -> list[str]:
         names = [raw_table]
+        null_handling = False
         for table_type in (OFFLINE, REALTIME):
             try:
                 config = self.store.table_config(table_name_with_type(raw_table, table_type))
@@ -101,10 +112,14 @@ class SchemaCache:
             if config is None:
                 continue
             try:
-                name = TableConfig.from_json(config).segments_config.schema_name
+                parsed = TableConfig.from_json(config)
             except ConfigError as exc:
                 log.warning("table config %s_%s is invalid: %s", raw_table, table_type, exc)
                 continue
+            name = parsed.segments_config.schema_name
+            null_handling = null_handling or parsed.index_config.null_handling_enabled
             if name and name not in names:
                 names.append(name)
+        with self._lock:
+            self._table_nulls[raw_table] = null_handling
         return names

@@ -15,6 +15,9 @@ from engine.segment.dictionary import Dictionary
 from engine.segment.files import BufferReader
 from engine.segment.metadata import ColumnMetadata
 
+# raw forward formats kept as ChunkedArray buffers: the format -> the buffer's suffix
+_CHUNKED_RAW = {"raw-zstd": "raw.zst", "raw-chunked": "raw.chunks"}
+
 
 class ColumnReader:
     """One column. ``metadata`` holds the stats; ``dictionary`` is None for raw columns.
@@ -113,23 +116,31 @@ class ColumnReader:
 
     def raw_values(self) -> pa.Array:
         """The flat values of a raw (no-dictionary) column as Arrow (decompresses all chunks)."""
-        if self.metadata.forward_format == "raw-zstd":
-            return pa.array(self._chunked("raw.zst").read())
+        fmt = self.metadata.forward_format
+        if fmt in _CHUNKED_RAW:
+            values = self._chunked(_CHUNKED_RAW[fmt]).read()
+            return values if isinstance(values, pa.Array) else pa.array(values)
         return self._store.arrow_column(self._key("raw.arrow"))
 
     def raw_chunks(self):
-        """The raw column's zstd chunks: a ChunkedArray (``chunk(i)``, ``read_range``) for
-        fixed-width types, an Arrow IPC reader (``get_batch(i)``) for variable-width ones."""
-        if self.metadata.forward_format == "raw-zstd":
-            return self._chunked("raw.zst")
+        """The raw column's compressed chunks: a ChunkedArray (``chunk(i)``, ``read_range``),
+        or for a variable-width column written with the default codec an Arrow IPC reader
+        (``get_batch(i)``)."""
+        fmt = self.metadata.forward_format
+        if fmt in _CHUNKED_RAW:
+            return self._chunked(_CHUNKED_RAW[fmt])
         return self._store.arrow_reader(self._key("raw.arrow"))
 
     def _flat_values(self) -> np.ndarray:
         if self.dictionary is not None:
             ids = self.dict_ids() if self.metadata.single_value else self.mv_dict_ids()
             return self.dictionary.take(ids)
-        if self.metadata.forward_format == "raw-zstd":
-            return self._chunked("raw.zst").read()
+        fmt = self.metadata.forward_format
+        if fmt in _CHUNKED_RAW:
+            values = self._chunked(_CHUNKED_RAW[fmt]).read()
+            if isinstance(values, pa.Array):
+                return values.to_numpy(zero_copy_only=False)
+            return values
         return self.raw_values().to_numpy(zero_copy_only=False)
 
     def values(self) -> np.ndarray | tuple[np.ndarray, np.ndarray]:

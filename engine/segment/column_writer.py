@@ -12,7 +12,8 @@ from pyroaring import BitMap
 
 from engine.common.types import DataType, smallest_uint_dtype
 from engine.segment import dictionary as dictionary_mod
-from engine.segment.chunked import compress_chunks, write_chunks
+from engine.segment.chunked import compress_batches, compress_chunks, write_chunks
+from engine.segment.codecs import DEFAULT_CODEC
 from engine.segment.files import BufferWriter
 from engine.segment.metadata import ColumnMetadata
 from engine.spi.schema import FieldSpec
@@ -41,9 +42,16 @@ def _dictionary_file_value(data_type: DataType, dictionary: pa.Array) -> np.ndar
 
 
 def write_column(
-    spec: FieldSpec, values: pa.Array, writer: BufferWriter, prefix: str, *, raw: bool
+    spec: FieldSpec,
+    values: pa.Array,
+    writer: BufferWriter,
+    prefix: str,
+    *,
+    raw: bool,
+    codec: str | None = None,
 ) -> EncodedColumn:
-    """Write ``values`` (coerced, no nulls; a ListArray for MV) as buffers ``<prefix>.*``."""
+    """Write ``values`` (coerced, no nulls; a ListArray for MV) as buffers ``<prefix>.*``. A
+    raw column's chunks use ``codec`` (Pinot's name; None: ZSTANDARD, Sprig's default)."""
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     num_docs = len(values)
@@ -77,7 +85,7 @@ def write_column(
             offsets.astype(np.uint32 if len(flat) < 2**32 else np.int64),
         )
     if raw:
-        return _write_raw(spec, meta, flat, offsets, writer, prefix, num_docs)
+        return _write_raw(spec, meta, flat, offsets, writer, prefix, num_docs, codec)
     dictionary, ids = dictionary_mod.encode(flat)
     meta.cardinality = len(dictionary)
     if len(dictionary):
@@ -114,15 +122,27 @@ def _write_ids(writer: BufferWriter, prefix: str, ids: np.ndarray) -> str:
     return "npy"
 
 
-def _write_raw(spec, meta, flat, offsets, writer, prefix, num_docs) -> EncodedColumn:
-    # Raw columns are stored zstd-compressed in chunks, like Pinot's chunk-compressed raw index.
-    if spec.data_type.is_fixed_width:
+def _write_raw(spec, meta, flat, offsets, writer, prefix, num_docs, codec) -> EncodedColumn:
+    # Raw columns are stored compressed in chunks, like Pinot's chunk-compressed raw index.
+    # ZSTANDARD (the default) keeps the layout of segments written before codecs existed,
+    # so servers of either age read them; another codec gets a layout of its own.
+    fixed = spec.data_type.is_fixed_width
+    if fixed:
         array = flat.to_numpy(zero_copy_only=False).astype(spec.data_type.numpy_dtype, copy=False)
-        write_chunks(writer, f"{prefix}.raw.zst", *compress_chunks(array))
-        meta.forward_format = "raw-zstd"
+    if codec in (None, DEFAULT_CODEC):
+        if fixed:
+            write_chunks(writer, f"{prefix}.raw.zst", *compress_chunks(array))
+            meta.forward_format = "raw-zstd"
+        else:
+            writer.put_arrow(f"{prefix}.raw.arrow", flat, compressed=True)
+            meta.forward_format = "raw-arrow"
     else:
-        writer.put_arrow(f"{prefix}.raw.arrow", flat, compressed=True)
-        meta.forward_format = "raw-arrow"
+        header, blobs = (
+            compress_chunks(array, codec=codec) if fixed else compress_batches(flat, codec)
+        )
+        write_chunks(writer, f"{prefix}.raw.chunks", header, blobs)
+        meta.forward_format = "raw-chunked"
+    meta.compression_codec = codec
     if len(flat) and spec.data_type.is_fixed_width:
         # Sorting a copy gives min, max and an exact distinct count far faster than hashing.
         ordered = np.sort(array)

@@ -173,13 +173,15 @@ def _write_segment(
     custom_metadata: dict | None,
 ) -> SegmentMetadata:
     no_dict = set(table_config.no_dictionary_columns)
+    codecs = table_config.compression_codecs
     encoded: dict[str, EncodedColumn] = {}
     writer = BufferWriter(seg_dir)
     try:
         for i, spec in enumerate(schema.fields):
             encoded[spec.name] = write_column(
-                spec, table.column(spec.name), writer, f"c{i}", raw=spec.name in no_dict
-            )
+                spec, table.column(spec.name), writer, f"c{i}", raw=spec.name in no_dict,
+                codec=codecs.get(spec.name),
+            )  # fmt: skip
             nulls = NULL_COLUMN_PREFIX + spec.name
             if nulls in table.column_names:
                 write_null_vector(writer, encoded[spec.name].metadata, table.column(nulls))

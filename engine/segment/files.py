@@ -37,6 +37,17 @@ class BufferWriter:
         self._pos = 0
         self._index: dict[str, dict] = {}
 
+    @classmethod
+    def append_to(cls, seg_dir: Path) -> BufferWriter:
+        """A writer that adds buffers to an existing segment's data file (a reload adding
+        columns to a copy of the segment); ``close()`` rewrites the index map."""
+        writer = cls.__new__(cls)
+        writer._dir = seg_dir
+        writer._index = BufferReader(seg_dir)._index
+        writer._out = open(seg_dir / DATA_FILE, "ab")  # noqa: SIM115 - closed in close()
+        writer._pos = writer._out.tell()
+        return writer
+
     def _begin(self, key: str) -> int:
         if key in self._index:
             raise SegmentError(f"buffer {key!r} written twice")

@@ -23,6 +23,9 @@ class ImmutableSegment:
         self.metadata = metadata
         self._store = BufferReader(seg_dir)
         self._columns: dict[str, ColumnReader] = {}
+        # the current schema's columns this segment lacks, served as their default
+        # (engine.segment.default_column.adopt_schema); None until a schema is adopted
+        self.defaults = None
 
     @property
     def name(self) -> str:
@@ -42,17 +45,23 @@ class ImmutableSegment:
         return list(self.metadata.columns)
 
     def column(self, name: str) -> ColumnReader:
-        """The reader of ``name``; raises SegmentError for an unknown column."""
+        """The reader of ``name`` (a stored column, or a default column of the adopted
+        schema); raises SegmentError for an unknown column."""
         reader = self._columns.get(name)
         if reader is None:
             meta = self.metadata.columns.get(name)
             if meta is None:
+                virtual = self.defaults.readers.get(name) if self.defaults else None
+                if virtual is not None:
+                    return virtual
                 raise SegmentError(f"segment {self.name} has no column {name!r}")
             reader = self._columns[name] = ColumnReader(self._store, meta, self.total_docs)
         return reader
 
     def has_column(self, name: str) -> bool:
-        return name in self.metadata.columns
+        if name in self.metadata.columns:
+            return True
+        return self.defaults is not None and name in self.defaults.readers
 
     @functools.cached_property
     def star_trees(self) -> list:

@@ -7,11 +7,15 @@ Admin endpoints (``--admin-port``)::
     GET /tables                  {"tables": [table_TYPE, ...]}
     GET /tables/{t}/segments     the segments of one table (with or without type)
     GET /tables/{t}/consumingSegmentsInfo   SegmentConsumerInfo of its consuming segments
+    GET /tables/{t}/segments/needReload     {"instanceId", "needReload"}: a segment lacks a
+                                 column of the current schema (a reload would write it)
     GET /metrics                 Prometheus text: queries, latency, docs scanned, segments
     upsert tables: validDocIdsMetadata, validDocIdsBitmap, primaryKeyCount, table metadata
                                  (see ``engine.server.upsert_api``)
+    DELETE /query/{queryId}      cancel a running query (<brokerId>_<requestId>[_O|_R])
 
-Query endpoint (``--query-port``): ``POST /query`` (see ``engine.server.query``).
+Query endpoint (``--query-port``): ``POST /query`` (see ``engine.server.query``), and the
+multi-stage engine's ``/multistage/*`` (see ``engine.server.multistage``).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from engine.segment.tarball import DEFAULT_MAX_UNPACKED_BYTES
 from engine.server.drain import DEFAULT_DRAIN_S
 from engine.server.follower import IdealStateFollower
 from engine.server.metrics import ServerMetrics
+from engine.server.multistage import MultiStageService
 from engine.server.query import QueryExecutor
 from engine.server.realtime import RealtimeSegmentManager
 from engine.server.segments import SegmentDataManager
@@ -94,6 +99,7 @@ class ServerInstance:
             tenant_isolation=config.tenant_isolation,
             session_timeout_s=config.session_timeout_s,
         )
+        self.schemas = SchemaCache(self.participant.store)
         self.segments = SegmentDataManager(
             self.instance_id,
             Path(config.data_dir),
@@ -103,11 +109,11 @@ class ServerInstance:
             drain_s=config.drop_drain_s,
             max_unpacked_bytes=config.max_unpacked_bytes,
             wake=lambda: self.follower.poke(),
+            schemas=self.schemas,
         )
         self.follower = IdealStateFollower(
             self.participant, self.segments, resync_interval_s=config.resync_interval_s
         )
-        self.schemas = SchemaCache(self.participant.store)
         self.segments.realtime = RealtimeSegmentManager(
             self.instance_id, Path(config.data_dir), lambda: self.participant.store,
             self.schemas.get,
@@ -118,16 +124,24 @@ class ServerInstance:
         self.executor = QueryExecutor(
             self.instance_id, self.segments, self.schemas, self.metrics, self.query_engine
         )
+        self.metrics.document_counts(self.segments.document_counts)
         # a broker's request names the segments to query: thousands of names for a big table
         query_router.add("POST", "/query", self.executor.handle, max_body_bytes=MAX_BODY_BYTES)
+        self.multistage = MultiStageService(
+            self.instance_id, f"{config.host}:{self.query_http.port}", self.segments,
+            self.schemas, self.query_engine,
+        )  # fmt: skip
+        self.multistage.routes(query_router)
         query_router.add("GET", "/health", self._health)
         admin_router.add("GET", "/health", self._health)
         admin_router.add("GET", "/segments", self._segments)
         admin_router.add("GET", "/tables", self._tables)
         admin_router.add("GET", "/tables/{table}/segments", self._table_segments)
         admin_router.add("GET", "/tables/{table}/consumingSegmentsInfo", self._consuming_info)
+        admin_router.add("GET", "/tables/{table}/segments/needReload", self._need_reload)
         admin_router.add("GET", "/metrics", self._metrics)
         UpsertEndpoints(self.instance_id, self.upsert).routes(admin_router)
+        admin_router.add("DELETE", "/query/{queryId}", self.executor.cancel)
 
     def start(self, connect_timeout_s: float = 30.0) -> None:
         self.query_http.start()
@@ -180,6 +194,14 @@ class ServerInstance:
         return Response.json(
             self.segments.realtime.consuming_info(table_name_with_type(raw, REALTIME))
         )
+
+    def _need_reload(self, request: Request) -> Response:
+        """Pinot's server answer: whether a segment here lacks a column of the schema."""
+        table = request.params["table"]
+        raw, table_type = split_table_name(table)
+        names = [table] if table_type else [table_name_with_type(raw, t) for t in TABLE_TYPES]
+        need = any(self.segments.need_reload(name) for name in names)
+        return Response.json({"instanceId": self.instance_id, "needReload": need})
 
     def _metrics(self, _request: Request) -> Response:
         self.metrics.segments.clear()

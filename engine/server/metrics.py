@@ -7,6 +7,8 @@ import time
 from prometheus_client import Counter, Gauge, Histogram
 
 from engine.runtime.metrics import LATENCY_BUCKETS_S, ProcessMetrics
+from engine.runtime.pinot_metrics import PinotMetrics
+from engine.spi.table_name import split_table_name
 
 
 class ServerMetrics(ProcessMetrics):
@@ -60,6 +62,22 @@ class ServerMetrics(ProcessMetrics):
         )  # fmt: skip
         self._reported: dict[tuple[str, int], tuple[int, int, int]] = {}
         self._observed_at: float | None = None
+        # Pinot's names, as its JMX exporter gives them (engine.runtime.pinot_metrics)
+        self.pinot = PinotMetrics("server")
+        self.pinot.declare("meter", "queries")
+        self.pinot.declare("meter", "realtimeRowsConsumed")
+        self._delays: dict[tuple, float] = {}
+        self.pinot.gauge("realtimeIngestionDelayMs", lambda: dict(self._delays))
+        self.registry.register(self.pinot.collector())
+        self.pinot_queries = self.pinot.meter("queries")
+
+    def document_counts(self, read) -> None:
+        """Pinot's documentCount gauge per table: ``read()`` gives {table_TYPE: docs}."""
+
+        def by_table() -> dict[tuple, float]:
+            return {_labels(table): docs for table, docs in read().items()}
+
+        self.pinot.gauge("documentCount", by_table)
 
     def observe_ingestion(self, totals: dict[tuple[str, int], dict],
                           at_s: float | None = None) -> None:  # fmt: skip
@@ -80,6 +98,10 @@ class ServerMetrics(ProcessMetrics):
             ):  # fmt: skip
                 if new > old:
                     counter.labels(*labels).inc(new - old)
+            consumed = current[0] - before[0]
+            if consumed > 0:  # Pinot's realtimeRowsConsumed, global and per partition
+                self.pinot.mark("realtimeRowsConsumed", (), consumed)
+                self.pinot.mark("realtimeRowsConsumed", _labels(table, partition), consumed)
             if elapsed is not None and elapsed > 0:
                 rate = max(0, current[0] - before[0]) / elapsed
                 self.ingestion_rate.labels(*labels).set(round(rate, 3))
@@ -88,3 +110,11 @@ class ServerMetrics(ProcessMetrics):
             )
             if now["delay_ms"] is not None:
                 self.ingestion_delay.labels(*labels).set(now["delay_ms"])
+                self._delays[_labels(table, partition)] = now["delay_ms"]
+
+
+def _labels(table: str, partition: int | None = None) -> tuple:
+    """Pinot's labels of a table name with its type (and a partition)."""
+    raw, table_type = split_table_name(table)
+    labels = (("table", raw), ("tableType", table_type or ""))
+    return labels if partition is None else (*labels, ("partition", str(partition)))

@@ -6,7 +6,13 @@ The broker sends JSON::
 
     {"requestId": 7, "sql": "...", "tableNameWithType": "t_OFFLINE", "segments": [...],
      "queryOptions": {...}, "timeoutMs": 9500,      # the client's options; the time left
-     "timeBoundary": {"column": "ts", "op": "<=", "value": 18000}}   # hybrid tables only
+     "timeBoundary": {"column": "ts", "op": "<=", "value": 18000},   # hybrid tables only
+     "brokerId": "Broker_host_8099"}                # with requestId, the id a cancel names
+
+While it runs, ``DELETE /query/<brokerId>_<requestId>`` on the admin port cancels it: its
+segments stop at their next checkpoint (``engine.common.cancel``) and the answer is Pinot's
+QUERY_CANCELLATION (503) ``Cancelled on: <server>``. Its ``timeoutMs`` stops it the same way
+(250).
 
 A segment the server does not serve (not loaded, in ERROR, moved away) is reported as an
 exception with code 235 in the result, the others are still answered. A bad request is a
@@ -32,13 +38,15 @@ from engine.query.errors import QueryExecutionError
 from engine.query.explain import segment_plans
 from engine.query.intermediate import CONSUMING_KEY, FRESHNESS_KEY
 from engine.query.plan import QueryPlan
-from engine.query.runner import QueryEngine, columns_from_segments
+from engine.query.runner import QueryEngine, QueryToken, columns_from_segments
 from engine.query.time_boundary import BOUNDARY_OPS, with_time_boundary
 from engine.query.trace import gc_clock, new_trace, operator_entry
 from engine.runtime import Request, Response, SchemaCache
 from engine.runtime.metrics import PerTableChildren
+from engine.segment.default_column import adopt_schema
 from engine.server.errors import BadQueryRequest
 from engine.server.metrics import ServerMetrics
+from engine.server.running import RunningQueries
 from engine.server.segments import SegmentDataManager
 from engine.spi.table_name import REALTIME
 
@@ -57,6 +65,12 @@ class ServerQueryRequest:
     options: dict[str, str]
     time_boundary: dict | None
     budget_ms: float | None = None
+    broker_id: str = ""
+
+    @property
+    def query_id(self) -> str:
+        """Pinot's id of the query on a server: ``<brokerId>_<requestId>``."""
+        return f"{self.broker_id}_{self.request_id}"
 
     @classmethod
     def from_bytes(cls, body: bytes) -> ServerQueryRequest:
@@ -87,8 +101,12 @@ class ServerQueryRequest:
         budget = data.get("timeoutMs")
         if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int | float)):
             raise BadQueryRequest("'timeoutMs' must be a number of milliseconds")
+        broker_id = data.get("brokerId") or ""
+        if not isinstance(broker_id, str):
+            raise BadQueryRequest("'brokerId' must be the broker's instance id")
         return cls(int(data.get("requestId") or 0), sql, table, segments,
-                   {str(k): str(v) for k, v in options.items()}, boundary, budget)  # fmt: skip
+                   {str(k): str(v) for k, v in options.items()}, boundary, budget,
+                   broker_id)  # fmt: skip
 
 
 class QueryExecutor:
@@ -107,6 +125,7 @@ class QueryExecutor:
         self.engine = engine
         self.parallel_below = os.cpu_count() or 1
         self.gc = gc_clock()
+        self.running = RunningQueries()
         self._in_flight = 0
         self._lock = threading.Lock()
         m = metrics
@@ -130,18 +149,23 @@ class QueryExecutor:
         except BadQueryRequest as exc:
             return Response.json({"errorCode": 200, "message": str(exc)}, 400)
         table = query.table
+        token = QueryToken(0, None, self.instance_id)  # its deadline is set once planned
+        table_type = split_table_name(table)[1] or ""
+        self.running.register(query.query_id, table_type, token)
         with self._lock:
             self._in_flight += 1
         try:
-            body = self.execute(query, started)
+            body = self.execute(query, started, token)
         except QueryError as exc:
             self._metrics_of(table)[1].inc()
             return Response.json(exc.to_exception(), 400)
         finally:
+            self.running.unregister(query.query_id, table_type, token)
             with self._lock:
                 self._in_flight -= 1
             queries, _, latency, _, _ = self._metrics_of(table)
             queries.inc()
+            self.metrics.pinot.record((), (self.metrics.pinot_queries,))
             latency.observe(time.monotonic() - started)
         if body[:1] == b"{":
             content_type = "application/json"
@@ -151,36 +175,61 @@ class QueryExecutor:
             content_type = ARROW_STREAM
         return Response(200, body, content_type)
 
-    def _run(self, plan: QueryPlan, segments: list, deadline: float, valid=None):
+    def cancel(self, request: Request) -> Response:
+        """``DELETE /query/{queryId}`` (admin port): 200 when it was running here, else 404."""
+        query_id = request.params["queryId"]
+        if self.running.cancel(query_id):
+            return Response.text(f"Cancelled query: {query_id}")
+        return Response.error(404, f"Query: {query_id} not found on the server")
+
+    def _adopt_schema(self, segments: list, schema, raw: str) -> None:
+        for segment in segments:  # columns added to the schema since a segment was built
+            defaults = getattr(segment, "defaults", None)
+            if defaults is None or defaults.schema is not schema:
+                adopt_schema(segment, schema, self.schemas.nullable_columns(raw))
+
+    def _run(self, plan: QueryPlan, segments: list, token: QueryToken, valid=None):
         """Segments in parallel (the engine's pool) while this server has cores to spare;
         one after the other in this thread once as many queries as cores are running, where
         parallelism no longer shortens anything and the hand-offs only cost. ``valid``: per
         segment the docs an upsert table counts."""
         parallel = len(segments) >= 2 and self._in_flight <= self.parallel_below
-        return self.engine.execute_server(plan, segments, deadline=deadline, parallel=parallel,
+        return self.engine.execute_server(plan, segments, parallel=parallel, token=token,
                                           valid_docs=valid)  # fmt: skip
 
-    def execute(self, query: ServerQueryRequest, started: float) -> bytes:
+    def execute(
+        self, query: ServerQueryRequest, started: float, token: QueryToken | None = None
+    ) -> bytes:
         found, missing = self.segments.online_segments(query.table, query.segments)
-        schema = self.schemas.get(split_table_name(query.table)[0])
-        if schema is None and found:
-            schema = columns_from_segments(found)
+        raw = split_table_name(query.table)[0]
+        schema = self.schemas.get(raw)
+        if schema is None:
+            if found:
+                schema = columns_from_segments(found)
+        else:
+            self._adopt_schema(found, schema, raw)
         plan = self.engine.compile(query.sql, schema, query.options)
         plan = with_time_boundary(plan, query.time_boundary)
         budget_ms = plan.timeout_ms
         if query.budget_ms is not None:  # what is left of the broker's budget
             budget_ms = min(budget_ms, query.budget_ms)
-        deadline = started + budget_ms / 1000.0
+        if token is None:
+            token = QueryToken(0, None, self.instance_id)
+        token.deadline = started + budget_ms / 1000.0
+        token.timeout_ms = plan.timeout_ms
+        token.check()  # cancelled while it was being planned
         if plan.explain:
             return orjson.dumps({"segmentPlans": segment_plans(plan, found)})
         valid = None
         upsert = self.segments.upsert.known(query.table) if self.segments.upsert else None
         if upsert is not None and plan.options.get("skipUpsert", "").lower() != "true":
             found, valid = upsert_view(upsert, query.segments, found, plan.options)
+            if self.schemas.get(raw) is not None:
+                self._adopt_schema(found, schema, raw)
         planned = time.monotonic()
         gc_before = self.gc.total_ms()
         try:
-            result = self._run(plan, found, deadline, valid)
+            result = self._run(plan, found, token, valid)
             if plan.kind == "aggregation" and result.decoded_states(plan) is None:
                 # every segment was pruned: send the aggregations' empty states (the
                 # identity of their merge) so the result can be serialized and merged

@@ -33,12 +33,15 @@ from engine.clusterstate import (
 from engine.common.clock import now_ms
 from engine.common.errors import EngineError
 from engine.common.names import InvalidNameError, child_path
-from engine.segment import ImmutableSegment, load_segment
+from engine.runtime import SchemaCache
+from engine.segment import ImmutableSegment, load_segment, read_metadata
+from engine.segment.default_column import columns_to_generate, materialize
 from engine.segment.tarball import DEFAULT_MAX_UNPACKED_BYTES
 from engine.server.download import fetch_segment
 from engine.server.drain import DrainQueue, RetiredSegment
 from engine.server.errors import SegmentLoadError
 from engine.server.upsert_tables import segment_identity
+from engine.spi.table_name import split_table_name
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +89,7 @@ class SegmentDataManager:
         drain_s: float = 0.0,
         wake: Callable[[], None] | None = None,
         max_unpacked_bytes: int = DEFAULT_MAX_UNPACKED_BYTES,
+        schemas: SchemaCache | None = None,
     ) -> None:
         """``drain_s``: seconds a segment taken away from this server keeps serving after the
         current state left it out (0: unloaded at once); ``wake`` pokes the worker loop when a
@@ -104,6 +108,9 @@ class SegmentDataManager:
         self._online: dict[str, dict[str, ImmutableSegment]] = {}
         self._drain = DrainQueue(drain_s, wake)
         self._max_unpacked_bytes = max_unpacked_bytes
+        # the tables' schemas: columns a schema gained since a segment was built are written
+        # into the segment when it loads (Pinot's default columns)
+        self._schemas = schemas
 
     # --- reads (any thread) ------------------------------------------------------------------
     def online_segments(
@@ -135,6 +142,20 @@ class SegmentDataManager:
             for hosted in segments.values():
                 counts[hosted.state] = counts.get(hosted.state, 0) + 1
         return counts
+
+    def document_counts(self) -> dict[str, int]:
+        """Docs served per table (loaded segments and consuming ones), Pinot's documentCount."""
+        out: dict[str, int] = {}
+        for resource, segments in list(self._hosted.items()):
+            docs = 0
+            for name, hosted in list(segments.items()):
+                if hosted.segment is not None:
+                    docs += hosted.segment.total_docs
+                elif hosted.state == CONSUMING and self.realtime is not None:
+                    snapshot = self.realtime.snapshot(resource, name)
+                    docs += snapshot.total_docs if snapshot is not None else 0
+            out[resource] = docs
+        return out
 
     def resources(self) -> list[str]:
         return list(self._hosted)
@@ -210,6 +231,8 @@ class SegmentDataManager:
             n for n, h in self._hosted.get(resource, {}).items()
             if segment in (None, "", n) and h.state in (ONLINE, ERROR)
         ]  # fmt: skip
+        if names and self._schemas is not None:  # a reload follows a schema change: read it
+            self._schemas.invalidate(split_table_name(resource)[0])
         for name in names:
             self._load(resource, name, force_download=force_download)
         if names:
@@ -313,6 +336,7 @@ class SegmentDataManager:
                 )
             seg_dir = fetch_segment(self._segment_dir(resource, name), meta, force=force_download,
                                     max_unpacked_bytes=self._max_unpacked_bytes)  # fmt: skip
+            self._add_default_columns(resource, seg_dir)
             segment = load_segment(seg_dir)
         except ZooKeeperUnavailableError:
             raise  # the loop retries once ZooKeeper is back; the segment is not at fault
@@ -360,6 +384,31 @@ class SegmentDataManager:
                 hosted.state = ERROR
             return False
         return True
+
+    def _add_default_columns(self, resource: str, seg_dir: Path) -> None:
+        """Write the columns the table's schema has and the segment lacks (or holds stale)."""
+        if self._schemas is None:
+            return
+        raw = split_table_name(resource)[0]
+        schema = self._schemas.get(raw)
+        if schema is None:
+            return
+        specs = columns_to_generate(read_metadata(seg_dir), schema)
+        if specs:
+            materialize(seg_dir, specs, self._schemas.nullable_columns(raw))
+            log.info("segment %s/%s: wrote default columns %s", resource, seg_dir.name,
+                     ", ".join(s.name for s in specs))  # fmt: skip
+
+    def need_reload(self, resource: str) -> bool:
+        """Whether a loaded segment of ``resource`` lacks a column of the current schema (or
+        holds a stale auto-generated one): Pinot's needReload."""
+        schema = self._schemas.get(split_table_name(resource)[0]) if self._schemas else None
+        if schema is None:
+            return False
+        return any(
+            columns_to_generate(segment.metadata, schema)
+            for segment in self._online.get(resource, {}).values()
+        )
 
     def _consume(self, resource: str, name: str) -> None:
         hosted = self._hosted[resource].setdefault(name, HostedSegment(name, resource))

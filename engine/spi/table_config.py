@@ -13,7 +13,7 @@ import copy
 import dataclasses
 
 from engine.common.errors import ConfigError
-from engine.spi import config_support
+from engine.spi import compression, config_support
 from engine.spi.column_indexes import ResolvedIndexes, resolve
 from engine.spi.schema import Schema, _load_json
 from engine.spi.table_config_model import (
@@ -239,9 +239,13 @@ class TableConfig:
     def warnings(self) -> list[dict]:
         """``[{"field", "message"}]`` for what Pinot knows and Sprig accepts without acting on
         it yet (tiers, upsert, replica-group assignment, unbuilt index types, ...)."""
-        out = config_support.not_implemented_warnings(
-            self._raw, [fc.index_types for fc in self.field_config_list]
-        ) + list(self._noted)
+        out = (
+            config_support.not_implemented_warnings(
+                self._raw, [fc.index_types for fc in self.field_config_list]
+            )
+            + list(self._noted)
+            + compression.codec_warnings(self)
+        )
         for t, tree in enumerate(self.index_config.star_tree_configs):
             for pair in tree.unbuilt_function_column_pairs:
                 out.append({
@@ -278,6 +282,12 @@ class TableConfig:
     @property
     def no_dictionary_columns(self) -> list[str]:
         return list(self.resolved_indexes.no_dictionary)
+
+    @property
+    def compression_codecs(self) -> dict[str, str]:
+        """``{column: codec}`` of the raw columns given a codec Sprig applies (LZ4, SNAPPY,
+        ZSTANDARD, PASS_THROUGH); the others are stored with the default (ZSTANDARD)."""
+        return compression.applied_codecs(self)
 
     @property
     def sorted_column(self) -> str | None:

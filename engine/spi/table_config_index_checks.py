@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from engine.common.errors import ConfigError
 from engine.common.types import DataType
+from engine.spi.compression import validate_codecs
 from engine.spi.schema import Schema
 
 
@@ -85,6 +86,7 @@ def validate_indexing(config, schema: Schema) -> None:
             raise ConfigError("tableIndexConfig.jsonIndexColumns",
                               f"a JSON index needs a single-value string column, {col!r} is not")  # fmt: skip
     _validate_field_index_types(config, schema, no_dict)
+    validate_codecs(config, schema, no_dict)
     _validate_star_trees(config, schema, no_dict)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 from sprig.engine_process import add_instance_arguments, cluster_settings, prepare_process, serve
 from sprig.errors import CommandError
@@ -18,6 +19,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--port", type=int, default=8099, help="HTTP port (default 8099)")
     add_instance_arguments(parser, "clients", "Broker_<host>_<port>")
+    parser.add_argument(
+        "--config",
+        default=os.environ.get("SPRIG_BROKER_CONFIG"),
+        help="Pinot's broker config, a properties file of pinot.broker.* keys (query "
+        "cancellation, query log); default $SPRIG_BROKER_CONFIG",
+    )
     parser.set_defaults(func=run)
 
 
@@ -25,21 +32,34 @@ def run(args: argparse.Namespace) -> int:
     from engine.broker import BrokerConfig, BrokerInstance
     from engine.common.errors import ConfigError
     from engine.runtime.http_limits import HttpLimits
+    from engine.runtime.properties import PinotProperties
 
     prepare_process()
     try:
         http = HttpLimits.from_env()  # read once: the broker keeps these until it stops
     except ConfigError as exc:
         raise CommandError(str(exc)) from None
+    try:
+        properties = PinotProperties.load(args.config)
+    except ConfigError as exc:
+        raise CommandError(f"--config: {exc}") from exc
     config = BrokerConfig(
         host=args.host,
         port=args.port,
         bind=args.bind,
         instance_id=args.instance_id,
         http=http,
+        properties=properties,
         **cluster_settings(),
     )
+
+    def build() -> BrokerInstance:
+        try:
+            return BrokerInstance(config)
+        except ConfigError as exc:  # a malformed pinot.broker.* value
+            raise CommandError(f"{properties.source}: {exc}") from exc
+
     return serve(
-        lambda: BrokerInstance(config),
+        build,
         lambda broker: f"Broker {broker.instance_id} is up on port {broker.port}",
     )

@@ -69,12 +69,45 @@ def test_incompatible_schema_change_needs_force(api, store, airline_schema):
     removed = airline_schema["dimensionFieldSpecs"][0]["name"]
     response = api.put("/schemas/airlineStats", changed, format="json")
     assert response.status_code == 400
-    assert f"column '{removed}' was removed" in response.json()["error"]
+    error = response.json()["error"]
+    assert error.startswith(
+        "Backward incompatible schema airlineStats. Reason: New schema: airlineStats is not "
+        "backward-compatible with the existing schema.\nIncompatibility Details:\n"
+    )
+    assert f"- Missing columns (present in old schema but not in new): [{removed}]" in error
     assert len(store.schema("airlineStats")["dimensionFieldSpecs"]) == len(
         airline_schema["dimensionFieldSpecs"]
     )
     response = api.put("/schemas/airlineStats?force=true", changed, format="json")
     assert response.status_code == 200
+
+
+def test_type_and_primary_key_changes_are_refused_and_additions_pass(api, store):
+    old = {
+        "schemaName": "pk",
+        "dimensionFieldSpecs": [{"name": "id", "dataType": "INT"},
+                                {"name": "tags", "dataType": "STRING", "singleValueField": False}],
+        "metricFieldSpecs": [{"name": "m", "dataType": "INT"}],
+        "primaryKeyColumns": ["id"],
+    }  # fmt: skip
+    assert api.post("/schemas", old, format="json").status_code == 200
+    changed = copy.deepcopy(old)
+    changed["dimensionFieldSpecs"][0]["dataType"] = "LONG"
+    changed["dimensionFieldSpecs"][1]["singleValueField"] = True
+    changed["primaryKeyColumns"] = ["id", "m"]
+    error = api.put("/schemas/pk", changed, format="json").json()["error"]
+    assert "- Primary key columns changed ([id] -> [id, m])" in error
+    assert (
+        "- Incompatible field specifications: [id (old: DIMENSION INT, new: DIMENSION LONG), "
+        "tags (old: DIMENSION STRING MULTI_VALUE, new: DIMENSION STRING)]"
+    ) in error
+    assert "Suggestions to fix:" in error
+    added = copy.deepcopy(old)
+    added["dimensionFieldSpecs"].append({"name": "extra", "dataType": "STRING"})
+    added["metricFieldSpecs"][0] = {"name": "m", "dataType": "INT", "defaultNullValue": 7}
+    response = api.put("/schemas/pk", added, format="json")
+    assert response.status_code == 200, response.json()
+    assert response.json()["status"] == "pk successfully added"
 
 
 def test_schema_validate_does_not_store(api, store, airline_schema):

@@ -48,7 +48,7 @@ def merge_consuming_info(consuming_segments: list[str], answers: dict[str, objec
 SERVER_TIMEOUT_S = 10.0  # a server's own answer may wait up to 2 s per segment on Kafka
 
 
-def _ask(url: str, timeout_s: float) -> tuple[object, str | None]:
+def ask_server(url: str, timeout_s: float) -> tuple[object, str | None]:
     """A server's answer: (parsed JSON, None), (None, why) when it did not answer, or
     (the text, why) when it answered something that is not JSON."""
     try:
@@ -89,7 +89,7 @@ def collect_consuming_info(store: ClusterStore, table: str, *,
         )
     if urls:
         with ThreadPoolExecutor(max_workers=min(16, len(urls))) as pool:
-            futures = {s: pool.submit(_ask, url, timeout_s) for s, url in urls.items()}
+            futures = {s: pool.submit(ask_server, url, timeout_s) for s, url in urls.items()}
             for server, future in futures.items():
                 answers[server], why = future.result()
                 if why is not None:
