@@ -39,6 +39,7 @@ class UpsertOracle:
         self.stored: list[dict] = []
         self.orphans: list[Entry] = []
         self.watermark = float("-inf")
+        self.deleted_purged = 0  # keys deletedKeysTTL removed
 
     def purge(self) -> None:
         for k, e in list(self.state.items()):
@@ -47,6 +48,7 @@ class UpsertOracle:
                 del self.state[k]
             elif self.deleted_ttl and e.deleted and e.cmp < self.watermark - self.deleted_ttl:
                 del self.state[k]
+                self.deleted_purged += 1
 
     def add(self, row: dict) -> None:
         row = dict(row)
