@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import itertools
 import logging
+import re
 import threading
 import time
 
 import urllib3
 
 from engine.broker.routing import RoutingSnapshot, TableRoute
+from engine.realtime.llc_name import LLCSegmentName
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +88,10 @@ class ServerHealth:
 REPLICA_GROUP_SELECTORS = frozenset(
     {"replicagroup", "strictreplicagroup", "multistagereplicagroup"}
 )
+# Pinot's StrictReplicaGroupInstanceSelector: every segment of a partition from the same
+# server, which upsert and dedup tables need (each server's valid docs are its own)
+STRICT_SELECTORS = frozenset({"strictreplicagroup", "multistagereplicagroup"})
+_COMPACTED = re.compile(r"^compacted__.+?__(\d+)__")
 
 
 class BalancedSelector:
@@ -104,7 +110,10 @@ class BalancedSelector:
         request_id: int,
     ) -> tuple[dict[str, list[str]], list[str]]:
         """(server -> its segments, segments with no serving replica)."""
-        if route.instance_selector.lower() in REPLICA_GROUP_SELECTORS:
+        selector = route.instance_selector.lower()
+        if selector in STRICT_SELECTORS:
+            return self._select_strict(route, segments, snapshot, request_id)
+        if selector in REPLICA_GROUP_SELECTORS:
             return self._select_replica_group(route, segments, snapshot, request_id)
         assignment: dict[str, list[str]] = {}
         unavailable: list[str] = []
@@ -141,3 +150,48 @@ class BalancedSelector:
             chosen = next(r for r in order if r in healthy)
             assignment.setdefault(chosen, []).append(segment)
         return assignment, unavailable
+
+    def _select_strict(
+        self, route: TableRoute, segments: list[str], snapshot: RoutingSnapshot, request_id: int
+    ) -> tuple[dict[str, list[str]], list[str]]:
+        """Each partition's segments (a stream partition; for other names, the segments with
+        the same replicas) all to one server that serves every one of them, in the replica
+        group ``request_id`` picks when it can. When no usable server serves them all, the
+        one serving the most takes those and the rest are reported unavailable: mixing
+        replicas could count an upserted key twice or not at all."""
+        assignment: dict[str, list[str]] = {}
+        unavailable: list[str] = []
+        groups = max((len(route.segment_servers.get(s, ())) for s in segments), default=1) or 1
+        group = request_id % groups
+        by_partition: dict[object, list[str]] = {}
+        for segment in segments:
+            by_partition.setdefault(_partition_key(route, segment), []).append(segment)
+        for members in by_partition.values():
+            replicas = [
+                {r for r in route.segment_servers.get(s, ())
+                 if r in snapshot.live and r in snapshot.servers}
+                for s in members
+            ]  # fmt: skip
+            known = sorted(set().union(*replicas))
+            if not known:
+                unavailable.extend(members)
+                continue
+            order = known[group % len(known) :] + known[: group % len(known)]
+            order.sort(key=lambda r: not self.health.is_healthy(r))  # healthy first, stable
+            chosen = max(order, key=lambda r: sum(r in rs for rs in replicas))
+            for segment, serving in zip(members, replicas, strict=True):
+                if chosen in serving:
+                    assignment.setdefault(chosen, []).append(segment)
+                else:
+                    unavailable.append(segment)
+        return assignment, unavailable
+
+
+def _partition_key(route: TableRoute, segment: str):
+    llc = LLCSegmentName.parse(segment)
+    if llc is not None:
+        return ("partition", llc.partition)
+    found = _COMPACTED.match(segment)
+    if found:
+        return ("partition", int(found.group(1)))
+    return ("replicas", tuple(sorted(route.segment_servers.get(segment, ()))))

@@ -23,12 +23,13 @@ from engine.spi.table_config import TableConfig
 class PreparedRows:
     """``table`` holds the rows that passed; ``errors`` one IngestError per skipped row (with
     its 0-based input position); ``num_read`` counts every input row, ``num_filtered`` the rows
-    the filter dropped."""
+    the filter dropped. ``positions`` holds each kept row's 0-based input position."""
 
     table: pa.Table
     errors: list[IngestError]
     num_read: int
     num_filtered: int
+    positions: np.ndarray | None = None
 
 
 def _as_batches(
@@ -49,19 +50,22 @@ def prepare_rows(
     continue_on_error: bool = False,
     source: str = "input",
     transformer=None,
+    track_nulls: frozenset[str] = frozenset(),
 ) -> PreparedRows:
     """Transform, filter and coerce ``data``. Without ``continue_on_error`` the first row that
     cannot be coerced raises IngestError naming its position; with it, such rows are skipped
     and reported in ``errors``. ``transformer``: a ``RecordTransformer`` of the same schema and
     config to reuse (a consuming segment indexes many small batches; parsing the transform
-    expressions for each would cost more than the rows)."""
+    expressions for each would cost more than the rows). ``track_nulls``: columns that get a
+    ``$null$`` column even without null handling (upsert reads whether a key was given)."""
     from engine.ingest.transforms import RecordTransformer
 
     transformer = transformer or RecordTransformer(schema, table_config)
-    nullable = schema.nullable_columns(
+    nullable = track_nulls | schema.nullable_columns(
         table_config is not None and table_config.index_config.null_handling_enabled
     )
     tables: list[pa.Table] = []
+    kept: list[np.ndarray] = []
     errors: list[IngestError] = []
     num_read = num_filtered = 0
     for batch in _as_batches(data):
@@ -89,6 +93,11 @@ def prepare_rows(
             row = None if exc.row is None else int(positions[exc.row])
             raise IngestError(exc.message, row=row, source=source) from exc
         failed |= {int(positions[pos]): message for pos, message in result.bad_rows.items()}
+        if result.bad_rows:
+            good = np.ones(len(positions), dtype=bool)
+            good[list(result.bad_rows)] = False
+            positions = positions[good]
+        kept.append(positions)
         for row in sorted(failed):
             error = IngestError(failed[row], row=row, source=source)
             if not continue_on_error:
@@ -101,4 +110,5 @@ def prepare_rows(
         table = coerce_table(
             pa.table({"$": pa.array([], pa.null())}), schema, nullable=nullable
         ).table
-    return PreparedRows(table, errors, num_read, num_filtered)
+    positions = np.concatenate(kept) if kept else np.zeros(0, dtype=np.int64)
+    return PreparedRows(table, errors, num_read, num_filtered, positions)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from pyroaring import BitMap
 
 from engine.common.cancel import checkpoint
 from engine.query.decoded_cache import DecodedCache
@@ -25,15 +26,16 @@ from engine.query.trace import StageTimer, new_trace
 
 
 def execute_segment(
-    plan: QueryPlan, segment, cache: DecodedCache | None = None
+    plan: QueryPlan, segment, cache: DecodedCache | None = None, valid: BitMap | None = None
 ) -> IntermediateResult:
     """The plan's intermediate result for one loaded segment (``ImmutableSegment``); decoded
-    columns are kept in ``cache`` across queries when one is given. A traced plan's result
+    columns are kept in ``cache`` across queries when one is given. ``valid``: the docs an
+    upsert table's metadata says are current (None: every doc). A traced plan's result
     carries the segment's operator timings (``engine.query.trace``)."""
     if not plan.trace:
-        return _execute(plan, segment, cache, None)
+        return _execute(plan, segment, cache, None, valid)
     timer = StageTimer()
-    result = _execute(plan, segment, cache, timer)
+    result = _execute(plan, segment, cache, timer, valid)
     result.trace = new_trace()
     result.trace["segments"].append({
         "segment": getattr(segment, "name", "?"),
@@ -78,7 +80,11 @@ class _Decided(NamedTuple):
 
 
 def _execute(
-    plan: QueryPlan, segment, cache: DecodedCache | None, timer: StageTimer | None
+    plan: QueryPlan,
+    segment,
+    cache: DecodedCache | None,
+    timer: StageTimer | None,
+    valid: BitMap | None = None,
 ) -> IntermediateResult:
     null_handling = plan.null_handling
     view = SegmentView(segment, cache, null_handling)
@@ -97,7 +103,11 @@ def _execute(
     if pruned:
         _keep(view, key, kept, _Decided(pruned, None, None))
         return _empty(plan, result)
+    if valid is not None and not valid:  # an upsert segment with no current doc
+        return _empty(plan, result)
     stats["numSegmentsProcessed"] = 1
+    if valid is not None:
+        return _execute_valid(plan, view, result, valid, timer)
     if (
         plan.kind == "aggregation"
         and plan.filter is None
@@ -130,6 +140,24 @@ def _execute(
         filtered = _filter_docs(view, plan, null_handling)
         index_only = filtered.entries_scanned == 0
         _keep(view, key, kept, _Decided(None, None, filtered if index_only else None))
+    return _run_filtered(plan, view, result, filtered, timer)
+
+
+def _execute_valid(plan, view: SegmentView, result, valid: BitMap, timer) -> IntermediateResult:
+    """An upsert segment: the filter's docs that are current. No answer from metadata or a
+    star-tree, which count every doc."""
+    filtered = _filter_docs(view, plan, plan.null_handling)
+    if filtered.docs.kind == "all":
+        docs = DocSet.all(view.n) if len(valid) == view.n else DocSet.of_bitmap(view.n, valid)
+    else:  # roaring's AND: no pass over the segment's docs for a selective filter
+        docs = DocSet.of_bitmap(view.n, filtered.docs.as_bitmap() & valid)
+    return _run_filtered(plan, view, result, _Filtered.of(docs, filtered.entries_scanned), timer)
+
+
+def _run_filtered(
+    plan, view: SegmentView, result, filtered: _Filtered, timer
+) -> IntermediateResult:
+    stats = result.stats
     checkpoint()  # a scan-based filter can take most of a segment's time
     docs, doc_ids, matched = filtered.docs, filtered.doc_ids, filtered.matched
     stats["numEntriesScannedInFilter"] = filtered.entries_scanned

@@ -79,19 +79,24 @@ class QueryEngine:
         deadline: float | None = None,
         parallel: bool = True,
         token: WorkToken | None = None,
+        valid_docs: list | None = None,
     ) -> IntermediateResult:
         """Server side: run ``plan`` on each segment and combine (one IntermediateResult).
         ``deadline`` is in ``time.monotonic()`` seconds (default: the plan's timeout).
         ``parallel=False`` runs the segments one after the other in this thread even when
         the pool would pay (the caller knows the cores are busy). ``token`` (default: one
         with the deadline) stops the work at the next checkpoint once cancelled or past
-        its deadline, in every thread the query uses (``engine.common.cancel``)."""
+        its deadline, in every thread the query uses (``engine.common.cancel``).
+        ``valid_docs``: per segment the docs an upsert table counts (a BitMap), or None for
+        every doc."""
         started = time.monotonic()
         if token is None:
             token = QueryToken(plan.timeout_ms, deadline or (started + plan.timeout_ms / 1000.0))
+        valid_docs = valid_docs or [None] * len(segments)
         if parallel and self._parallel_pays(plan, len(segments)):
             futures = [
-                self._get_pool().submit(self._timed_segment, plan, s, token) for s in segments
+                self._get_pool().submit(self._timed_segment, plan, s, token, v)
+                for s, v in zip(segments, valid_docs, strict=True)
             ]
             timed = _gather(futures, token)
             cpu_s = sum(cpu for _, cpu in timed)
@@ -101,9 +106,9 @@ class QueryEngine:
             cpu = time.thread_time()
             results = []
             with working_on(token):
-                for segment in segments:
+                for segment, valid in zip(segments, valid_docs, strict=True):
                     token.check()
-                    results.append(self._run_segment(plan, segment))
+                    results.append(self._run_segment(plan, segment, valid))
             cpu_s = time.thread_time() - cpu
         token.check()
         if results:
@@ -183,18 +188,18 @@ class QueryEngine:
             smoothed = ms_per_segment if previous is None else 0.5 * previous + 0.5 * ms_per_segment
             self._segment_cost_ms[plan.sql] = smoothed  # evicts the least recently used
 
-    def _run_segment(self, plan: QueryPlan, segment) -> IntermediateResult:
-        return _execute_segment_safely(plan, segment, self.decoded)
+    def _run_segment(self, plan: QueryPlan, segment, valid=None) -> IntermediateResult:
+        return _execute_segment_safely(plan, segment, self.decoded, valid)
 
     def _timed_segment(
-        self, plan: QueryPlan, segment, token: WorkToken
+        self, plan: QueryPlan, segment, token: WorkToken, valid=None
     ) -> tuple[IntermediateResult, float]:
         """The segment's result and the CPU seconds its thread spent on it (not the time spent
         waiting for the GIL or for a pool thread, which would grow with the load)."""
         with working_on(token):
             token.check()  # queued behind a long segment: maybe cancelled meanwhile
             cpu = time.thread_time()
-            result = self._run_segment(plan, segment)
+            result = self._run_segment(plan, segment, valid)
             return result, time.thread_time() - cpu
 
 
@@ -301,13 +306,13 @@ def _table_names(segments: list) -> set[str]:
 
 
 def _execute_segment_safely(
-    plan: QueryPlan, segment, cache: DecodedCache | None
+    plan: QueryPlan, segment, cache: DecodedCache | None, valid=None
 ) -> IntermediateResult:
     """One segment's result; a broken segment (unreadable file, engine bug) becomes an
     exception entry (code 200) so the other segments still answer (``partialResult``).
     Query-level errors (bad SQL semantics, timeouts) propagate."""
     try:
-        return execute_segment(plan, segment, cache)
+        return execute_segment(plan, segment, cache, valid)
     except QueryError:
         raise
     except Exception as err:

@@ -75,6 +75,9 @@ class MutableSegment:
         self.caught_up = False
         self._lock = threading.Lock()
         self._snapshot = None
+        # an upsert or dedup table's partition metadata (engine.upsert.ConsumingGate): it
+        # decides which rows are indexed and updates validity with them, atomically
+        self.gate = None
 
     @property
     def lock(self) -> threading.Lock:
@@ -98,6 +101,7 @@ class MutableSegment:
             prepared = prepare_rows(
                 batch, self.schema, self.table_config, continue_on_error=True, source=source,
                 transformer=self._transformer,
+                track_nulls=self.gate.track_nulls if self.gate is not None else frozenset(),
             )  # fmt: skip
         except IngestError as err:
             # the batch as a whole cannot be shaped (a transform fails on most rows, a column
@@ -110,9 +114,35 @@ class MutableSegment:
                 before_publish(result)
             return result
         table = prepared.table.combine_chunks()
+        if self.gate is not None:
+            return self._index_gated(table, prepared, source, ingestion_ms, before_publish)
         result = IndexResult(table.num_rows, prepared.num_filtered, prepared.errors)
         if before_publish is not None:
             before_publish(result)
+        self._append(table, prepared.num_filtered, len(prepared.errors), ingestion_ms)
+        return result
+
+    def _index_gated(self, table, prepared, source, ingestion_ms, before_publish) -> IndexResult:
+        """Upsert/dedup: the gate decides the rows (bad keys are errors, dedup duplicates and
+        dropped out-of-order rows are not indexed) and appends them through ``publish``."""
+        outcome = []
+
+        def publish(rows: pa.Table, bad: dict[int, str]) -> int:
+            errors = list(prepared.errors) + [
+                IngestError(why, row=int(prepared.positions[row]), source=source)
+                for row, why in bad.items()
+            ]
+            outcome.append(IndexResult(rows.num_rows, prepared.num_filtered, errors))
+            if before_publish is not None:
+                before_publish(outcome[0])
+            return self._append(rows, prepared.num_filtered, len(errors), ingestion_ms)
+
+        self.gate.index(table, publish)
+        return outcome[0]
+
+    def _append(self, table: pa.Table, filtered: int, errored: int,
+                ingestion_ms: int | None) -> int:  # fmt: skip
+        """Append coerced rows; returns the doc id of the first."""
         with self._lock:
             first = self.num_docs
             for name, column in self.columns.items():
@@ -129,13 +159,13 @@ class MutableSegment:
                     else _single_chunk(flags).to_numpy(zero_copy_only=False)
                 )
             self.num_docs = first + table.num_rows
-            self.num_rows_filtered += prepared.num_filtered
-            self.num_rows_errored += len(prepared.errors)
+            self.num_rows_filtered += filtered
+            self.num_rows_errored += errored
             if table.num_rows:
                 self.last_indexed_ms = now_ms()
                 if ingestion_ms is not None and ingestion_ms >= 0:
                     self.latest_ingestion_ms = ingestion_ms
-        return result
+        return first
 
     @property
     def fields_to_read(self) -> list[str]:

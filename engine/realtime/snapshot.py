@@ -223,10 +223,17 @@ class SnapshotColumn:
             flat = flat.take(pa.array(forward))
         else:
             flat = self.raw_values().cast(arrow_type)
+        mask = self._captured.get("nulls")
         if not self.spec.single_value:
             offsets = pa.array(np.asarray(self.mv_offsets(), dtype=np.int32))
-            return pa.ListArray.from_arrays(offsets, flat)
-        mask = self._captured.get("nulls")
+            # a null multi-value row stays null, so the committed segment keeps its null
+            # vector (else it reads as its default, ["null"], after the commit)
+            lists = pa.ListArray.from_arrays(offsets, flat)
+            if mask is not None and mask[: self.total_docs].any():
+                lists = pc.if_else(
+                    pa.array(mask[: self.total_docs]), pa.scalar(None, lists.type), lists
+                )
+            return lists
         if mask is not None and mask[: self.total_docs].any():
             flat = pc.if_else(pa.array(mask[: self.total_docs]), pa.nulls(1, arrow_type)[0], flat)
         return flat

@@ -10,6 +10,8 @@ Admin endpoints (``--admin-port``)::
     GET /tables/{t}/segments/needReload     {"instanceId", "needReload"}: a segment lacks a
                                  column of the current schema (a reload would write it)
     GET /metrics                 Prometheus text: queries, latency, docs scanned, segments
+    upsert tables: validDocIdsMetadata, validDocIdsBitmap, primaryKeyCount, table metadata
+                                 (see ``engine.server.upsert_api``)
     DELETE /query/{queryId}      cancel a running query (<brokerId>_<requestId>[_O|_R])
 
 Query endpoint (``--query-port``): ``POST /query`` (see ``engine.server.query``), and the
@@ -40,6 +42,8 @@ from engine.server.multistage import MultiStageService
 from engine.server.query import QueryExecutor
 from engine.server.realtime import RealtimeSegmentManager
 from engine.server.segments import SegmentDataManager
+from engine.server.upsert_api import UpsertEndpoints
+from engine.server.upsert_tables import UpsertTables
 from engine.spi.table_name import REALTIME, TABLE_TYPES, table_name_with_type
 
 log = logging.getLogger(__name__)
@@ -125,6 +129,9 @@ class ServerInstance:
             self.instance_id, Path(config.data_dir), lambda: self.participant.store,
             self.schemas.get, stall_s=config.realtime_stall_s,
         )  # fmt: skip
+        self.upsert = UpsertTables(Path(config.data_dir), lambda: self.participant.store,
+                                   self.schemas.get)  # fmt: skip
+        self.segments.upsert = self.segments.realtime.upsert = self.upsert
         self.executor = QueryExecutor(
             self.instance_id, self.segments, self.schemas, self.metrics, self.query_engine
         )
@@ -144,6 +151,7 @@ class ServerInstance:
         admin_router.add("GET", "/tables/{table}/consumingSegmentsInfo", self._consuming_info)
         admin_router.add("GET", "/tables/{table}/segments/needReload", self._need_reload)
         admin_router.add("GET", "/metrics", self._metrics)
+        UpsertEndpoints(self.instance_id, self.upsert).routes(admin_router)
         admin_router.add("DELETE", "/query/{queryId}", self.executor.cancel)
 
     def start(self, connect_timeout_s: float = 30.0) -> None:

@@ -182,12 +182,20 @@ class QueryExecutor:
             return Response.text(f"Cancelled query: {query_id}")
         return Response.error(404, f"Query: {query_id} not found on the server")
 
-    def _run(self, plan: QueryPlan, segments: list, token: QueryToken):
+    def _adopt_schema(self, segments: list, schema, raw: str) -> None:
+        for segment in segments:  # columns added to the schema since a segment was built
+            defaults = getattr(segment, "defaults", None)
+            if defaults is None or defaults.schema is not schema:
+                adopt_schema(segment, schema, self.schemas.nullable_columns(raw))
+
+    def _run(self, plan: QueryPlan, segments: list, token: QueryToken, valid=None):
         """Segments in parallel (the engine's pool) while this server has cores to spare;
         one after the other in this thread once as many queries as cores are running, where
-        parallelism no longer shortens anything and the hand-offs only cost."""
+        parallelism no longer shortens anything and the hand-offs only cost. ``valid``: per
+        segment the docs an upsert table counts."""
         parallel = len(segments) >= 2 and self._in_flight <= self.parallel_below
-        return self.engine.execute_server(plan, segments, parallel=parallel, token=token)
+        return self.engine.execute_server(plan, segments, parallel=parallel, token=token,
+                                          valid_docs=valid)  # fmt: skip
 
     def execute(
         self, query: ServerQueryRequest, started: float, token: QueryToken | None = None
@@ -199,10 +207,7 @@ class QueryExecutor:
             if found:
                 schema = columns_from_segments(found)
         else:
-            for segment in found:  # columns added to the schema since a segment was built
-                defaults = getattr(segment, "defaults", None)
-                if defaults is None or defaults.schema is not schema:
-                    adopt_schema(segment, schema, self.schemas.nullable_columns(raw))
+            self._adopt_schema(found, schema, raw)
         plan = self.engine.compile(query.sql, schema, query.options)
         plan = with_time_boundary(plan, query.time_boundary)
         budget_ms = plan.timeout_ms
@@ -215,10 +220,16 @@ class QueryExecutor:
         token.check()  # cancelled while it was being planned
         if plan.explain:
             return orjson.dumps({"segmentPlans": segment_plans(plan, found)})
+        valid = None
+        upsert = self.segments.upsert.known(query.table) if self.segments.upsert else None
+        if upsert is not None and plan.options.get("skipUpsert", "").lower() != "true":
+            found, valid = upsert_view(upsert, query.segments, found, plan.options)
+            if self.schemas.get(raw) is not None:
+                self._adopt_schema(found, schema, raw)
         planned = time.monotonic()
         gc_before = self.gc.total_ms()
         try:
-            result = self._run(plan, found, token)
+            result = self._run(plan, found, token, valid)
             if plan.kind == "aggregation" and result.decoded_states(plan) is None:
                 # every segment was pruned: send the aggregations' empty states (the
                 # identity of their merge) so the result can be serialized and merged
@@ -260,6 +271,25 @@ class QueryExecutor:
         # this server's part of the answer's freshness: which server's segments set it
         for key in (CONSUMING_KEY, FRESHNESS_KEY):
             trace[key] = result.stats.get(key, 0)
+
+
+def upsert_view(upsert, names: list[str], found: list, options: dict) -> tuple[list, list]:
+    """The segments to query and each one's valid docs: for the segments the upsert metadata
+    tracks, the segment and bitmap it captured together (a consuming segment's snapshot of
+    the same moment); the others as found, unfiltered."""
+    view = upsert.query_view(names, options)
+    by_name = {s.name: s for s in found}
+    segments, valid = [], []
+    for name in names:
+        if name in view:
+            segment, docs = view[name]
+        elif name in by_name:
+            segment, docs = by_name[name], None
+        else:
+            continue  # missing here (reported as such)
+        segments.append(segment)
+        valid.append(docs)
+    return segments, valid
 
 
 def _consuming_stats(stats: dict, segments: list, realtime: bool = True) -> None:

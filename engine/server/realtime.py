@@ -76,6 +76,7 @@ class RealtimeSegmentManager:
         self._completion = HttpCompletionClient(instance_id, self.controller_url)
         # FORCE_COMMIT for segments whose consumer was not started when it came
         self._force_pending: set[tuple[str, str]] = set()
+        self.upsert = None  # engine.server.upsert_tables.UpsertTables (None: no upsert)
 
     # --- reads (any thread) ----------------------------------------------------------------
     def snapshot(self, resource: str, name: str):
@@ -189,6 +190,10 @@ class RealtimeSegmentManager:
             raise
         except (EngineError, ValueError, KeyError) as exc:
             raise SegmentLoadError(f"cannot consume {resource}/{name}: {exc}") from exc
+        table = self.upsert.of(resource) if self.upsert is not None else None
+        if table is not None:  # its rows go through the partition's primary-key metadata
+            table.start_consuming(name, segment, partition=llc.partition, sequence=llc.sequence,
+                                  creation_ms=meta.creation_time_ms)  # fmt: skip
         if (resource, name) in self._force_pending:
             self._force_pending.discard((resource, name))
             consumer.force_commit()

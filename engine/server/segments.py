@@ -103,6 +103,8 @@ class SegmentDataManager:
         self._on_unload = on_unload  # e.g. drop the segment's decoded columns now
         # engine.server.realtime.RealtimeSegmentManager: CONSUMING segments (None: ignored)
         self.realtime = realtime
+        # engine.server.upsert_tables.UpsertTables: upsert/dedup metadata (None: no upsert)
+        self.upsert = None
         self._hosted: dict[str, dict[str, HostedSegment]] = {}
         self._served = ServedSegments()
         self._drain = DrainQueue(drain_s, wake)
@@ -167,7 +169,10 @@ class SegmentDataManager:
         hosted = self._hosted.setdefault(resource, {})
         changed = False
         last_publish = time.monotonic()
-        for name in sorted(target):
+        upsert = self.upsert is not None and self.upsert.of(resource) is not None
+        # an upsert/dedup table loads its segments before it consumes (Pinot waits for
+        # them before a partial upsert or dedup consumes: merges need the previous rows)
+        for name in sorted(target, key=lambda n: (upsert and target[n] == CONSUMING, n)):
             if changed and time.monotonic() - last_publish > PUBLISH_INTERVAL_S:
                 # a long batch of loads reports its progress, so brokers use each segment
                 # as soon as it is ONLINE rather than when the whole batch is done
@@ -319,15 +324,34 @@ class SegmentDataManager:
             hosted.state, hosted.segment = ERROR, None
             log.error("segment %s/%s failed to load: %s", resource, name, exc)
             return
-        hosted.state, hosted.segment, hosted.error = ONLINE, segment, None
-        hosted.crc = str(segment.metadata.crc)
-        hosted.updated_ms = now_ms()
-        self._served.put(resource, name, segment)
+
+        def publish() -> None:
+            hosted.state, hosted.segment, hosted.error = ONLINE, segment, None
+            hosted.crc = str(segment.metadata.crc)
+            hosted.updated_ms = now_ms()
+            self._served.put(resource, name, segment)
+
+        if not self._add_upsert_segment(resource, name, segment, meta, publish):
+            return
         self._drain.discard(resource, name)
         if previous is not None:
             self._on_unload(previous)
         log.info("segment %s/%s ONLINE (%d docs, %.0f ms)", resource, name,
                  segment.total_docs, (time.monotonic() - started) * 1000)  # fmt: skip
+
+    def _add_upsert_segment(self, resource: str, name: str, segment, meta, publish) -> bool:
+        """An upsert/dedup table's segment enters its metadata and is published under the
+        partition lock; other tables publish at once. False: ERROR, or the old copy kept."""
+        if self.upsert is None:
+            publish()
+            return True
+        error = self.upsert.add_loaded(resource, name, segment, meta.creation_time_ms, publish)
+        if error is not None:
+            hosted = self._hosted[resource][name]
+            hosted.error, hosted.updated_ms = error, now_ms()
+            if hosted.segment is None:
+                hosted.state = ERROR
+        return error is None
 
     def need_reload(self, resource: str) -> bool:
         """Whether a loaded segment of ``resource`` lacks a column of the current schema (or
@@ -345,8 +369,14 @@ class SegmentDataManager:
             hosted.state, hosted.error = CONSUMING, None
         hosted.updated_ms = now_ms()
 
+    def _forget_upsert(self, resource: str, name: str) -> None:
+        if self.upsert is not None:
+            self.upsert.remove_segment(resource, name)  # its keys leave the metadata
+
     def _stop_consuming(self, resource: str, name: str) -> None:
         if self.realtime is not None:
+            if self.realtime.snapshot(resource, name) is not None:
+                self._forget_upsert(resource, name)
             self.realtime.stop(resource, name)
             self.realtime.forget(resource, name)
 
@@ -388,6 +418,8 @@ class SegmentDataManager:
         resource, name = retired.resource, retired.name
         if self._served.table(resource).get(name) is retired.segment:
             self._served.put(resource, name, None)
+            if self.upsert is not None and name not in self._hosted.get(resource, {}):
+                self._forget_upsert(resource, name)
         self._on_unload(retired.segment)  # its decoded columns go now, not at GC time
         if retired.remove_dir and name not in self._hosted.get(resource, {}):
             self.local.remove(resource, name)

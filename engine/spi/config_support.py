@@ -60,8 +60,6 @@ _NOT_IMPLEMENTED = {
     "server tenant",
     "segmentAssignmentConfigMap": "segment assignment strategies are not implemented: "
     "segments are balanced over the tenant's servers",
-    "upsertConfig": "upsert is not implemented: every row is kept",
-    "dedupConfig": "dedup is not implemented: every row is kept",
     "dimensionTableConfig": "dimension-table options are not implemented",
     "tunerConfigs": "table tuners are not implemented",
     "tableSamplers": "table samplers are not implemented",

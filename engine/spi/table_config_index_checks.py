@@ -1,4 +1,4 @@
-"""Pinot's rules for a table's indexes, field configs, upsert and dedup, against the schema.
+"""Pinot's rules for a table's indexes and field configs, against the schema.
 
 The index rules follow Pinot's ``validateIndexingConfigAndFieldConfigList``: every column named
 exists, dictionary-based indexes have a dictionary (after resolving the ``indexes`` map against
@@ -9,7 +9,7 @@ star-tree's dimensions are dictionary-encoded single-value columns.
 from __future__ import annotations
 
 from engine.common.errors import ConfigError
-from engine.common.types import DataType, FieldType
+from engine.common.types import DataType
 from engine.spi.compression import validate_codecs
 from engine.spi.schema import Schema
 
@@ -141,74 +141,3 @@ def _validate_star_trees(config, schema: Schema, no_dict: set[str]) -> None:
                 kind = "multi" if not spec.single_value else "single"
                 raise ConfigError(f"{path}.functionColumnPairs[{i}]",
                                   f"{function} does not match {kind}-value column {col!r}")  # fmt: skip
-
-
-def validate_upsert_and_dedup(config, schema: Schema) -> None:
-    """Pinot's upsert/dedup rules. Sprig keeps these configs without implementing them (see
-    ``TableConfig.warnings``), but refuses the same ones Pinot refuses."""
-    raw = config.to_json()
-    upsert = raw.get("upsertConfig") or {}
-    dedup = raw.get("dedupConfig") or {}
-    upsert_on = bool(upsert) and str(upsert.get("mode", "FULL")).upper() != "NONE"
-    dedup_on = bool(dedup) and str(dedup.get("dedupEnabled", True)).lower() != "false"
-    if not (upsert_on or dedup_on):
-        return
-    key = "upsertConfig" if upsert_on else "dedupConfig"
-    if upsert_on and dedup_on:
-        raise ConfigError("dedupConfig", "a table can have either upsert or dedup, not both")
-    if not schema.primary_key_columns:
-        raise ConfigError(key, f"an upsert/dedup table needs primaryKeyColumns in schema {schema.name!r}")  # fmt: skip
-    for pk in schema.primary_key_columns:
-        if not schema.field(pk).single_value:
-            raise ConfigError(key, f"primary key column {pk!r} cannot be multi-value")
-    selector = str((raw.get("routing") or {}).get("instanceSelectorType") or "")
-    if selector.lower() not in ("strictreplicagroup", "multistagereplicagroup"):
-        raise ConfigError("routing.instanceSelectorType", "an upsert/dedup table must use "
-                          "strictReplicaGroup routing")  # fmt: skip
-    if config.table_type == "REALTIME":
-        override = config.tenants.tag_override_config
-        if override.get("realtimeConsuming") or override.get("realtimeCompleted"):
-            raise ConfigError("tenants.tagOverrideConfig", "invalid tag override for an upsert/dedup table")  # fmt: skip
-        if "COMPLETED" in (raw.get("instanceAssignmentConfigMap") or {}):
-            raise ConfigError("instanceAssignmentConfigMap.COMPLETED", "COMPLETED instance "
-                              "partitions cannot be configured for an upsert/dedup table")  # fmt: skip
-    else:
-        if dedup_on:
-            raise ConfigError("dedupConfig", "dedup is not supported for OFFLINE tables")
-        if str(upsert.get("mode", "")).upper() == "PARTIAL":
-            raise ConfigError("upsertConfig.mode", "partial upsert is not supported for OFFLINE tables")  # fmt: skip
-        if not config.index_config.segment_partition_config:
-            raise ConfigError("tableIndexConfig.segmentPartitionConfig",
-                              "an OFFLINE upsert table needs a segment partition config")  # fmt: skip
-    if upsert_on:
-        _validate_upsert(config, schema, upsert)
-
-
-def _validate_upsert(config, schema: Schema, upsert: dict) -> None:
-    if config.to_json().get("tierConfigs") is not None:
-        raise ConfigError("tierConfigs", "an upsert table cannot have tiers")
-    if config.index_config.star_tree_configs or config.index_config.enable_default_star_tree:
-        raise ConfigError("tableIndexConfig.starTreeIndexConfigs", "an upsert table cannot have a star-tree index")  # fmt: skip
-    for i, col in enumerate(upsert.get("comparisonColumns") or []):
-        _column(schema, col, f"upsertConfig.comparisonColumns[{i}]", "comparison column")
-    delete_col = upsert.get("deleteRecordColumn")
-    if delete_col:
-        spec = _column(schema, delete_col, "upsertConfig.deleteRecordColumn")
-        if not spec.single_value or not (
-            spec.data_type.is_numeric or spec.data_type is DataType.STRING
-        ):
-            raise ConfigError("upsertConfig.deleteRecordColumn", f"{delete_col!r} must be a "
-                              "single-value string, boolean or numeric column")  # fmt: skip
-    pks = set(schema.primary_key_columns)
-    for col, strategy in (upsert.get("partialUpsertStrategies") or {}).items():
-        path = f"upsertConfig.partialUpsertStrategies.{col}"
-        if col in pks:
-            raise ConfigError(path, "a merger cannot be applied to a primary key column")
-        spec = _column(schema, col, path)
-        strategy = str(strategy).upper()
-        if strategy == "INCREMENT" and (
-            not spec.data_type.is_numeric or spec.field_type is FieldType.DATE_TIME
-        ):
-            raise ConfigError(path, f"INCREMENT needs a numeric, non-date-time column, {col!r} is not")  # fmt: skip
-        if strategy in ("APPEND", "UNION") and spec.single_value:
-            raise ConfigError(path, f"{strategy} cannot be applied to single-value column {col!r}")

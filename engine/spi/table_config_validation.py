@@ -13,7 +13,8 @@ from engine.common.errors import ConfigError
 from engine.common.names import InvalidNameError, check_table_name
 from engine.spi.datetime_format import UNIT_MILLIS
 from engine.spi.schema import Schema
-from engine.spi.table_config_index_checks import validate_indexing, validate_upsert_and_dedup
+from engine.spi.table_config_index_checks import validate_indexing
+from engine.spi.upsert_validation import validate_upsert_and_dedup
 
 _UPSERT_ROUTING = {"strictreplicagroup", "multistagereplicagroup"}
 _PERIOD = re.compile(r"^(\d+d)?(\d+h)?(\d+m)?(\d+s)?$", re.IGNORECASE)

@@ -65,3 +65,36 @@ def test_a_dead_or_failing_replica_falls_back_to_the_other_group():
     )
     assert unavailable == [f"p1_{i}" for i in range(5)]
     assert assignment == {"S1": [f"p0_{i}" for i in range(5)]}
+
+
+def llc(partition: int, sequence: int) -> str:
+    return f"t__{partition}__{sequence}__20260101T0000Z"
+
+
+def test_strict_selection_reads_a_partition_from_one_server():
+    """An upsert table's segments of one partition from one server (its valid docs are its
+    own): a segment missing on a replica moves the whole partition to a server that has it,
+    and with no server holding them all the rest is unavailable rather than mixed."""
+    servers = {
+        llc(0, 0): ("S1", "S3"), llc(0, 1): ("S1", "S3"), llc(0, 2): ("S3",),  # new on S3 only
+        llc(1, 0): ("S2", "S4"), llc(1, 1): ("S2", "S4"),
+    }  # fmt: skip
+    table = TableRoute("t_REALTIME", servers, {n: SegmentInfo(n) for n in servers},
+                       instance_selector="strictReplicaGroup")  # fmt: skip
+    selector = BalancedSelector(_Health())
+    for request_id in range(4):
+        assignment, unavailable = selector.select(table, sorted(servers), snapshot(), request_id)
+        assert not unavailable
+        assert sorted(assignment["S3"]) == [llc(0, 0), llc(0, 1), llc(0, 2)]
+        partition_1 = [s for s, segs in assignment.items() if llc(1, 0) in segs]
+        assert assignment[partition_1[0]] == [llc(1, 0), llc(1, 1)]
+    # S3 dies: no server has all of partition 0; S1 serves what it has, the rest is missing
+    assignment, unavailable = selector.select(
+        table, sorted(servers), snapshot(("S1", "S2", "S4")), 0
+    )
+    assert unavailable == [llc(0, 2)]
+    assert assignment["S1"] == [llc(0, 0), llc(0, 1)]
+    # a failing server: the partition moves whole to the healthy replica
+    failing = BalancedSelector(_Health(bad={"S2"}))
+    assignment, _ = failing.select(table, sorted(servers), snapshot(), 0)
+    assert assignment["S4"] == [llc(1, 0), llc(1, 1)]

@@ -295,9 +295,9 @@ class ThreadRecordingEngine(QueryEngine):
         super().__init__(settings)
         self.threads = []
 
-    def _run_segment(self, plan, segment):
+    def _run_segment(self, plan, segment, valid=None):
         self.threads.append(threading.current_thread().name)
-        return super()._run_segment(plan, segment)
+        return super()._run_segment(plan, segment, valid)
 
 
 def test_segments_run_in_parallel_only_when_their_cost_pays(synth):

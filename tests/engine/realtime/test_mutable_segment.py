@@ -272,3 +272,22 @@ def test_null_vectors_only_for_the_columns_pinot_makes_nullable():
     snapshot = segment.snapshot()
     assert run_query(count.format("code"), [snapshot])["resultTable"]["rows"] == [[1]]
     assert run_query(count.format("city"), [snapshot])["resultTable"]["rows"] == [[0]]
+
+
+def test_a_null_multi_value_stays_null_after_the_commit(tmp_path):
+    schema = Schema.from_json({
+        "schemaName": "t", "enableColumnBasedNullHandling": True,
+        "dimensionFieldSpecs": [{"name": "tags", "dataType": "STRING", "singleValueField": False}],
+        "dateTimeFieldSpecs": [{"name": "ts", "dataType": "LONG", "format": "1:MILLISECONDS:EPOCH",
+                                "granularity": "1:MILLISECONDS"}],
+    })  # fmt: skip
+    config = TableConfig.from_json({
+        "tableName": "t", "tableType": "REALTIME", "segmentsConfig": {"timeColumnName": "ts"},
+        "ingestionConfig": {"streamIngestionConfig": {"streamConfigMaps": [{"streamType": "kafka"}]}},
+    })  # fmt: skip
+    segment = MutableSegment("t__0__0__20260101T0000Z", schema, config)
+    segment.index(pa.Table.from_pylist([{"tags": None, "ts": 1}, {"tags": ["a"], "ts": 2}]))
+    built = load_segment(segment.build(tmp_path).path)
+    sql = "SELECT COUNT(*) FROM t WHERE tags IS NULL"
+    assert run_query(sql, [segment.snapshot()])["resultTable"]["rows"] == [[1]]
+    assert run_query(sql, [built])["resultTable"]["rows"] == [[1]]

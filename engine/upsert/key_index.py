@@ -1,0 +1,134 @@
+"""The primary-key map of one partition: key -> slot (a row of ``engine.upsert.entries``).
+
+Pinot keeps a ConcurrentHashMap of key objects, the first thing its users complain about
+(16 GB maps, apache/pinot#9529). Integer and hashed keys here live in sorted numpy arrays
+instead: a large sorted ``base`` and a small sorted ``delta`` that new keys are merged into,
+folded into ``base`` once it holds ``DELTA_LIMIT`` keys. A key costs 8 bytes (16 hashed) plus a
+4-byte slot, with no Python object. Lookups are vectorised binary searches. Raw keys of other
+types (``hashFunction: NONE`` on a string or composite key) use a dict, exact as Pinot's map.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.upsert.keys import Keys
+
+DELTA_LIMIT = 1 << 16
+
+
+class SortedKeyIndex:
+    """int64 keys (a 128-bit digest's first half; the second half is checked against
+    ``low_of(slots)``, the entries' copy, so equal first halves are told apart)."""
+
+    def __init__(self, low_of=None) -> None:
+        self._low_of = low_of
+        self._keys = [np.zeros(0, np.int64), np.zeros(0, np.int64)]  # base, delta
+        self._slots = [np.zeros(0, np.int32), np.zeros(0, np.int32)]
+        self._dead = 0  # removed entries still in the arrays (slot -1)
+
+    def __len__(self) -> int:
+        return len(self._keys[0]) + len(self._keys[1]) - self._dead
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in self._keys + self._slots)
+
+    def lookup(self, keys: Keys) -> np.ndarray:
+        """The slot of each key, -1 when absent."""
+        out = np.full(len(keys), -1, dtype=np.int64)
+        for level in (0, 1):
+            self._find(level, keys, out)
+        return out
+
+    def _find(self, level: int, keys: Keys, out: np.ndarray) -> None:
+        stored, slots = self._keys[level], self._slots[level]
+        if not len(stored) or not len(keys):
+            return
+        pos = np.searchsorted(stored, keys.main)
+        inside = pos < len(stored)
+        hit = np.zeros(len(keys), dtype=bool)
+        hit[inside] = stored[pos[inside]] == keys.main[inside]
+        found = slots[pos[hit]].astype(np.int64)
+        if keys.low is None:
+            out[hit] = np.where(found >= 0, found, out[hit])
+            return
+        rows = np.flatnonzero(hit)
+        match = (found >= 0) & (self._low_of(np.maximum(found, 0)) == keys.low[rows])
+        out[rows[match]] = found[match]
+        # equal first halves of different digests (about 2^-64 a pair): walk their run
+        for row, start in zip(rows[~match], pos[rows[~match]], strict=True):
+            end = np.searchsorted(stored, keys.main[row], side="right")
+            for slot in slots[start:end]:
+                if slot >= 0 and self._low_of(np.array([slot]))[0] == keys.low[row]:
+                    out[row] = slot
+
+    def insert(self, keys: Keys, slots: np.ndarray) -> None:
+        """Add absent, distinct ``keys`` with their slots."""
+        if not len(keys):
+            return
+        order = np.argsort(keys.main, kind="stable")
+        new_keys, new_slots = keys.main[order], slots[order].astype(np.int32)
+        at = np.searchsorted(self._keys[1], new_keys)
+        self._keys[1] = np.insert(self._keys[1], at, new_keys)
+        self._slots[1] = np.insert(self._slots[1], at, new_slots)
+        if len(self._keys[1]) >= max(DELTA_LIMIT, len(self._keys[0]) // 8):
+            self._fold()
+
+    def remove(self, keys: Keys, slots: np.ndarray) -> None:
+        """Forget ``keys`` (present, with these slots)."""
+        for level in (0, 1):
+            stored, stored_slots = self._keys[level], self._slots[level]
+            if not len(stored):
+                continue
+            lo = np.searchsorted(stored, keys.main, side="left")
+            hi = np.searchsorted(stored, keys.main, side="right")
+            for start, end, slot in zip(lo, hi, slots, strict=True):
+                run = stored_slots[start:end]
+                hit = np.flatnonzero(run == slot)
+                if len(hit):
+                    run[hit] = -1
+                    self._dead += len(hit)
+        if self._dead > len(self) // 4:
+            self._fold()
+
+    def _fold(self) -> None:
+        keys = np.concatenate(self._keys)
+        slots = np.concatenate(self._slots)
+        live = slots >= 0
+        keys, slots = keys[live], slots[live]
+        order = np.argsort(keys, kind="stable")
+        self._keys = [keys[order], np.zeros(0, np.int64)]
+        self._slots = [slots[order], np.zeros(0, np.int32)]
+        self._dead = 0
+
+
+class DictKeyIndex:
+    """Raw keys (Python values or tuples) -> slot."""
+
+    def __init__(self) -> None:
+        self._map: dict = {}
+
+    def __len__(self) -> int:
+        return len(self._map)
+
+    @property
+    def nbytes(self) -> int:
+        import sys
+
+        return sys.getsizeof(self._map) + sum(sys.getsizeof(k) for k in self._map)
+
+    def lookup(self, keys: Keys) -> np.ndarray:
+        get = self._map.get
+        return np.fromiter((get(k, -1) for k in keys.main), np.int64, len(keys))
+
+    def insert(self, keys: Keys, slots: np.ndarray) -> None:
+        self._map.update(zip(keys.main.tolist(), slots.tolist(), strict=True))
+
+    def remove(self, keys: Keys, slots: np.ndarray) -> None:
+        for key in keys.main.tolist():
+            self._map.pop(key, None)
+
+
+def key_index_for(integer_or_hashed: bool, low_of=None):
+    return SortedKeyIndex(low_of) if integer_or_hashed else DictKeyIndex()
