@@ -4,6 +4,7 @@ from django.urls import path
 
 from cluster.api import (
     audit,
+    auth_info,
     cluster_info,
     instances,
     lineage,
@@ -208,6 +209,8 @@ urlpatterns = [
         name="segment-status-report",
     ),
     path("sql", sql.SqlView.as_view(), name="sql"),
+    path("auth/info", auth_info.AuthInfoView.as_view(), name="auth-info"),
+    path("auth/verify", auth_info.AuthVerifyView.as_view(), name="auth-verify"),
     path("metrics", metrics, name="metrics"),
     path("audit", audit.AuditView.as_view(), name="audit"),
     path(

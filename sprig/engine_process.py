@@ -28,8 +28,17 @@ def add_instance_arguments(parser: argparse.ArgumentParser, role: str, default_i
 
 
 def cluster_settings() -> dict:
-    """The config fields every engine process takes from the environment, read once here."""
+    """The config fields every engine process takes from the environment, read once here:
+    the SPRIG_* variables and Pinot's keys (``engine.runtime.properties``)."""
+    from engine.common.errors import ConfigError
+    from engine.runtime.properties import process_properties
+
+    try:
+        properties = process_properties()
+    except ConfigError as exc:
+        raise CommandError(f"invalid config {exc.field}: {exc.message}") from None
     return {
+        "properties": properties,
         "zk_address": os.environ.get("SPRIG_ZK", "127.0.0.1:2181"),
         "cluster_name": os.environ.get("SPRIG_CLUSTER_NAME", "PinotCluster"),
         "tenant_isolation": env_bool("SPRIG_TENANT_ISOLATION", True),
@@ -76,12 +85,15 @@ def serve(build, announce) -> int:
     """Build the instance (``build()``: binding its ports may fail), start it (connecting to
     ZooKeeper may fail), print ``announce(instance)`` and run until Ctrl-C or SIGTERM."""
     from engine.clusterstate import ZooKeeperUnavailableError
+    from engine.common.errors import ConfigError
     from engine.runtime import ProcessError
 
     try:
         instance = build()
     except ProcessError as exc:
         raise CommandError(str(exc)) from None
+    except ConfigError as exc:  # a Pinot key (access control, TLS) that cannot be used
+        raise CommandError(f"invalid config {exc.field}: {exc.message}") from None
     try:
         instance.start()
     except ZooKeeperUnavailableError as exc:

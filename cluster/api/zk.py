@@ -101,6 +101,8 @@ class ZkStatView(APIView):
 
 
 class ZkPutView(APIView):
+    all_tables_required = True  # a znode write can change any table (cluster.api.access)
+
     @extend_schema(
         summary="Write a znode's data",
         description="`data` as a query parameter or the request body; `expectedVersion` "
@@ -127,6 +129,8 @@ class ZkPutView(APIView):
 
 
 class ZkDeleteView(APIView):
+    all_tables_required = True
+
     @extend_schema(summary="Delete a znode and its children", tags=TAG,
                    parameters=[PathParam], responses={200: OpenApiTypes.OBJECT})  # fmt: skip
     def delete(self, request):

@@ -46,8 +46,11 @@ def live_brokers(store: ClusterStore, tag: str | None) -> list[tuple[str, str, i
     return out
 
 
-def forward_query(store: ClusterStore, body: dict) -> tuple[int, dict]:
-    """(HTTP status, response JSON). 503 with a Pinot exception when no broker is live."""
+def forward_query(
+    store: ClusterStore, body: dict, headers: dict[str, str] | None = None
+) -> tuple[int, dict]:
+    """(HTTP status, response JSON). 503 with a Pinot exception when no broker is live.
+    ``headers`` go with the query (credentials for an authenticating broker)."""
     tables = query_tables(body["sql"])
     tag = None
     for raw in tables:
@@ -66,8 +69,9 @@ def forward_query(store: ClusterStore, body: dict) -> tuple[int, dict]:
     ident, host, port = random.choice(brokers)
     try:
         response = requests.post(
-            f"http://{host}:{port}/query/sql", json=body, timeout=settings.SQL_FORWARD_TIMEOUT_S
-        )
+            f"http://{host}:{port}/query/sql", json=body, headers=headers,
+            timeout=settings.SQL_FORWARD_TIMEOUT_S,
+        )  # fmt: skip
     except requests.RequestException as exc:
         return 503, exception_response(
             SERVER_NOT_RESPONDING_ERROR_CODE, f"Broker {ident} did not answer: {exc}"

@@ -102,7 +102,7 @@ class QueryRunner:
         self.selector = selector
         self.scatter = scatter
         self.metrics = metrics
-        self._tables: LRUCache = LRUCache(_TABLE_CACHE_SIZE)  # SQL -> table name
+        self._heads: LRUCache = LRUCache(_TABLE_CACHE_SIZE)  # SQL -> (table, SET options)
         self._prune_cache: LRUCache = LRUCache(_TABLE_CACHE_SIZE)  # (route id, filter) -> kept
         # the same cache by identity: a cached plan hands over the same filter object each
         # time, and hashing its tree for the equality key cost more than the rest of routing
@@ -152,13 +152,34 @@ class QueryRunner:
         return self._table_metrics.of(table)
 
     def _table_of(self, sql: str) -> str:
+        return self._head(sql)[0]
+
+    def _head(self, sql: str) -> tuple[str, dict[str, str]]:
+        """(the table the query reads, its ``SET`` options), parsed once per SQL text."""
         with self._lock:
-            table = self._tables.get(sql)
-        if table is None:
-            table = parse_sql(sql).table
+            head = self._heads.get(sql)
+        if head is None:
+            parsed = parse_sql(sql)
+            head = (parsed.table, dict(parsed.options))
             with self._lock:
-                self._tables[sql] = table
-        return table
+                self._heads[sql] = head
+        return head
+
+    def head_of(self, sql: str) -> tuple[str, dict[str, str]] | None:
+        """``_head``, or None when the query does not parse (``run`` answers that error)."""
+        try:
+            return self._head(sql)
+        except QueryError:
+            return None
+        except RecursionError:
+            return None
+
+    def routed_tables(self, table: str) -> list[str]:
+        """The routed tables (with type) a query on ``table`` reads: both halves of a hybrid
+        table's raw name."""
+        snapshot = self.routing.snapshot
+        raw, table_type = split_table_name(table)
+        return [table] if table_type else snapshot.tables_of(raw)
 
     def _run(self, query: BrokerQuery, table: str, request_id: int, started: float) -> dict:
         snapshot = self.routing.snapshot

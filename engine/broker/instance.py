@@ -23,15 +23,24 @@ from engine.broker.errors import (
 )
 from engine.broker.handler import BrokerQuery, QueryRunner
 from engine.broker.metrics import BrokerMetrics
-from engine.broker.routing import RoutingManager
+from engine.broker.quotas import (
+    APPLICATION_NAME_OPTION,
+    QUERY_QUOTA_EXCEEDED_ERROR_CODE,
+    QueryQuotas,
+)
+from engine.broker.routing import RoutingManager, RoutingSnapshot
 from engine.broker.scatter import ScatterGather
 from engine.broker.selection import BalancedSelector, ServerHealth
 from engine.clusterstate import InstanceConfig, InstanceType, split_table_name
 from engine.clusterstate.tags import instance_id as make_instance_id
 from engine.query.response import exception_response
 from engine.runtime import HttpService, Participant, Request, Response, Router, SchemaCache
+from engine.runtime.access import access_control
+from engine.runtime.properties import PinotProperties
 
 log = logging.getLogger(__name__)
+
+HTTP_STATUS_FOR_ERRORS = "pinot-use-http-status-for-errors"  # request header, lower-cased
 
 
 @dataclasses.dataclass
@@ -46,6 +55,8 @@ class BrokerConfig:
     session_timeout_s: float = 10.0
     resync_interval_s: float = 30.0
     health_probe_interval_s: float = 0.5
+    # Pinot's pinot.broker.* keys: access control (engine.runtime.access), TLS
+    properties: PinotProperties = dataclasses.field(default_factory=PinotProperties)
 
     @property
     def resolved_instance_id(self) -> str:
@@ -56,6 +67,8 @@ class BrokerInstance:
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
         self.instance_id = config.resolved_instance_id
+        self.access = access_control(config.properties, "broker")  # None: everyone may query
+        self.quotas = QueryQuotas()
         router = Router()
         self.http_service = HttpService("broker", config.bind, config.port, router)
         self.metrics = BrokerMetrics()
@@ -68,8 +81,9 @@ class BrokerInstance:
         )
         self.schemas = SchemaCache(self.participant.store)
         self.routing = RoutingManager(
-            self.participant, self.schemas, resync_interval_s=config.resync_interval_s
-        )
+            self.participant, self.schemas, resync_interval_s=config.resync_interval_s,
+            on_change=self._routing_changed,
+        )  # fmt: skip
         self.http = urllib3.PoolManager(num_pools=16, maxsize=4)  # health probes only
         self.health = ServerHealth(self.http, config.health_probe_interval_s)
         self.selector = BalancedSelector(self.health)
@@ -83,6 +97,7 @@ class BrokerInstance:
         router.add("GET", "/health", self._health)
         router.add("GET", "/debug/routingTable/{table}", self._routing_table)
         router.add("GET", "/debug/timeBoundary/{table}", self._time_boundary)
+        router.add("GET", "/debug/tables/queryQuota/{table}", self._query_quota)
         router.add("GET", "/metrics", self._metrics)
 
     @property
@@ -116,7 +131,7 @@ class BrokerInstance:
             query = BrokerQuery.from_json(request.body)
         except BadBrokerRequest as exc:
             return _bad_request(str(exc))
-        return self._answer(query)
+        return self._answer(query, request)
 
     def _query_get(self, request: Request) -> Response:
         q = request.query
@@ -124,9 +139,9 @@ class BrokerInstance:
             query = BrokerQuery.from_fields(q.get("sql"), q.get("queryOptions"), q.get("trace"))
         except BadBrokerRequest as exc:
             return _bad_request(str(exc))
-        return self._answer(query)
+        return self._answer(query, request)
 
-    def _answer(self, query: BrokerQuery) -> Response:
+    def _answer(self, query: BrokerQuery, request: Request) -> Response:
         # Until the first routing table is built every table looks missing; a 190 "table does
         # not exist" then would be a wrong answer, so the client is told to retry instead.
         if not self.routing.ready.is_set():
@@ -135,14 +150,86 @@ class BrokerInstance:
                 f"broker {self.instance_id} has no routing table yet (starting or reconnecting "
                 "to ZooKeeper); retry shortly",
             )  # fmt: skip
+        refused = self._admit(query, request)
+        if refused is not None:
+            return refused
         return Response.json(self.runner.run(query))
+
+    def _admit(self, query: BrokerQuery, request: Request) -> Response | None:
+        """Pinot's order: credentials (401) before the query is read; then the application's
+        quota, table access (403) and the tables' quotas (429). None admits the query; a query
+        that does not parse is left to the runner, which answers its error."""
+        principal = None
+        if self.access is not None:
+            principal = self.access.principal(request.headers.get("authorization"))
+            if principal is None:
+                return Response.error(401, "HTTP 401 Unauthorized")
+        head = self.runner.head_of(query.sql)
+        if head is None:
+            return None
+        table, sql_options = head
+        application = query.options.get(APPLICATION_NAME_OPTION) or sql_options.get(
+            APPLICATION_NAME_OPTION
+        )
+        if self.quotas.application_over_quota(application):
+            return self._over_quota(query, request, f"application: {application}")
+        if principal is not None and not principal.has_table(table):
+            return _access_denied([table])
+        over = self.quotas.table_over_quota(self.runner.routed_tables(table))
+        if over is not None:
+            return self._over_quota(query, request, f"table: {over}")
+        return None
+
+    def _over_quota(self, query: BrokerQuery, request: Request, what: str) -> Response:
+        """Pinot's TOO_MANY_REQUESTS (429) in ``exceptions``; HTTP 200 unless the client sent
+        ``Pinot-Use-Http-Status-For-Errors: true``."""
+        request_id = self.selector.next_request_id()
+        message = f"Request {request_id}: {query.sql} exceeds query quota for {what}"
+        body = exception_response(QUERY_QUOTA_EXCEEDED_ERROR_CODE, message)
+        body["requestId"] = str(request_id)
+        status = 200
+        if request.headers.get(HTTP_STATUS_FOR_ERRORS, "").strip().lower() == "true":
+            status = QUERY_QUOTA_EXCEEDED_ERROR_CODE
+        return Response.json(body, status)
+
+    def _routing_changed(self, snapshot: RoutingSnapshot) -> None:
+        if snapshot.quotas is not None:
+            self.quotas.update(snapshot.quotas)
 
     def _health(self, _request: Request) -> Response:
         if self.healthy():
             return Response.text("OK")
         return Response.text("NOT_READY: not registered or no routing table yet", 503)
 
+    def _debug_refusal(self, request: Request) -> Response | None:
+        """Pinot's broker filter for its other endpoints: a 403 naming the URL."""
+        if self.access is None:
+            return None
+        principal = self.access.principal(request.headers.get("authorization"))
+        if principal is None:
+            reason = "no or wrong credentials"
+        elif not principal.has_table(request.params["table"]):
+            reason = f"no access to table {request.params['table']}"
+        else:
+            return None
+        return Response.error(403, f"Failed access check for {request.path}.Reason: {reason}")
+
+    def _query_quota(self, request: Request) -> Response:
+        """This broker's share of a table's quota (queries per second), per table type."""
+        refused = self._debug_refusal(request)
+        if refused is not None:
+            return refused
+        table = request.params["table"]
+        rates = {t: self.quotas.table_rate(t) for t in self.runner.routed_tables(table)}
+        rates = {t: rate for t, rate in rates.items() if rate is not None}
+        if not rates:
+            return Response.error(404, f"No query quota for table: {table}")
+        return Response.json(rates)
+
     def _routing_table(self, request: Request) -> Response:
+        refused = self._debug_refusal(request)
+        if refused is not None:
+            return refused
         table = request.params["table"]
         snapshot = self.routing.snapshot
         raw, table_type = split_table_name(table)
@@ -157,6 +244,9 @@ class BrokerInstance:
         return Response.json(out)
 
     def _time_boundary(self, request: Request) -> Response:
+        refused = self._debug_refusal(request)
+        if refused is not None:
+            return refused
         raw = split_table_name(request.params["table"])[0]
         boundary = self.runner.time_boundary(self.routing.snapshot, raw)
         if boundary is None:
@@ -165,6 +255,12 @@ class BrokerInstance:
 
     def _metrics(self, _request: Request) -> Response:
         return self.metrics.response()
+
+
+def _access_denied(tables: list[str]) -> Response:
+    return Response.error(
+        403, f"Permission denied.Reason: Authorization Failed for tables: [{', '.join(tables)}]"
+    )
 
 
 def _bad_request(message: str) -> Response:

@@ -22,7 +22,9 @@ _CHUNK = 1 << 20
 DEEP_STORE_URL_KEY = "segment.deep.store.url"
 
 
-def fetch_segment(seg_dir: Path, meta: SegmentZKMetadata, *, force: bool) -> Path:
+def fetch_segment(
+    seg_dir: Path, meta: SegmentZKMetadata, *, force: bool, headers: dict[str, str] | None = None
+) -> Path:
     """The local segment directory ``seg_dir``: reused when its CRC matches ZooKeeper's
     (unless ``force``), else downloaded and unpacked. The old local copy is replaced only
     once the new one is unpacked and checked."""
@@ -35,7 +37,7 @@ def fetch_segment(seg_dir: Path, meta: SegmentZKMetadata, *, force: bool) -> Pat
             pass  # a damaged local copy: download it again
     staging = seg_dir.parent / f".staging-{uuid.uuid4().hex[:8]}"
     try:
-        archive = _download(meta, staging / f"{name}.tar.gz")
+        archive = _download(meta, staging / f"{name}.tar.gz", headers)
         unpacked = unpack_segment(archive, staging / "untar")
         got = read_metadata(unpacked)
         if got.segment_name != name:
@@ -49,32 +51,35 @@ def fetch_segment(seg_dir: Path, meta: SegmentZKMetadata, *, force: bool) -> Pat
     return seg_dir
 
 
-def _download(meta: SegmentZKMetadata, dest: Path) -> Path:
+def _download(meta: SegmentZKMetadata, dest: Path, headers: dict[str, str] | None) -> Path:
     """From ``segment.download.url``; when that fails and the controller also recorded the
     file's deep-store location (``segment.deep.store.url``, e.g. a directory every process
     mounts), from there."""
     try:
-        return download_segment(meta.download_url, dest)
+        return download_segment(meta.download_url, dest, headers=headers)
     except SegmentLoadError as exc:
         fallback = meta.extra.get(DEEP_STORE_URL_KEY)
         if not fallback or fallback == meta.download_url:
             raise
         log.warning("%s; trying the deep store copy at %s", exc, fallback)
         try:
-            return download_segment(fallback, dest)
+            return download_segment(fallback, dest, headers=headers)
         except SegmentLoadError as again:
             raise SegmentLoadError(f"{exc}; the deep store copy also failed: {again}") from again
 
 
-def download_segment(url: str, dest: Path, *, timeout_s: float = 300.0) -> Path:
-    """Copy the archive at ``url`` to ``dest`` (written to a temp name, then renamed)."""
+def download_segment(
+    url: str, dest: Path, *, timeout_s: float = 300.0, headers: dict[str, str] | None = None
+) -> Path:
+    """Copy the archive at ``url`` to ``dest`` (written to a temp name, then renamed);
+    ``headers`` go with an HTTP request (the server's fetcher credentials)."""
     if not url:
         raise SegmentLoadError("the segment metadata has no segment.download.url")
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(dest.name + ".part")
     try:
         if url.startswith(("http://", "https://")):
-            _http_get(url, tmp, timeout_s)
+            _http_get(url, tmp, timeout_s, headers)
         else:
             _fs_get(url, tmp)
         os.replace(tmp, dest)
@@ -83,9 +88,9 @@ def download_segment(url: str, dest: Path, *, timeout_s: float = 300.0) -> Path:
     return dest
 
 
-def _http_get(url: str, tmp: Path, timeout_s: float) -> None:
+def _http_get(url: str, tmp: Path, timeout_s: float, headers: dict[str, str] | None) -> None:
     try:
-        with requests.get(url, stream=True, timeout=(5, timeout_s)) as response:
+        with requests.get(url, stream=True, timeout=(5, timeout_s), headers=headers) as response:
             if response.status_code != 200:
                 raise SegmentLoadError(
                     f"downloading {url} failed: HTTP {response.status_code} "

@@ -24,6 +24,9 @@ from engine.clusterstate.tags import instance_id as make_instance_id
 from engine.query.runner import QueryEngine
 from engine.query.settings import QuerySettings
 from engine.runtime import HttpService, Participant, Request, Response, Router, SchemaCache
+from engine.runtime.access import SERVER_ADMIN, AccessType, access_control
+from engine.runtime.properties import PinotProperties
+from engine.runtime.service_auth import SERVER_FETCHER, SERVER_UPLOADER, auth_headers
 from engine.server.drain import DEFAULT_DRAIN_S
 from engine.server.follower import IdealStateFollower
 from engine.server.metrics import ServerMetrics
@@ -33,6 +36,8 @@ from engine.server.segments import SegmentDataManager
 from engine.spi.table_name import REALTIME, TABLE_TYPES, table_name_with_type
 
 log = logging.getLogger(__name__)
+
+UPLOADER_PREFIX = "pinot.server.segment.uploader"
 
 
 @dataclasses.dataclass
@@ -52,6 +57,8 @@ class ServerConfig:
     drop_drain_s: float = DEFAULT_DRAIN_S
     # read once at start-up (``QuerySettings.from_env`` in ``sprig server``)
     query: QuerySettings = dataclasses.field(default_factory=QuerySettings)
+    # Pinot's pinot.server.* keys: the admin API's access control, service credentials
+    properties: PinotProperties = dataclasses.field(default_factory=PinotProperties)
 
     @property
     def resolved_instance_id(self) -> str:
@@ -62,6 +69,8 @@ class ServerInstance:
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
         self.instance_id = config.resolved_instance_id
+        props = config.properties
+        self.admin_access = access_control(props, "server")  # None: the admin API is open
         # bind both ports first: a port in use fails here, before anything is registered
         self.metrics = ServerMetrics()
         self.query_engine = QueryEngine(config.query)  # plan and column caches, segment pool
@@ -88,6 +97,7 @@ class ServerInstance:
             on_unload=self.query_engine.forget_segment,
             drain_s=config.drop_drain_s,
             wake=lambda: self.follower.poke(),
+            download_headers=auth_headers(props, SERVER_FETCHER),
         )
         self.follower = IdealStateFollower(
             self.participant, self.segments, resync_interval_s=config.resync_interval_s
@@ -95,7 +105,8 @@ class ServerInstance:
         self.schemas = SchemaCache(self.participant.store)
         self.segments.realtime = RealtimeSegmentManager(
             self.instance_id, Path(config.data_dir), lambda: self.participant.store,
-            self.schemas.get,
+            self.schemas.get, completion_headers=auth_headers(props, SERVER_UPLOADER),
+            controller_scheme=props.get(f"{UPLOADER_PREFIX}.protocol", "") or "http",
         )  # fmt: skip
         self.executor = QueryExecutor(
             self.instance_id, self.segments, self.schemas, self.metrics, self.query_engine
@@ -103,10 +114,12 @@ class ServerInstance:
         query_router.add("POST", "/query", self.executor.handle)
         query_router.add("GET", "/health", self._health)
         admin_router.add("GET", "/health", self._health)
-        admin_router.add("GET", "/segments", self._segments)
-        admin_router.add("GET", "/tables", self._tables)
-        admin_router.add("GET", "/tables/{table}/segments", self._table_segments)
-        admin_router.add("GET", "/tables/{table}/consumingSegmentsInfo", self._consuming_info)
+        admin_router.add("GET", "/segments", self._guarded(self._segments))
+        admin_router.add("GET", "/tables", self._guarded(self._tables))
+        admin_router.add("GET", "/tables/{table}/segments", self._guarded(self._table_segments))
+        admin_router.add(
+            "GET", "/tables/{table}/consumingSegmentsInfo", self._guarded(self._consuming_info)
+        )
         admin_router.add("GET", "/metrics", self._metrics)
 
     def start(self, connect_timeout_s: float = 30.0) -> None:
@@ -126,6 +139,26 @@ class ServerInstance:
         self.query_engine.close()
 
     # --- admin ---------------------------------------------------------------------------
+    def _guarded(self, handler):
+        """``handler`` behind the admin API's access control (Pinot's server admin filter): a
+        principal that may read the path's table, or that holds ADMIN where none is named;
+        else 403 ``Forbidden``. /health and /metrics stay open for probes and scrapers."""
+        access = self.admin_access
+        if access is None:
+            return handler
+
+        def guarded(request: Request) -> Response:
+            principal = access.principal(request.headers.get("authorization"))
+            table = request.params.get("table")
+            allowed = principal is not None and (
+                principal.allows(AccessType.READ, table)
+                if table
+                else principal.allows(SERVER_ADMIN)
+            )
+            return handler(request) if allowed else Response.text("Forbidden", 403)
+
+        return guarded
+
     def healthy(self) -> bool:
         return (
             self.participant.connected

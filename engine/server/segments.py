@@ -82,6 +82,7 @@ class SegmentDataManager:
         realtime=None,
         drain_s: float = 0.0,
         wake: Callable[[], None] | None = None,
+        download_headers: dict[str, str] | None = None,
     ) -> None:
         """``drain_s``: seconds a segment taken away from this server keeps serving after the
         current state left it out (0: unloaded at once); ``wake`` pokes the worker loop when a
@@ -93,6 +94,7 @@ class SegmentDataManager:
         self._on_unload = on_unload  # e.g. drop the segment's decoded columns now
         # engine.server.realtime.RealtimeSegmentManager: CONSUMING segments (None: ignored)
         self.realtime = realtime
+        self._download_headers = download_headers  # pinot.server.segment.fetcher.auth
         self._hosted: dict[str, dict[str, HostedSegment]] = {}
         # resource -> segment -> loaded segment; replaced (never mutated) on every change
         self._online: dict[str, dict[str, ImmutableSegment]] = {}
@@ -281,7 +283,8 @@ class SegmentDataManager:
                     f"no segment metadata in ZooKeeper for {resource}/{name} "
                     "(PROPERTYSTORE/SEGMENTS); was the upload completed?"
                 )
-            seg_dir = fetch_segment(self._segment_dir(resource, name), meta, force=force_download)
+            seg_dir = fetch_segment(self._segment_dir(resource, name), meta, force=force_download,
+                                    headers=self._download_headers)  # fmt: skip
             segment = load_segment(seg_dir)
         except ZooKeeperUnavailableError:
             raise  # the loop retries once ZooKeeper is back; the segment is not at fault

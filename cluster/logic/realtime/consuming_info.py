@@ -7,10 +7,12 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 import requests
+from django.conf import settings
 
 from cluster.logic.realtime.pause import consuming_segments
 from cluster.logic.realtime.stream_status import stream_error
 from engine.clusterstate import ClusterStore
+from engine.runtime.service_auth import CONTROLLER_SERVER_ADMIN, auth_headers
 
 _INFO_KEYS = ("consumerState", "lastConsumedTimestamp", "partitionToOffsetMap",
               "partitionOffsetInfo")  # fmt: skip
@@ -52,7 +54,8 @@ def _ask(url: str, timeout_s: float) -> tuple[object, str | None]:
     """A server's answer: (parsed JSON, None), (None, why) when it did not answer, or
     (the text, why) when it answered something that is not JSON."""
     try:
-        response = requests.get(url, timeout=timeout_s)
+        response = requests.get(url, timeout=timeout_s, headers=auth_headers(
+            settings.PINOT_PROPERTIES, CONTROLLER_SERVER_ADMIN))  # fmt: skip
     except requests.RequestException as exc:
         return None, f"no answer: {type(exc).__name__}"
     if response.status_code != 200:
