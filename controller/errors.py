@@ -28,5 +28,9 @@ class Conflict(ControllerError):
     status = 409
 
 
+class PayloadTooLarge(ControllerError):
+    status = 413
+
+
 class ServiceUnavailable(ControllerError):
     status = 503

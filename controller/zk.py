@@ -77,7 +77,8 @@ def get_zk() -> KazooClient:
 
 def get_store() -> ClusterStore:
     """A ClusterStore over the process's client, with the cluster skeleton in place."""
-    store = ClusterStore(get_zk(), settings.CLUSTER_NAME, timeout_s=settings.ZK_REQUEST_TIMEOUT_S)
+    store = ClusterStore(get_zk(), settings.CLUSTER_NAME, timeout_s=settings.ZK_REQUEST_TIMEOUT_S,
+                         max_znode_bytes=settings.ZK_MAX_ZNODE_BYTES)  # fmt: skip
     key = (settings.ZK_ADDRESS, settings.CLUSTER_NAME)
     if key not in _ready_clusters:
         store.ensure_cluster()

@@ -12,8 +12,13 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
 from controller.errors import ControllerError
-from engine.clusterstate import ConcurrentUpdateError, ZooKeeperUnavailableError
-from engine.common.errors import ConfigError
+from engine.clusterstate import (
+    ConcurrentUpdateError,
+    ZnodeTooLargeError,
+    ZooKeeperUnavailableError,
+)
+from engine.common.errors import ConfigError, log_internal_error
+from engine.common.names import InvalidNameError
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +53,14 @@ def pinot_exception_handler(exc, context):
             status.HTTP_503_SERVICE_UNAVAILABLE,
             f"ZooKeeper is unavailable, nothing was changed: {exc}",
         )
+    if isinstance(exc, ZnodeTooLargeError):
+        return error_response(
+            status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+            f"Nothing was changed: {exc} (SPRIG_ZK_MAX_ZNODE_BYTES; ZooKeeper's jute.maxbuffer "
+            "bounds it)",
+        )
+    if isinstance(exc, InvalidNameError):
+        return error_response(400, str(exc))
     if isinstance(exc, ControllerError):
         return error_response(exc.status, exc.message, getattr(exc, "field", None))
     if isinstance(exc, ConfigError):
@@ -109,11 +122,14 @@ class ApiJsonErrorsMiddleware:
 
 
 def _server_error(request: HttpRequest) -> JsonResponse:
-    # The exception's type and message say what failed; the stack trace stays in the log.
+    # The client gets an id to quote; the exception, whose text may name files, hosts or
+    # settings, stays in the log with its stack trace under that id.
     crash = getattr(request, "_sprig_exception", None)
-    detail = f"{type(crash).__name__}: {crash}" if crash is not None else "server error"
-    return _json_error(500, f"Internal error while serving {request.method} {request.path}: "
-                       f"{detail}")  # fmt: skip
+    what = f"{request.method} {request.path}"
+    detail = ""
+    if crash is not None:
+        detail = f" (error id {log_internal_error(log, what, crash)} in the controller's log)"
+    return _json_error(500, f"Internal error while serving {what}{detail}")
 
 
 def handler404(request: HttpRequest, exception: Exception) -> HttpResponse:

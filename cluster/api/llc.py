@@ -147,8 +147,9 @@ class SegmentCommitStartView(APIView):
 class SegmentUploadView(APIView):
     parser_classes = [MultiPartParser, FormParser]
 
-    @extend_schema(summary="The committer uploads the built segment (multipart tar.gz); any "
-                   "controller accepts it", parameters=[CompletionParams],
+    @extend_schema(summary="The committer uploads the built segment (multipart tar.gz) to the "
+                   "lead controller; accepted only from the segment's winner after "
+                   "segmentCommitStart", parameters=[CompletionParams],
                    request={"multipart/form-data": OpenApiTypes.OBJECT},
                    operation_id="segmentUpload", **_DOC)  # fmt: skip
     def post(self, request):
@@ -156,14 +157,11 @@ class SegmentUploadView(APIView):
         if not request.FILES:
             return _answer(CompletionResponse(proto.FAILED))
 
-        def upload():
-            incoming = next(iter(request.FILES.values()))
-            location = receive_upload(get_deep_store(), p["name"], incoming)
-            return CompletionResponse(
-                proto.UPLOAD_SUCCESS, p["streamPartitionMsgOffset"], segment_location=location
-            )
-
-        return _safely(upload)
+        incoming = next(iter(request.FILES.values()))
+        return _safely(lambda: manager().segment_upload(
+            p["name"], p["instance"], p["streamPartitionMsgOffset"],
+            lambda: receive_upload(get_deep_store(), p["name"], incoming),
+        ))  # fmt: skip
 
 
 class SegmentCommitEndView(APIView):

@@ -17,6 +17,7 @@ from cluster.logic.table_configs import (
     save_table_configs,
 )
 from engine.runtime.access import AccessType
+from engine.spi.secrets import mask_secrets
 
 TAG = ["Table"]
 
@@ -47,7 +48,7 @@ class TableConfigsDetailView(APIView):
     @extend_schema(summary="A table's schema and configs", tags=TAG,
                    responses={200: OpenApiTypes.OBJECT})  # fmt: skip
     def get(self, request, table: str):
-        return Response(get_table_configs(table))
+        return Response(mask_secrets(get_table_configs(table)))
 
     @extend_schema(summary="Update a table's schema and configs", tags=TAG,
                    request=OpenApiTypes.OBJECT, responses={200: OpenApiTypes.OBJECT})  # fmt: skip

@@ -22,6 +22,7 @@ from cluster.logic.validate_config import parse_table_config
 from controller.errors import NotFound
 from engine.clusterstate import split_table_name
 from engine.runtime.access import AccessType
+from engine.spi.secrets import mask_secrets
 
 TAG = ["Table"]
 
@@ -95,7 +96,7 @@ class TableValidateView(APIView):
         config = parse_table_config(json_body(request))
         return Response(
             {
-                **config.to_json(),
+                **mask_secrets(config.to_json()),
                 "unrecognizedProperties": config.unrecognized_properties,
                 "warnings": config.warnings,
             }
@@ -117,7 +118,7 @@ class TableDetailView(APIView):
         wanted = params.get("type") or suffix
         if wanted:
             rows = rows.filter(table_type=wanted)
-        out = {row.table_type: row.config for row in rows}
+        out = {row.table_type: mask_secrets(row.config) for row in rows}
         if not out:
             raise NotFound(f"Table {table} does not exist")
         return Response(out)

@@ -18,6 +18,7 @@ from controller.errors import BadRequest, Conflict, NotFound
 from engine.clusterstate import ClusterStore, ResourceAssignment, split_table_name
 from engine.common.errors import ConfigError
 from engine.spi import TableConfig
+from engine.spi.secrets import restore_secrets
 from engine.spi.table_config_validation import verify_hybrid_table_configs
 from engine.stream.config import table_stream_configs
 from engine.stream.errors import StreamError
@@ -102,7 +103,8 @@ def add_table(store: ClusterStore, data: dict) -> dict:
 
 
 def update_table(store: ClusterStore, table_name: str, data: dict) -> dict:
-    """Replace the config of an existing table type (``PUT /tables/{t}``)."""
+    """Replace the config of an existing table type (``PUT /tables/{t}``). A secret sent
+    back masked (as every read API shows it) keeps its stored value."""
     config = parse_table_config(data)
     raw, _ = split_table_name(table_name)
     if raw != config.table_name:
@@ -114,6 +116,7 @@ def update_table(store: ClusterStore, table_name: str, data: dict) -> dict:
     ).first()
     if row is None:
         raise NotFound(f"Table {config.table_name_with_type} does not exist")
+    config = parse_table_config(restore_secrets(data, row.config))
     _check_hybrid(config)
     check_replication(store, config)
     body = _normalized(config)

@@ -7,6 +7,7 @@ and are purged by the RetentionManager once older than DELETED_SEGMENTS_RETENTIO
 
 from __future__ import annotations
 
+import posixpath
 import re
 from urllib.parse import quote
 
@@ -14,6 +15,7 @@ import fsspec
 from django.conf import settings
 
 from engine.common import clock
+from engine.common.names import InvalidNameError, check_segment_name, check_table_name
 
 DELETED_DIR = "Deleted_Segments"
 _DELETED_SUFFIX = re.compile(r"__deleted_(\d+)$")
@@ -26,10 +28,22 @@ class DeepStore:
         self.root = self.root.rstrip("/")
 
     def segment_path(self, raw_table: str, segment: str) -> str:
-        return f"{self.root}/{raw_table}/{quote(segment, safe='')}"
+        """``<root>/<rawTable>/<segment>``; InvalidNameError for names that are not one path
+        component each (they come from requests and from ZooKeeper)."""
+        check_segment_name(segment)
+        return self.inside(f"{self.table_path(raw_table)}/{quote(segment, safe='')}")
 
     def table_path(self, raw_table: str) -> str:
-        return f"{self.root}/{raw_table}"
+        return self.inside(f"{self.root}/{check_table_name(raw_table)}")
+
+    def inside(self, path: str) -> str:
+        """``path`` normalised, if it lies below the root; InvalidNameError otherwise."""
+        normal = posixpath.normpath(path)
+        if not normal.startswith(f"{self.root}/"):
+            # the message names the last part only: the root is the operator's business
+            raise InvalidNameError("deep-store file", path.rsplit("/", 1)[-1],
+                                   "its path leaves the deep store")  # fmt: skip
+        return normal
 
     def url_of(self, path: str) -> str:
         return self.fs.unstrip_protocol(path)
@@ -57,24 +71,28 @@ class DeepStore:
         path = self.segment_path(raw_table, segment)
         if not self.fs.exists(path):
             return False
+        self._remove_file(raw_table, path, keep=keep)
+        return True
+
+    def _remove_file(self, raw_table: str, path: str, *, keep: bool) -> None:
         if keep:
             folder = f"{self.root}/{DELETED_DIR}/{raw_table}"
             self.fs.makedirs(folder, exist_ok=True)
-            self.fs.mv(path, f"{folder}/{quote(segment, safe='')}__deleted_{clock.now_ms()}")
+            stored_name = path.rsplit("/", 1)[-1]  # quoted already
+            self.fs.mv(path, f"{folder}/{stored_name}__deleted_{clock.now_ms()}")
         else:
             self.fs.rm(path)
-        return True
 
     def remove_table(self, raw_table: str, *, keep: bool) -> int:
         """Delete (or move to Deleted_Segments) every file of a table; returns how many."""
         folder = self.table_path(raw_table)
         if not self.fs.exists(folder):
             return 0
-        names = [p.rsplit("/", 1)[-1] for p in self.fs.ls(folder, detail=False)]
-        for name in names:
-            self.remove(raw_table, name, keep=keep)
+        paths = [self.inside(p) for p in self.fs.ls(folder, detail=False)]
+        for path in paths:
+            self._remove_file(raw_table, path, keep=keep)
         self.fs.rm(folder, recursive=True)
-        return len(names)
+        return len(paths)
 
     def purge_deleted(self, older_than_ms: int, now_ms: int | None = None) -> list[str]:
         """Remove kept deleted segments deleted more than ``older_than_ms`` ago."""

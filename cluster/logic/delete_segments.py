@@ -3,6 +3,8 @@ segment metadata, then the deep-store file."""
 
 from __future__ import annotations
 
+import logging
+
 from cluster.logic import audit
 from cluster.logic.deep_store import get_deep_store
 from cluster.logic.table_views import existing_types
@@ -14,7 +16,10 @@ from engine.clusterstate import (
     table_name_with_type,
 )
 from engine.clusterstate.lineage import delete_blocked_segments, delete_lineage, read_lineage
+from engine.common.names import is_valid_segment_name
 from engine.spi.periods import period_ms
+
+log = logging.getLogger(__name__)
 
 
 def keep_deleted(retention: str | None) -> bool:
@@ -76,6 +81,12 @@ def delete_segments(
     raw, _ = split_table_name(table_with_type)
     deep_store = get_deep_store()
     for segment in targets:
+        if not is_valid_segment_name(segment):
+            # written to ZooKeeper by hand (uploads refuse it): it has no deep-store file and
+            # no metadata znode of its own; leaving the ideal state was all there was to do
+            log.warning("segment %r of %s has an invalid name: only unassigned", segment,
+                        table_with_type)  # fmt: skip
+            continue
         store.delete_segment_metadata(table_with_type, segment)
         deep_store.remove(raw, segment, keep=keep)
     audit.record("segment.delete", "segment", table_with_type, segments=targets, kept=keep)

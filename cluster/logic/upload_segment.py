@@ -3,8 +3,9 @@ its metadata and assign it. The same segment name again is a refresh, decided by
 
 Nothing is stored until the archive has been unpacked and its metadata read, so a corrupt or
 truncated upload leaves no trace. A URI push's ``DOWNLOAD_URI`` is opened only when it lies
-under the readable data roots (tasks.data_roots); anything else is a 400 naming the setting,
-before the controller touches it.
+under the readable data roots (tasks.data_roots), and a METADATA push's, which the servers
+fetch, only when ``download_uri`` allows it; anything else is a 400 naming the setting,
+before anyone touches it.
 """
 
 from __future__ import annotations
@@ -12,10 +13,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
-import tarfile
 import tempfile
 import uuid
-import zlib
 from pathlib import Path
 
 import fsspec
@@ -32,14 +31,16 @@ from cluster.logic.cluster_view import (
 )
 from cluster.logic.completed_placement import completed_server_tag, completed_servers
 from cluster.logic.deep_store import get_deep_store
+from cluster.logic.download_uri import check_download_uri
 from cluster.logic.instance_partitions import segment_placement
-from controller.errors import BadRequest, Conflict, Forbidden
+from controller.errors import BadRequest, Conflict, Forbidden, PayloadTooLarge
 from engine.clusterstate import (
     ClusterStore,
     Message,
     ResourceAssignment,
     SegmentState,
     SegmentZKMetadata,
+    ZnodeTooLargeError,
     ZooKeeperUnavailableError,
     split_table_name,
 )
@@ -48,7 +49,9 @@ from engine.clusterstate.segment_metadata import recorded_time_range
 from engine.clusterstate.segment_status import is_committed
 from engine.common.clock import now_ms
 from engine.common.errors import SegmentError
+from engine.common.names import InvalidNameError, check_segment_name
 from engine.segment import SegmentMetadata, read_metadata, unpack_segment
+from engine.segment.tarball import SegmentTooLargeError, extract_checked
 from engine.spi.data_roots import OutsideRootsError
 from engine.spi.periods import data_size_bytes
 from tasks.data_roots import readable_roots
@@ -77,6 +80,8 @@ def upload_segment(store: ClusterStore, upload: Upload) -> dict:
         raise BadRequest(f"uploadType={kind} needs the DOWNLOAD_URI header")
     if kind != "URI" and upload.tar_path is None:
         raise BadRequest("no segment file in the request: send the tar.gz as a multipart file")
+    if kind == "METADATA":  # every server of the segment will fetch it
+        check_download_uri(upload.download_uri)
     location = _readable(upload.download_uri) if kind == "URI" else None
     # an unknown table is a 404 before the file is even looked at
     row = _upload_table(upload.table_name, upload.table_type) if upload.table_name else None
@@ -103,8 +108,11 @@ def _upload_table(table: str, table_type: str | None):
 
 
 def _read_segment(tar_path: Path, work: Path) -> SegmentMetadata:
+    limit = settings.SEGMENT_MAX_UNPACKED_BYTES
     try:
-        return read_metadata(unpack_segment(tar_path, work / "unpacked"))
+        return read_metadata(unpack_segment(tar_path, work / "unpacked", max_unpacked_bytes=limit))
+    except SegmentTooLargeError as exc:
+        raise PayloadTooLarge(f"Invalid segment upload: {exc}") from exc
     except SegmentError as exc:
         raise BadRequest(f"Invalid segment upload: {exc}") from exc
 
@@ -112,10 +120,11 @@ def _read_segment(tar_path: Path, work: Path) -> SegmentMetadata:
 def _metadata_only(tar_path: Path, work: Path) -> SegmentMetadata:
     """A METADATA push carries only the segment's metadata files."""
     try:
-        with tarfile.open(tar_path, "r:gz") as tar:
-            tar.extractall(work / "meta", filter="data")
-    except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
-        raise BadRequest(f"Invalid segment metadata upload: corrupt tar.gz ({exc})") from exc
+        extract_checked(tar_path, work / "meta", settings.SEGMENT_MAX_UNPACKED_BYTES)
+    except SegmentTooLargeError as exc:
+        raise PayloadTooLarge(f"Invalid segment metadata upload: {exc}") from exc
+    except SegmentError as exc:
+        raise BadRequest(f"Invalid segment metadata upload: {exc}") from exc
     found = sorted((work / "meta").rglob(METADATA_FILE))
     if not found:
         raise BadRequest(f"Invalid segment metadata upload: no {METADATA_FILE} in the archive")
@@ -152,7 +161,10 @@ def _remote_size(uri: str) -> int:
 
 def _store(store, row, metadata: SegmentMetadata, tar_path, size: int, upload: Upload) -> dict:
     resource = row.name_with_type
-    segment = metadata.segment_name
+    try:  # it becomes a file name in the deep store and on every server, and a znode
+        segment = check_segment_name(metadata.segment_name)
+    except InvalidNameError as exc:
+        raise BadRequest(f"Invalid segment upload: {exc}") from None
     existing = store.segment_metadata(resource, segment)
     crc = str(metadata.crc)
     if existing is not None:
@@ -226,7 +238,7 @@ def _store(store, row, metadata: SegmentMetadata, tar_path, size: int, upload: U
             )
         else:
             instances = _notify_refresh(store, resource, segment)
-    except ZooKeeperUnavailableError:
+    except (ZooKeeperUnavailableError, ZnodeTooLargeError):
         if stored_url is not None and existing is None:
             deep_store.remove(row.table_name, segment, keep=False)
         raise

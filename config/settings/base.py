@@ -29,6 +29,8 @@ OUTPUT_ROOTS = env.list("SPRIG_OUTPUT_ROOTS", default=[])
 # these hosts (names or networks) although loopback, link-local or private; or any such host
 OUTBOUND_ALLOWED_HOSTS = env.list("SPRIG_OUTBOUND_ALLOWED_HOSTS", default=[])
 OUTBOUND_ALLOW_PRIVATE = env.bool("SPRIG_OUTBOUND_ALLOW_PRIVATE", default=False)
+# what one uploaded segment may unpack to, read from the archive's headers before extracting
+SEGMENT_MAX_UNPACKED_BYTES = env.int("SPRIG_SEGMENT_MAX_UNPACKED_BYTES", default=8 << 30)
 
 # --- cluster services -------------------------------------------------------------------
 CLUSTER_NAME = env.str("SPRIG_CLUSTER_NAME", default="PinotCluster")
@@ -45,6 +47,9 @@ CONTROLLER_PORT = env.int("SPRIG_CONTROLLER_PORT", default=9000)
 ZK_SESSION_TIMEOUT_S = env.float("SPRIG_ZK_SESSION_TIMEOUT_S", default=10.0)
 ZK_CONNECT_TIMEOUT_S = env.float("SPRIG_ZK_CONNECT_TIMEOUT_S", default=5.0)
 ZK_REQUEST_TIMEOUT_S = env.float("SPRIG_ZK_REQUEST_TIMEOUT_S", default=10.0)
+# the largest znode the controller writes (schemas, table configs, ideal states, ...): bigger
+# is a 413, since ZooKeeper drops the session of a client that sends over its jute.maxbuffer
+ZK_MAX_ZNODE_BYTES = env.int("SPRIG_ZK_MAX_ZNODE_BYTES", default=1_000_000)
 # controller.tenant.isolation.enable: new servers/brokers join DefaultTenant (else untagged)
 TENANT_ISOLATION_ENABLED = env.bool("SPRIG_TENANT_ISOLATION", default=True)
 # periodic tasks: Pinot's period syntax ("6h", "5m", "30s", "1d"); initial delay in seconds
@@ -115,6 +120,8 @@ if env.bool("SPRIG_AUTH_ENABLED", default=False) and not AUTH_ENABLED:
         "factory.class=org.apache.pinot.controller.api.access.BasicAuthAccessControlFactory "
         "and controller.admin.access.control.principals (see the README)"
     )
+# /zk/put and /zk/delete (principals limited to no table once auth is on); false: off
+ZK_WRITES_ENABLED = env.bool("SPRIG_ZK_WRITES_ENABLED", default=True)
 
 DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{DATA_DIR / 'controller.sqlite3'}")

@@ -14,6 +14,7 @@ import time
 
 import orjson
 from cachetools import LRUCache
+from sqlglot import exp
 
 from engine.broker.errors import SEGMENTS_UNAVAILABLE_ERROR_CODE, BadBrokerRequest
 from engine.broker.metrics import BrokerMetrics
@@ -24,6 +25,7 @@ from engine.broker.selection import BalancedSelector
 from engine.broker.time_boundary import TimeBoundary, compute_time_boundary
 from engine.clusterstate import OFFLINE, REALTIME, split_table_name
 from engine.common.clock import now_ms
+from engine.multistage.sql import needs_multistage, parse_request, wants_multistage
 from engine.query import QueryError, reduce
 from engine.query.errors import QueryExecutionError, TableNotFoundError
 from engine.query.explain import explain_response
@@ -38,6 +40,8 @@ from engine.runtime.metrics import PerTableChildren
 log = logging.getLogger(__name__)
 
 _TABLE_CACHE_SIZE = 1024
+ENGINE_KEY = "queryEngine"  # Sprig's: which engine answered (MULTI_STAGE or SINGLE_STAGE)
+SINGLE_STAGE = "SINGLE_STAGE"
 
 
 @dataclasses.dataclass
@@ -45,6 +49,7 @@ class BrokerQuery:
     sql: str
     options: dict[str, str]
     trace: bool = False
+    multistage: bool = False  # asked on Pinot's multi-stage endpoint (POST /query)
 
     @classmethod
     def from_json(cls, body: bytes) -> BrokerQuery:
@@ -116,25 +121,33 @@ class QueryRunner:
         )
         self.plans = PlanCache()
         self._lock = threading.Lock()
+        self.multistage = None  # the broker's MultiStageHandler (engine.broker.multistage)
 
     def run(self, query: BrokerQuery) -> dict:
         started = time.monotonic()
         request_id = self.selector.next_request_id()
+        choice = wants_multistage(query.sql, query.options, query.multistage)
+        if choice and self.multistage is not None:
+            return self._run_multistage(query, request_id, started)
         table_label = "unknown"
         try:
             table = self._table_of(query.sql)
             table_label = split_table_name(table)[0]
             response = self._run(query, table, request_id, started)
         except QueryError as err:
+            if choice is None and self.multistage is not None and needs_multistage(query.sql):
+                # what only the multi-stage engine runs goes there by itself
+                return self._run_multistage(query, request_id, started)
             response = error_response(err, time_used_ms=_ms_since(started))
         except RecursionError:
             err = QueryExecutionError("Query is nested too deeply")
             response = error_response(err, time_used_ms=_ms_since(started))
         except Exception as exc:  # a bug must be an answer, never a dropped request
-            log.exception("query failed: %s", query.sql)
-            err = QueryExecutionError(f"QueryExecutionError: {type(exc).__name__}: {exc}")
+            log.error("query failed: %s", query.sql)
+            err = QueryExecutionError.internal("the broker", exc, log)
             response = error_response(err, time_used_ms=_ms_since(started))
         response["requestId"] = str(request_id)
+        response[ENGINE_KEY] = SINGLE_STAGE
         queries, latency, docs_scanned, partial, freshness_lag = self._metrics_of(table_label)
         queries.inc()
         latency.observe(time.monotonic() - started)
@@ -145,6 +158,19 @@ class QueryRunner:
         if freshness_ms > 0 and response.get("numConsumingSegmentsQueried"):
             lag_ms = max(0, now_ms() - freshness_ms)
             freshness_lag.set(lag_ms)
+        return response
+
+    def _run_multistage(self, query: BrokerQuery, request_id: int, started: float) -> dict:
+        response = self.multistage.run(query.sql, query.options, request_id)
+        tables = response.get("tablesQueried") or ["unknown"]
+        queries, latency, docs_scanned, partial, _ = self._metrics_of(
+            split_table_name(tables[0])[0]
+        )
+        queries.inc()
+        latency.observe(time.monotonic() - started)
+        docs_scanned.inc(response.get("numDocsScanned", 0))
+        if response.get("partialResult"):
+            partial.inc()
         return response
 
     def _metrics_of(self, table: str) -> tuple:
@@ -165,14 +191,34 @@ class QueryRunner:
                 self._heads[sql] = head
         return head
 
-    def head_of(self, sql: str) -> tuple[str, dict[str, str]] | None:
-        """``_head``, or None when the query does not parse (``run`` answers that error)."""
+    def tables_of(self, query: BrokerQuery) -> tuple[list[str], dict[str, str]] | None:
+        """(every table the query reads, its ``SET`` options) as ``run`` will run it: the
+        single-stage engine's one table, or each table a multi-stage query names (joins,
+        subqueries, set operations). None when it does not parse (``run`` answers that)."""
+        choice = wants_multistage(query.sql, query.options, query.multistage)
         try:
-            return self._head(sql)
+            if not choice:
+                table, options = self._head(query.sql)
+                return [table], options
         except QueryError:
-            return None
+            if choice is not None or self.multistage is None or not needs_multistage(query.sql):
+                return None
         except RecursionError:
             return None
+        key = ("multistage", query.sql)
+        with self._lock:
+            found = self._heads.get(key)
+        if found is None:
+            try:
+                request = parse_request(query.sql)
+            except (QueryError, RecursionError):
+                return None
+            ctes = {cte.alias_or_name for cte in request.tree.find_all(exp.CTE)}
+            names = {t.name for t in request.tree.find_all(exp.Table) if t.name}
+            found = (sorted(names - ctes), dict(request.options))
+            with self._lock:
+                self._heads[key] = found
+        return found
 
     def routed_tables(self, table: str) -> list[str]:
         """The routed tables (with type) a query on ``table`` reads: both halves of a hybrid

@@ -2,6 +2,8 @@
 
 POST /query/sql       {"sql", "queryOptions": "k=v;..." | {...}, "trace"}
 GET  /query/sql?sql=&queryOptions=&trace=
+POST /query, GET /query?sql=   Pinot's multi-stage endpoint (engine.broker.multistage)
+POST /multistage/mailbox       rows from the servers' stages for stage 0
 GET  /health          200 OK once registered with a routing table; 503 otherwise
 GET  /debug/routingTable/{table}     {table_TYPE: {server: [segments]}}
 GET  /debug/timeBoundary/{table}     {"timeColumn", "timeValue"} (hybrid tables)
@@ -23,6 +25,7 @@ from engine.broker.errors import (
 )
 from engine.broker.handler import BrokerQuery, QueryRunner
 from engine.broker.metrics import BrokerMetrics
+from engine.broker.multistage import MultiStageHandler
 from engine.broker.quotas import (
     APPLICATION_NAME_OPTION,
     QUERY_QUOTA_EXCEEDED_ERROR_CODE,
@@ -36,9 +39,12 @@ from engine.clusterstate.tags import instance_id as make_instance_id
 from engine.query.response import exception_response
 from engine.runtime import HttpService, Participant, Request, Response, Router, SchemaCache
 from engine.runtime.access import access_control
+from engine.runtime.http_limits import HttpLimits
 from engine.runtime.properties import PinotProperties
 
 log = logging.getLogger(__name__)
+# a query's JSON: SQL with long IN lists fits, a data upload does not
+QUERY_BODY_BYTES = 16 << 20
 
 HTTP_STATUS_FOR_ERRORS = "pinot-use-http-status-for-errors"  # request header, lower-cased
 
@@ -57,6 +63,8 @@ class BrokerConfig:
     health_probe_interval_s: float = 0.5
     # Pinot's pinot.broker.* keys: access control (engine.runtime.access), TLS
     properties: PinotProperties = dataclasses.field(default_factory=PinotProperties)
+    # connections and read deadline of its port (``HttpLimits.from_env`` in ``sprig broker``)
+    http: HttpLimits = dataclasses.field(default_factory=HttpLimits)
 
     @property
     def resolved_instance_id(self) -> str:
@@ -70,7 +78,7 @@ class BrokerInstance:
         self.access = access_control(config.properties, "broker")  # None: everyone may query
         self.quotas = QueryQuotas()
         router = Router()
-        self.http_service = HttpService("broker", config.bind, config.port, router)
+        self.http_service = HttpService("broker", config.bind, config.port, router, config.http)
         self.metrics = BrokerMetrics()
         self.participant = Participant(
             config.zk_address,
@@ -91,9 +99,15 @@ class BrokerInstance:
         self.runner = QueryRunner(
             self.routing, self.schemas, self.selector, self.scatter, self.metrics
         )
-        router.add("POST", "/query/sql", self._query_post)
+        self.multistage = MultiStageHandler(
+            self.runner, f"{config.host}:{self.http_service.port}", self.instance_id
+        )
+        self.runner.multistage = self.multistage
+        self.multistage.routes(router)
+        router.add("POST", "/query/sql", self._query_post, max_body_bytes=QUERY_BODY_BYTES)
         router.add("GET", "/query/sql", self._query_get)
-        router.add("POST", "/query", self._query_post)
+        router.add("POST", "/query", self._query_post_multistage, max_body_bytes=QUERY_BODY_BYTES)
+        router.add("GET", "/query", self._query_get_multistage)
         router.add("GET", "/health", self._health)
         router.add("GET", "/debug/routingTable/{table}", self._routing_table)
         router.add("GET", "/debug/timeBoundary/{table}", self._time_boundary)
@@ -133,13 +147,27 @@ class BrokerInstance:
             return _bad_request(str(exc))
         return self._answer(query, request)
 
-    def _query_get(self, request: Request) -> Response:
+    def _query_get(self, request: Request, multistage: bool = False) -> Response:
         q = request.query
         try:
             query = BrokerQuery.from_fields(q.get("sql"), q.get("queryOptions"), q.get("trace"))
         except BadBrokerRequest as exc:
             return _bad_request(str(exc))
+        query.multistage = multistage
         return self._answer(query, request)
+
+    def _query_post_multistage(self, request: Request) -> Response:
+        """Pinot's multi-stage endpoint: the multi-stage engine unless the query's own
+        ``SET useMultistageEngine=false`` says otherwise."""
+        try:
+            query = BrokerQuery.from_json(request.body)
+        except BadBrokerRequest as exc:
+            return _bad_request(str(exc))
+        query.multistage = True
+        return self._answer(query, request)
+
+    def _query_get_multistage(self, request: Request) -> Response:
+        return self._query_get(request, multistage=True)
 
     def _answer(self, query: BrokerQuery, request: Request) -> Response:
         # Until the first routing table is built every table looks missing; a 190 "table does
@@ -164,20 +192,23 @@ class BrokerInstance:
             principal = self.access.principal(request.headers.get("authorization"))
             if principal is None:
                 return Response.error(401, "HTTP 401 Unauthorized")
-        head = self.runner.head_of(query.sql)
-        if head is None:
+        read = self.runner.tables_of(query)
+        if read is None:
             return None
-        table, sql_options = head
-        application = query.options.get(APPLICATION_NAME_OPTION) or sql_options.get(
+        tables, sql_options = read
+        application = sql_options.get(APPLICATION_NAME_OPTION) or query.options.get(
             APPLICATION_NAME_OPTION
         )
         if self.quotas.application_over_quota(application):
             return self._over_quota(query, request, f"application: {application}")
-        if principal is not None and not principal.has_table(table):
-            return _access_denied([table])
-        over = self.quotas.table_over_quota(self.runner.routed_tables(table))
-        if over is not None:
-            return self._over_quota(query, request, f"table: {over}")
+        if principal is not None:
+            denied = [t for t in tables if not principal.has_table(t)]
+            if denied:
+                return _access_denied(denied)
+        for table in tables:
+            over = self.quotas.table_over_quota(self.runner.routed_tables(table))
+            if over is not None:
+                return self._over_quota(query, request, f"table: {over}")
         return None
 
     def _over_quota(self, query: BrokerQuery, request: Request, what: str) -> Response:

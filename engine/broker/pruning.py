@@ -45,6 +45,7 @@ class SegmentInfo:
     partition_functions: dict[str, PartitionFunction | None] = dataclasses.field(
         default_factory=dict
     )
+    num_docs: int = 0  # for the multi-stage planner's choice of the side to broadcast
 
 
 @dataclasses.dataclass(frozen=True)

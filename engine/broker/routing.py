@@ -99,6 +99,7 @@ class TableRoute:
     unroutable: str | None = None  # why the table cannot be queried (then no segments)
     max_qps: float | None = None  # quota.maxQueriesPerSecond, for the whole cluster
     broker_tag: str = "DefaultTenant_BROKER"  # the tag of the brokers that serve the table
+    dim_table: bool = False  # isDimTable: on every server, for lookup joins
 
     @property
     def time_unit_ms(self) -> float | None:
@@ -275,6 +276,7 @@ class RoutingManager(Membership):
             time_format=time_format,
             partitioning=_partitioning(config, self.schemas.get(split_table_name(table)[0])),
             push_frequency_ms=_push_frequency_ms(config),
+            dim_table=bool((config.to_json() if config else {}).get("isDimTable")),
             instance_selector=str(
                 ((config.to_json() if config else {}).get("routing") or {}).get(
                     "instanceSelectorType"
@@ -411,7 +413,7 @@ def segment_info_from_metadata(meta: SegmentZKMetadata) -> SegmentInfo:
         start = end = None
     raw = meta.extra.get("segment.partition.metadata")
     partitions, functions = recorded_partitions(raw, meta.segment_name)
-    return SegmentInfo(meta.segment_name, start, end, partitions, functions)
+    return SegmentInfo(meta.segment_name, start, end, partitions, functions, meta.total_docs)
 
 
 def _partitioning(config: TableConfig | None, schema) -> dict[str, ColumnPartitioning]:

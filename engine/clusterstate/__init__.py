@@ -50,6 +50,7 @@ metadata means the segment was refreshed and must be downloaded again.
 from engine.clusterstate.errors import (
     ClusterStateError,
     ConcurrentUpdateError,
+    ZnodeTooLargeError,
     ZooKeeperUnavailableError,
 )
 from engine.clusterstate.external_view import compute_external_view
@@ -114,6 +115,7 @@ __all__ = [
     "SegmentState",
     "SegmentZKMetadata",
     "ZNRecord",
+    "ZnodeTooLargeError",
     "ZooKeeperUnavailableError",
     "compute_external_view",
     "lineage_consistent_segments",

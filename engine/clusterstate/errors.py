@@ -17,3 +17,15 @@ class ZooKeeperUnavailableError(ClusterStateError):
 
 class ConcurrentUpdateError(ClusterStateError):
     """A versioned update lost the race too many times in a row."""
+
+
+class ZnodeTooLargeError(ClusterStateError):
+    """A write bigger than one znode may hold. Refused before it is sent: ZooKeeper answers
+    a packet over its ``jute.maxbuffer`` by closing the connection, which costs the writer
+    its session (ephemeral nodes, leadership) rather than just the write."""
+
+    def __init__(self, path: str, size: int, limit: int):
+        self.path, self.size, self.limit = path, size, limit
+        super().__init__(
+            f"{path} would be {size} bytes, over the {limit}-byte limit of one ZooKeeper node"
+        )

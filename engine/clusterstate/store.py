@@ -12,7 +12,7 @@ import socket
 from collections.abc import Callable
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import KazooException, NodeExistsError
+from kazoo.exceptions import KazooException, NodeExistsError, NotEmptyError
 
 from engine.clusterstate.errors import ZooKeeperUnavailableError
 from engine.clusterstate.external_view import compute_external_view
@@ -29,13 +29,14 @@ from engine.clusterstate.records import (
     table_config_from_record,
     table_config_to_record,
 )
-from engine.clusterstate.znode_store import ZnodeStore, session_id_of
+from engine.clusterstate.znode_store import DEFAULT_MAX_ZNODE_BYTES, ZnodeStore, session_id_of
 from engine.clusterstate.znrecord import ZNRecord
 
 
 class ClusterStore(ZnodeStore):
-    def __init__(self, client: KazooClient, cluster_name: str, *, timeout_s: float = 10.0):
-        super().__init__(client, timeout_s=timeout_s)
+    def __init__(self, client: KazooClient, cluster_name: str, *, timeout_s: float = 10.0,
+                 max_znode_bytes: int = DEFAULT_MAX_ZNODE_BYTES):  # fmt: skip
+        super().__init__(client, timeout_s=timeout_s, max_znode_bytes=max_znode_bytes)
         self.paths = ClusterPaths(cluster_name)
 
     # --- cluster ---------------------------------------------------------------------------
@@ -259,7 +260,11 @@ class ClusterStore(ZnodeStore):
         self.put_record(path, metadata.to_record())
 
     def delete_segment_metadata(self, table_with_type: str, segment: str) -> None:
-        self.delete(self.paths.segment(table_with_type, segment))
+        path = self.paths.segment(table_with_type, segment)
+        try:
+            self.delete(path)
+        except NotEmptyError:  # a znode written under it by hand: it goes too
+            self.delete(path, recursive=True)
 
     # --- controller ------------------------------------------------------------------------
     def controller_leader(self) -> str | None:

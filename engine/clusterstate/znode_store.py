@@ -24,9 +24,15 @@ from kazoo.exceptions import (
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import ZnodeStat
 
-from engine.clusterstate.errors import ConcurrentUpdateError, ZooKeeperUnavailableError
+from engine.clusterstate.errors import (
+    ConcurrentUpdateError,
+    ZnodeTooLargeError,
+    ZooKeeperUnavailableError,
+)
 from engine.clusterstate.znrecord import ZNRecord
 
+# below ZooKeeper's default jute.maxbuffer (1 MiB - 1 for a whole packet: data, path, header)
+DEFAULT_MAX_ZNODE_BYTES = 1_000_000
 _MAX_CAS_ATTEMPTS = 100
 _CAS_BACKOFF_CAP_S = 0.1
 
@@ -40,11 +46,19 @@ def session_id_of(client: KazooClient) -> str:
 
 
 class ZnodeStore:
-    """Znodes and ZNRecords by path; each request waits at most ``timeout_s``."""
+    """Znodes and ZNRecords by path; each request waits at most ``timeout_s``, and a write of
+    more than ``max_znode_bytes`` is refused with ZnodeTooLargeError before it is sent."""
 
-    def __init__(self, client: KazooClient, *, timeout_s: float = 10.0):
+    def __init__(self, client: KazooClient, *, timeout_s: float = 10.0,
+                 max_znode_bytes: int = DEFAULT_MAX_ZNODE_BYTES):  # fmt: skip
         self.client = client
         self.timeout_s = timeout_s
+        self.max_znode_bytes = max_znode_bytes
+
+    def _fits(self, path: str, data: bytes) -> bytes:
+        if len(data) > self.max_znode_bytes:
+            raise ZnodeTooLargeError(path, len(data), self.max_znode_bytes)
+        return data
 
     def _wait(self, make_async: Callable[[], object]):
         if not self.client.connected:
@@ -87,6 +101,7 @@ class ZnodeStore:
 
     def put_raw(self, path: str, data: bytes, *, version: int = -1, ephemeral: bool = False):
         """Create or overwrite ``path``; with ``version`` >= 0, only if it is still that version."""
+        self._fits(path, data)
         if ephemeral:
             with contextlib.suppress(NoNodeError):
                 self._wait(lambda: self.client.delete_async(path))
@@ -141,11 +156,10 @@ class ZnodeStore:
                 new = change(None)
                 if new is None:
                     return None
+                data = self._fits(path, new.to_bytes())
                 try:
                     self._wait(
-                        lambda new=new: self.client.create_async(
-                            path, new.to_bytes(), makepath=True
-                        )
+                        lambda data=data: self.client.create_async(path, data, makepath=True)
                     )
                     return new
                 except NodeExistsError:
@@ -155,10 +169,9 @@ class ZnodeStore:
             new = change(current)
             if new is None:
                 return current
+            data = self._fits(path, new.to_bytes())
             try:
-                self._wait(
-                    lambda new=new, v=stat.version: self.client.set_async(path, new.to_bytes(), v)
-                )
+                self._wait(lambda data=data, v=stat.version: self.client.set_async(path, data, v))
                 return new
             except (BadVersionError, NoNodeError):
                 continue

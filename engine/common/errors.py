@@ -6,6 +6,9 @@ config (fix the JSON) from a bad segment (rebuild or re-download it) from a bad 
 
 from __future__ import annotations
 
+import logging
+import uuid
+
 
 class EngineError(Exception):
     """Root of every error the engine raises on purpose."""
@@ -42,3 +45,12 @@ class IngestError(EngineError):
             where.append(f"row {row}")
         self.message = message
         super().__init__(f"{', '.join(where)}: {message}" if where else message)
+
+
+def log_internal_error(log: logging.Logger, what: str, exc: BaseException) -> str:
+    """Log an unexpected ``exc`` (a bug) with its traceback under a new id, and return the id:
+    an answer to a client names the id, never the exception, whose text may hold file paths,
+    hosts or data."""
+    error_id = uuid.uuid4().hex[:12]
+    log.error("%s failed (error id %s)", what, error_id, exc_info=exc)
+    return error_id

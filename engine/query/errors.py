@@ -6,7 +6,9 @@ execution, 250 execution timeout, 700 query validation, 710 unknown column.
 
 from __future__ import annotations
 
-from engine.common.errors import EngineError
+import logging
+
+from engine.common.errors import EngineError, log_internal_error
 
 SQL_PARSING_ERROR_CODE = 150
 TABLE_DOES_NOT_EXIST_ERROR_CODE = 190
@@ -57,6 +59,13 @@ class UnknownColumnError(QueryValidationError):
 
 class QueryExecutionError(QueryError):
     error_code = QUERY_EXECUTION_ERROR_CODE
+
+    @classmethod
+    def internal(cls, where: str, exc: BaseException, log: logging.Logger) -> QueryExecutionError:
+        """An engine bug met by a query, as its answer: ``where`` it happened and the id of
+        the traceback in that process's log."""
+        error_id = log_internal_error(log, f"a query on {where}", exc)
+        return cls(f"QueryExecutionError on {where}: internal error (error id {error_id})")
 
 
 class QueryTimeoutError(QueryError):

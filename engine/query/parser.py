@@ -232,14 +232,21 @@ def _from_select(select: exp.Select) -> ParsedQuery:
     )
 
 
+# Pinot reads LIMIT and OFFSET as Java ints; a larger one is a query error, not an overflow
+MAX_LIMIT = 2**31 - 1
+
+
 def _int_clause(node: exp.Expression | None, name: str) -> int | None:
     if node is None:
         return None
     value = node.expression
     if isinstance(value, exp.Literal) and not value.is_string and value.this.isdigit():
-        return int(value.this)
+        number = int(value.this)
+        if number <= MAX_LIMIT:
+            return number
     raise QueryParseError(
-        f"Caught exception while parsing query: {name} must be a non-negative integer, got {value.sql()}"
+        f"Caught exception while parsing query: {name} must be an integer from 0 to "
+        f"{MAX_LIMIT}, got {value.sql()}"
     )
 
 

@@ -7,31 +7,38 @@ delayed ACK: +40 ms per request) and one thread per connection keep the per-requ
 to a fraction of a millisecond. The sockets stay blocking with the kernel's own timeouts
 (``blocking_with_timeouts``): a Python-side socket timeout polls before every recv and send,
 twice the system calls and GIL hand-offs per request. Handlers return a ``Response``; an
-exception in a handler is a 500 with the error's text, never a dropped connection.
+exception in a handler is a 500 (its details go to the log, not to the client), never a
+dropped connection. ``HttpLimits`` caps connections, the time to read a request and, per
+route, its body.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import contextlib
 import logging
-import re
 import socket
 import socketserver
 import struct
 import threading
-from collections.abc import Callable
+import time
 from http import HTTPStatus
 from http.server import ThreadingHTTPServer
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import urlsplit
 
 import httptools
-import orjson
 
 from engine.runtime.errors import ProcessError
+from engine.runtime.http_limits import MAX_BODY_BYTES, HttpLimits
+from engine.runtime.http_router import Handler, Request, Response, Router, dispatch
+
+__all__ = [
+    "IDLE_TIMEOUT_S", "MAX_BODY_BYTES", "MAX_HEADERS", "MAX_LINE", "Handler", "HttpLimits",
+    "HttpService", "Request", "Response", "Router", "blocking_with_timeouts", "dispatch",
+    "encode_response", "set_socket_timeouts",
+]  # fmt: skip
 
 log = logging.getLogger(__name__)
 
-MAX_BODY_BYTES = 64 << 20
 MAX_LINE = 65536
 MAX_HEADERS = 100
 MAX_HEAD_BYTES = 4 * MAX_LINE  # request line and headers together
@@ -41,7 +48,6 @@ IDLE_TIMEOUT_S = 300.0  # an idle keep-alive connection is closed after this
 _STATUS_LINES = {
     s.value: f"HTTP/1.1 {s.value} {s.phrase}\r\n".encode("latin-1") for s in HTTPStatus
 }
-_RESOLVED_CACHE_SIZE = 1024
 
 
 def blocking_with_timeouts(sock: socket.socket, seconds: float) -> None:
@@ -69,91 +75,46 @@ def _timeval(seconds: float) -> bytes:
     return struct.pack("@ll", micros // 1_000_000, micros % 1_000_000)
 
 
-@dataclasses.dataclass
-class Request:
-    method: str
-    path: str
-    query: dict[str, str]
-    body: bytes
-    headers: dict[str, str]
-    params: dict[str, str] = dataclasses.field(default_factory=dict)
-
-
-@dataclasses.dataclass
-class Response:
-    status: int = 200
-    body: bytes = b""
-    content_type: str = "application/json"
-
-    @classmethod
-    def json(cls, data: object, status: int = 200) -> Response:
-        return cls(status, orjson.dumps(data, option=orjson.OPT_SERIALIZE_NUMPY))
-
-    @classmethod
-    def text(cls, text: str, status: int = 200, content_type: str = "text/plain") -> Response:
-        return cls(status, text.encode(), f"{content_type}; charset=utf-8")
-
-    @classmethod
-    def error(cls, status: int, message: str) -> Response:
-        return cls.json({"code": status, "error": message}, status)
-
-
-Handler = Callable[[Request], Response]
-
-
-class Router:
-    """Routes ``METHOD /literal/{param}/...`` patterns to handlers; ``{name}`` matches one
-    path segment, ``{name:path}`` the rest of the path."""
-
-    def __init__(self) -> None:
-        self._routes: list[tuple[str, re.Pattern, Handler]] = []
-        # (method, path) -> resolve's answer: a query port sees one path over and over, and
-        # matching it against every pattern again cost more than the rest of the dispatch
-        self._resolved: dict[tuple[str, str], tuple[Handler | None, dict[str, str], bool]] = {}
-
-    def add(self, method: str, pattern: str, handler: Handler) -> None:
-        regex = re.sub(r"\{(\w+):path\}", r"(?P<\1>.+)", pattern)
-        regex = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", regex)
-        self._routes.append((method.upper(), re.compile(f"^{regex}/?$"), handler))
-        self._resolved = {}
-
-    def resolve(self, method: str, path: str) -> tuple[Handler | None, dict[str, str], bool]:
-        """(handler, path params, whether the path exists for another method)."""
-        key = (method, path)
-        hit = self._resolved.get(key)
-        if hit is None:
-            hit = self._match(method, path)
-            if len(self._resolved) >= _RESOLVED_CACHE_SIZE:  # paths with ids: start over
-                self._resolved = {}
-            self._resolved[key] = hit
-        handler, params, exists = hit
-        return handler, dict(params) if params else {}, exists
-
-    def _match(self, method: str, path: str) -> tuple[Handler | None, dict[str, str], bool]:
-        other = False
-        for m, regex, handler in self._routes:
-            match = regex.match(path)
-            if match:
-                if m == method:
-                    return handler, {k: unquote(v) for k, v in match.groupdict().items()}, True
-                other = True
-        return None, {}, other
-
-
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     request_queue_size = 128
 
-    def __init__(self, address, handler_class, router: Router, name: str):
+    def __init__(self, address, handler_class, router: Router, name: str,
+                 limits: HttpLimits | None = None):  # fmt: skip
         self.router = router
         self.service_name = name
+        self.limits = limits = limits or HttpLimits()
+        self._slots = threading.BoundedSemaphore(limits.max_connections)
         super().__init__(address, handler_class)
 
     def get_request(self):
         sock, addr = super().get_request()
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return sock, addr
+
+    def process_request(self, request, client_address):
+        if not self._slots.acquire(blocking=False):
+            return self._turn_away(request)
+        try:
+            super().process_request(request, client_address)  # starts its thread
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request, client_address):
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+    def _turn_away(self, sock: socket.socket) -> None:
+        """A connection over the cap: 503 at once, from the accepting thread, never blocking."""
+        sock.setblocking(False)
+        busy = Response.error(503, f"over {self.limits.max_connections} connections; retry")
+        with contextlib.suppress(OSError):  # a full send buffer: it will see the close
+            sock.send(encode_response(busy, keep_alive=False))
+        self.shutdown_request(sock)
 
 
 class _Refusal(Exception):
@@ -163,6 +124,10 @@ class _Refusal(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
+
+
+class _ReadTimeout(Exception):
+    """The request being read missed its deadline."""
 
 
 class _Handler(socketserver.BaseRequestHandler):
@@ -175,7 +140,11 @@ class _Handler(socketserver.BaseRequestHandler):
 
     def handle(self) -> None:
         sock: socket.socket = self.request
-        blocking_with_timeouts(sock, IDLE_TIMEOUT_S)
+        # waiting for the first request counts as reading it: the read deadline starts now
+        read_s = self.server.limits.read_timeout_s
+        blocking_with_timeouts(sock, read_s)
+        self._deadline: float | None = time.monotonic() + read_s  # None: idle between requests
+        self._reading = False  # between a request's first byte and its last
         parser = httptools.HttpRequestParser(self)
         self._parser = parser
         self._ready: list[tuple[str, str, dict, bytes, bool]] = []
@@ -184,39 +153,64 @@ class _Handler(socketserver.BaseRequestHandler):
         # its end, so a head that never ends must be cut off here
         self._head_bytes, self._headers_done = 0, False
         try:
-            while True:
-                data = sock.recv(RECV_BYTES)
-                if not data:
-                    return
-                if not self._headers_done:
-                    self._head_bytes += len(data)
-                try:
-                    parser.feed_data(data)
-                except httptools.HttpParserCallbackError as exc:
-                    refusal = exc.__context__
-                    if isinstance(refusal, OSError):  # the client went away mid-request
-                        return
-                    if not isinstance(refusal, _Refusal):
-                        raise
-                    self._answer_ready()
-                    return self._refuse(refusal.status, refusal.message)
-                except httptools.HttpParserUpgrade:
-                    # no protocol switch here: a complete request is answered as plain
-                    # HTTP/1.1 (the Upgrade header ignored), then the connection closes
-                    if not self._ready:
-                        return self._refuse(400, "protocol upgrades are not supported")
-                    self._ready = [(*request[:4], False) for request in self._ready]
-                    self._answer_ready()
-                    return
-                except httptools.HttpParserError as exc:
-                    self._answer_ready()
-                    return self._refuse(400, f"malformed request: {exc}")
-                if not self._answer_ready():
-                    return
-                if not self._headers_done and self._head_bytes > MAX_HEAD_BYTES:
-                    return self._refuse(431, f"request head over {MAX_HEAD_BYTES} bytes")
-        except (TimeoutError, ConnectionError, BlockingIOError):  # idle too long, or gone
+            self._serve(sock, parser)
+        except _ReadTimeout:
+            self._refuse(408, f"the request was not received within {read_s:g} s")
+        except (TimeoutError, BlockingIOError):  # a recv timed out
+            if self._reading:
+                self._refuse(408, f"the request was not received within {read_s:g} s")
+        except ConnectionError:  # the client went away
             return
+
+    def _serve(self, sock: socket.socket, parser) -> None:
+        while True:
+            data = sock.recv(RECV_BYTES)
+            if not data:
+                return
+            if not self._headers_done:
+                self._head_bytes += len(data)
+            try:
+                parser.feed_data(data)
+            except httptools.HttpParserCallbackError as exc:
+                refusal = exc.__context__
+                if isinstance(refusal, OSError):  # the client went away mid-request
+                    return
+                if not isinstance(refusal, _Refusal):
+                    raise
+                self._answer_ready()
+                return self._refuse(refusal.status, refusal.message)
+            except httptools.HttpParserUpgrade:
+                # no protocol switch here: a complete request is answered as plain
+                # HTTP/1.1 (the Upgrade header ignored), then the connection closes
+                if not self._ready:
+                    return self._refuse(400, "protocol upgrades are not supported")
+                self._ready = [(*request[:4], False) for request in self._ready]
+                self._answer_ready()
+                return
+            except httptools.HttpParserError as exc:
+                self._answer_ready()
+                return self._refuse(400, f"malformed request: {exc}")
+            if not self._answer_ready():
+                return
+            if not self._headers_done and self._head_bytes > MAX_HEAD_BYTES:
+                return self._refuse(431, f"request head over {MAX_HEAD_BYTES} bytes")
+            if self._reading or self._deadline is not None:
+                self._set_recv_timeout(sock)
+
+    def _set_recv_timeout(self, sock: socket.socket) -> None:
+        """Off the hot path (a request that came whole, on a kept-alive connection, never
+        gets here): a request still being read waits only until its deadline; once none is,
+        the connection waits IDLE_TIMEOUT_S for the next."""
+        if not self._reading:
+            self._deadline = None
+            set_socket_timeouts(sock, IDLE_TIMEOUT_S)
+            return
+        now = time.monotonic()
+        if self._deadline is None:  # it began in this recv
+            self._deadline = now + self.server.limits.read_timeout_s
+        if now >= self._deadline:
+            raise _ReadTimeout
+        set_socket_timeouts(sock, self._deadline - now)
 
     def _answer_ready(self) -> bool:
         """Answer the requests parsed so far, in order; False when the connection must close."""
@@ -236,6 +230,7 @@ class _Handler(socketserver.BaseRequestHandler):
         self._keep_alive = True
 
     def on_message_begin(self) -> None:
+        self._reading = True
         self._begin()
 
     def on_url(self, url: bytes) -> None:
@@ -258,8 +253,10 @@ class _Handler(socketserver.BaseRequestHandler):
             raise _Refusal(411, "chunked request bodies are not supported; send Content-Length")
         # llhttp has already refused a Content-Length that is not a number
         length = int(headers.get("content-length") or 0)
-        if length > MAX_BODY_BYTES:
-            raise _Refusal(413, f"request body over {MAX_BODY_BYTES} bytes")
+        if length > self.server.router.smallest_body_cap:
+            cap = self._body_cap()
+            if length > cap:
+                raise _Refusal(413, f"request body over {cap} bytes, this endpoint's limit")
         if length and headers.get("expect", "").lower() == "100-continue":
             self.request.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
         self._keep_alive = self._parser.should_keep_alive()
@@ -267,8 +264,14 @@ class _Handler(socketserver.BaseRequestHandler):
     def on_body(self, body: bytes) -> None:
         self._body.append(body)
 
+    def _body_cap(self) -> int:
+        target = b"".join(self._url).decode("latin-1")
+        path = target.partition("?")[0] if target[:1] == "/" else urlsplit(target).path
+        method = self._parser.get_method().decode("latin-1").upper()
+        return self.server.router.body_cap(method, path)
+
     def on_message_complete(self) -> None:
-        self._headers_done = False  # the next request's head starts
+        self._headers_done = self._reading = False  # the next request's head starts
         self._ready.append((
             self._parser.get_method().decode("latin-1").upper(),
             b"".join(self._url).decode("latin-1"),
@@ -283,32 +286,6 @@ class _Handler(socketserver.BaseRequestHandler):
     def _send(self, response: Response, keep_alive: bool = True) -> None:
         # one write: headers and body leave in the same segment when they fit
         self.request.sendall(encode_response(response, keep_alive))
-
-
-def dispatch(router: Router, method: str, target: str, headers: dict, body: bytes) -> Response:
-    """The answer of the route ``method target`` matches: 404 or 405 when none does, 500 when
-    the handler raises."""
-    if target[:1] == "/" and target[1:2] != "/" and "?" not in target and "#" not in target:
-        path, query_string = target, ""  # a plain origin-form path: nothing to split
-    else:
-        parts = urlsplit(target)
-        path, query_string = parts.path, parts.query
-    handler, params, exists = router.resolve(method, path)
-    if handler is None:
-        if exists:
-            return Response.error(405, f"{method} is not allowed on {path}")
-        return Response.error(404, f"no such path: {path}")
-    query = (
-        {k: v[-1] for k, v in parse_qs(query_string, keep_blank_values=True).items()}
-        if query_string
-        else {}
-    )
-    request = Request(method, path, query, body, headers, params)
-    try:
-        return handler(request)
-    except Exception as exc:  # a handler bug is a 500 for this request only
-        log.exception("%s %s failed", method, path)
-        return Response.error(500, f"{type(exc).__name__}: {exc}")
 
 
 def encode_response(response: Response, keep_alive: bool) -> bytes:
@@ -328,10 +305,11 @@ def encode_response(response: Response, keep_alive: bool) -> bytes:
 class HttpService:
     """One listening port served by a background thread."""
 
-    def __init__(self, name: str, host: str, port: int, router: Router) -> None:
+    def __init__(self, name: str, host: str, port: int, router: Router,
+                 limits: HttpLimits | None = None) -> None:  # fmt: skip
         self.name = name
         try:
-            self._server = _Server((host, port), _Handler, router, name)
+            self._server = _Server((host, port), _Handler, router, name, limits)
         except OSError as exc:
             raise ProcessError(
                 f"cannot listen on {host}:{port} for the {name} endpoint: {exc.strerror or exc}"

@@ -95,12 +95,16 @@ class ImmutableSegment:
 def read_metadata(seg_dir: str | os.PathLike) -> SegmentMetadata:
     """Read only a segment's metadata; raises SegmentError if missing or malformed."""
     path = Path(seg_dir) / METADATA_FILE
+    # messages name the segment's directory only: they reach API answers (uploads)
+    where = Path(seg_dir).name
     try:
         return SegmentMetadata.from_json(orjson.loads(path.read_bytes()))
     except FileNotFoundError:
-        raise SegmentError(f"{seg_dir} is not a segment: {METADATA_FILE} is missing") from None
-    except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        raise SegmentError(f"{path} is corrupt: {exc}") from exc
+        raise SegmentError(f"{where} is not a segment: {METADATA_FILE} is missing") from None
+    except OSError as exc:
+        raise SegmentError(f"{where}/{METADATA_FILE} cannot be read: {exc.strerror}") from exc
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise SegmentError(f"{where}/{METADATA_FILE} is corrupt: {exc}") from exc
 
 
 def load_segment(seg_dir: str | os.PathLike) -> ImmutableSegment:

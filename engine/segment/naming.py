@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 
+from engine.common.errors import SegmentError
+from engine.common.names import InvalidNameError, check_segment_name
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]")
 
 
@@ -21,9 +24,8 @@ def simple_segment_name(
 
 
 def validate_segment_name(name: str) -> str:
-    """Reject names that could escape the segment directory."""
-    if not name or name in (".", "..") or "/" in name or "\\" in name or "\x00" in name:
-        from engine.common.errors import SegmentError
-
-        raise SegmentError(f"invalid segment name {name!r}")
-    return name
+    """``name`` if it can name a segment (``engine.common.names``); SegmentError otherwise."""
+    try:
+        return check_segment_name(name)
+    except InvalidNameError as exc:
+        raise SegmentError(str(exc)) from None

@@ -7,27 +7,42 @@ import logging
 import os
 import shutil
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 
 import fsspec
 import requests
 
 from engine.clusterstate import SegmentZKMetadata
-from engine.common.errors import EngineError
+from engine.common.errors import ConfigError, EngineError
 from engine.segment import read_metadata, unpack_segment
+from engine.segment.tarball import DEFAULT_MAX_UNPACKED_BYTES
 from engine.server.errors import SegmentLoadError
 
 log = logging.getLogger(__name__)
 _CHUNK = 1 << 20
 DEEP_STORE_URL_KEY = "segment.deep.store.url"
+MAX_UNPACKED_ENV = "SPRIG_SEGMENT_MAX_UNPACKED_BYTES"
 
 
-def fetch_segment(
-    seg_dir: Path, meta: SegmentZKMetadata, *, force: bool, headers: dict[str, str] | None = None
-) -> Path:
+def max_unpacked_bytes_from_env(environ: Mapping[str, str] | None = None) -> int:
+    """``SPRIG_SEGMENT_MAX_UNPACKED_BYTES`` (unset or empty: 8 GiB), the most one downloaded
+    segment may unpack to; ConfigError naming the variable unless a positive integer."""
+    env = os.environ if environ is None else environ
+    raw = (env.get(MAX_UNPACKED_ENV) or "").strip()
+    if not raw:
+        return DEFAULT_MAX_UNPACKED_BYTES
+    if not raw.isdigit() or int(raw) <= 0:
+        raise ConfigError(MAX_UNPACKED_ENV, f"expected a positive number of bytes, got {raw!r}")
+    return int(raw)
+
+
+def fetch_segment(seg_dir: Path, meta: SegmentZKMetadata, *, force: bool,
+                  max_unpacked_bytes: int = DEFAULT_MAX_UNPACKED_BYTES,
+                  headers: dict[str, str] | None = None) -> Path:  # fmt: skip
     """The local segment directory ``seg_dir``: reused when its CRC matches ZooKeeper's
-    (unless ``force``), else downloaded and unpacked. The old local copy is replaced only
-    once the new one is unpacked and checked."""
+    (unless ``force``), else downloaded and unpacked (at most ``max_unpacked_bytes``). The
+    old local copy is replaced only once the new one is unpacked and checked."""
     name = seg_dir.name
     if seg_dir.is_dir() and not force:
         try:
@@ -38,7 +53,7 @@ def fetch_segment(
     staging = seg_dir.parent / f".staging-{uuid.uuid4().hex[:8]}"
     try:
         archive = _download(meta, staging / f"{name}.tar.gz", headers)
-        unpacked = unpack_segment(archive, staging / "untar")
+        unpacked = unpack_segment(archive, staging / "untar", max_unpacked_bytes=max_unpacked_bytes)
         got = read_metadata(unpacked)
         if got.segment_name != name:
             raise SegmentLoadError(
@@ -92,10 +107,9 @@ def _http_get(url: str, tmp: Path, timeout_s: float, headers: dict[str, str] | N
     try:
         with requests.get(url, stream=True, timeout=(5, timeout_s), headers=headers) as response:
             if response.status_code != 200:
-                raise SegmentLoadError(
-                    f"downloading {url} failed: HTTP {response.status_code} "
-                    f"{response.text[:200].strip()}"
-                )
+                # never the reply's body: whatever the URL pointed at must not show in the
+                # segment's error, which the admin API and the controller serve
+                raise SegmentLoadError(f"downloading {url} failed: HTTP {response.status_code}")
             with open(tmp, "wb") as out:
                 for chunk in response.iter_content(_CHUNK):
                     out.write(chunk)

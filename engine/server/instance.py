@@ -9,7 +9,8 @@ Admin endpoints (``--admin-port``)::
     GET /tables/{t}/consumingSegmentsInfo   SegmentConsumerInfo of its consuming segments
     GET /metrics                 Prometheus text: queries, latency, docs scanned, segments
 
-Query endpoint (``--query-port``): ``POST /query`` (see ``engine.server.query``).
+Query endpoint (``--query-port``): ``POST /query`` (see ``engine.server.query``), and the
+multi-stage engine's ``/multistage/*`` (see ``engine.server.multistage``).
 """
 
 from __future__ import annotations
@@ -25,11 +26,14 @@ from engine.query.runner import QueryEngine
 from engine.query.settings import QuerySettings
 from engine.runtime import HttpService, Participant, Request, Response, Router, SchemaCache
 from engine.runtime.access import SERVER_ADMIN, AccessType, access_control
+from engine.runtime.http_limits import MAX_BODY_BYTES, HttpLimits
 from engine.runtime.properties import PinotProperties
 from engine.runtime.service_auth import SERVER_FETCHER, SERVER_UPLOADER, auth_headers
+from engine.segment.tarball import DEFAULT_MAX_UNPACKED_BYTES
 from engine.server.drain import DEFAULT_DRAIN_S
 from engine.server.follower import IdealStateFollower
 from engine.server.metrics import ServerMetrics
+from engine.server.multistage import MultiStageService
 from engine.server.query import QueryExecutor
 from engine.server.realtime import RealtimeSegmentManager
 from engine.server.segments import SegmentDataManager
@@ -55,6 +59,10 @@ class ServerConfig:
     resync_interval_s: float = 10.0
     # seconds a segment taken away keeps serving (``drain_seconds_from_env`` in ``sprig server``)
     drop_drain_s: float = DEFAULT_DRAIN_S
+    # the most one downloaded segment may unpack to (``max_unpacked_bytes_from_env``)
+    max_unpacked_bytes: int = DEFAULT_MAX_UNPACKED_BYTES
+    # connections and read deadline of both ports (``HttpLimits.from_env`` in ``sprig server``)
+    http: HttpLimits = dataclasses.field(default_factory=HttpLimits)
     # read once at start-up (``QuerySettings.from_env`` in ``sprig server``)
     query: QuerySettings = dataclasses.field(default_factory=QuerySettings)
     # Pinot's pinot.server.* keys: the admin API's access control, service credentials
@@ -75,8 +83,12 @@ class ServerInstance:
         self.metrics = ServerMetrics()
         self.query_engine = QueryEngine(config.query)  # plan and column caches, segment pool
         query_router, admin_router = Router(), Router()
-        self.query_http = HttpService("query", config.bind, config.query_port, query_router)
-        self.admin_http = HttpService("admin", config.bind, config.admin_port, admin_router)
+        self.query_http = HttpService(
+            "query", config.bind, config.query_port, query_router, config.http
+        )
+        self.admin_http = HttpService(
+            "admin", config.bind, config.admin_port, admin_router, config.http
+        )
         self.participant = Participant(
             config.zk_address,
             config.cluster_name,
@@ -96,6 +108,7 @@ class ServerInstance:
             self.participant.session_id,
             on_unload=self.query_engine.forget_segment,
             drain_s=config.drop_drain_s,
+            max_unpacked_bytes=config.max_unpacked_bytes,
             wake=lambda: self.follower.poke(),
             download_headers=auth_headers(props, SERVER_FETCHER),
         )
@@ -111,7 +124,13 @@ class ServerInstance:
         self.executor = QueryExecutor(
             self.instance_id, self.segments, self.schemas, self.metrics, self.query_engine
         )
-        query_router.add("POST", "/query", self.executor.handle)
+        # a broker's request names the segments to query: thousands of names for a big table
+        query_router.add("POST", "/query", self.executor.handle, max_body_bytes=MAX_BODY_BYTES)
+        self.multistage = MultiStageService(
+            self.instance_id, f"{config.host}:{self.query_http.port}", self.segments,
+            self.schemas, self.query_engine,
+        )  # fmt: skip
+        self.multistage.routes(query_router)
         query_router.add("GET", "/health", self._health)
         admin_router.add("GET", "/health", self._health)
         admin_router.add("GET", "/segments", self._guarded(self._segments))

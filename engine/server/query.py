@@ -18,6 +18,7 @@ exception with code 235 in the result, the others are still answered. A bad requ
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import threading
 import time
@@ -40,6 +41,8 @@ from engine.server.errors import BadQueryRequest
 from engine.server.metrics import ServerMetrics
 from engine.server.segments import SegmentDataManager
 from engine.spi.table_name import REALTIME
+
+log = logging.getLogger(__name__)
 
 SEGMENTS_MISSING_ERROR_CODE = 235
 ARROW_STREAM = "application/vnd.apache.arrow.stream"
@@ -179,9 +182,7 @@ class QueryExecutor:
         except QueryError:
             raise
         except Exception as exc:  # an engine bug fails this query, not the server
-            raise QueryExecutionError(
-                f"QueryExecutionError on {self.instance_id}: {type(exc).__name__}: {exc}"
-            ) from exc
+            raise QueryExecutionError.internal(self.instance_id, exc, log) from exc
         _consuming_stats(result.stats, found, split_table_name(query.table)[1] == REALTIME)
         if missing:
             shown = ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else "")
@@ -199,10 +200,7 @@ class QueryExecutor:
         try:
             return result.to_bytes(plan)
         except Exception as exc:  # an engine bug fails this query, not the server
-            raise QueryExecutionError(
-                f"QueryExecutionError on {self.instance_id}: cannot serialize the result: "
-                f"{type(exc).__name__}: {exc}"
-            ) from exc
+            raise QueryExecutionError.internal(self.instance_id, exc, log) from exc
 
     def _add_trace(self, result, started: float, planned: float, num_missing: int) -> None:
         """The server's own stages: decoding the request and planning, then running the

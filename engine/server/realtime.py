@@ -26,6 +26,7 @@ from engine.clusterstate import ClusterStore, ZooKeeperUnavailableError
 from engine.clusterstate.realtime_metadata import END_OFFSET, FLUSH_THRESHOLD_SIZE, START_OFFSET
 from engine.common import clock
 from engine.common.errors import EngineError
+from engine.common.names import InvalidNameError, child_path
 from engine.realtime import MutableSegment
 from engine.realtime.completion import HttpCompletionClient
 from engine.realtime.consumer_state import ConsumerState
@@ -223,7 +224,7 @@ class RealtimeSegmentManager:
             shutil.rmtree(segment_dir, ignore_errors=True)
             segment_dir.parent.mkdir(parents=True, exist_ok=True)
             os.replace(built.path, segment_dir)
-        shutil.rmtree(self._build_dir(resource, name), ignore_errors=True)
+        self._remove_build_dir(resource, name)
 
     def _build_at_end_offset(self, resource: str, name: str, consumer: PartitionConsumer):
         try:
@@ -252,8 +253,15 @@ class RealtimeSegmentManager:
             done[0] += stats.rows_indexed
             done[1] += stats.rows_malformed
             done[2] += stats.rows_filtered
-        shutil.rmtree(self._build_dir(resource, name), ignore_errors=True)
+        self._remove_build_dir(resource, name)
 
     def _build_dir(self, resource: str, name: str) -> Path:
-        # a dot directory: never taken for a segment's local copy
-        return self.data_dir / resource / f".consuming-{name}"
+        # a dot directory: never taken for a segment's local copy; both names checked first
+        return child_path(self.data_dir, resource, name).with_name(f".consuming-{name}")
+
+    def _remove_build_dir(self, resource: str, name: str) -> None:
+        try:
+            path = self._build_dir(resource, name)
+        except InvalidNameError:
+            return  # a refused name never consumed, so never built anything
+        shutil.rmtree(path, ignore_errors=True)

@@ -32,7 +32,9 @@ from engine.clusterstate import (
 )
 from engine.common.clock import now_ms
 from engine.common.errors import EngineError
+from engine.common.names import InvalidNameError, child_path
 from engine.segment import ImmutableSegment, load_segment
+from engine.segment.tarball import DEFAULT_MAX_UNPACKED_BYTES
 from engine.server.download import fetch_segment
 from engine.server.drain import DrainQueue, RetiredSegment
 from engine.server.errors import SegmentLoadError
@@ -82,6 +84,7 @@ class SegmentDataManager:
         realtime=None,
         drain_s: float = 0.0,
         wake: Callable[[], None] | None = None,
+        max_unpacked_bytes: int = DEFAULT_MAX_UNPACKED_BYTES,
         download_headers: dict[str, str] | None = None,
     ) -> None:
         """``drain_s``: seconds a segment taken away from this server keeps serving after the
@@ -99,6 +102,7 @@ class SegmentDataManager:
         # resource -> segment -> loaded segment; replaced (never mutated) on every change
         self._online: dict[str, dict[str, ImmutableSegment]] = {}
         self._drain = DrainQueue(drain_s, wake)
+        self._max_unpacked_bytes = max_unpacked_bytes
 
     # --- reads (any thread) ------------------------------------------------------------------
     def online_segments(
@@ -152,7 +156,9 @@ class SegmentDataManager:
             want = target[name]
             entry = hosted.get(name)
             have = entry.state if entry else OFFLINE
-            if want == ONLINE and have == OFFLINE:
+            if want in (ONLINE, CONSUMING) and have == OFFLINE and self._refused(resource, name):
+                changed = True  # a name that cannot be a path here: ERROR, nothing on disk
+            elif want == ONLINE and have == OFFLINE:
                 self._load(resource, name)
                 changed = True
             elif want == CONSUMING and have == OFFLINE and self.realtime is not None:
@@ -260,7 +266,25 @@ class SegmentDataManager:
 
     # --- the steps ---------------------------------------------------------------------------
     def _segment_dir(self, resource: str, name: str) -> Path:
-        return self.data_dir / resource / name
+        return child_path(self.data_dir, resource, name)  # names from ZooKeeper: checked
+
+    def _refused(self, resource: str, name: str) -> bool:
+        """A name that cannot be a local path: ERROR with the reason, no disk, now or later."""
+        try:
+            self._segment_dir(resource, name)
+        except InvalidNameError as exc:
+            hosted = self._hosted[resource].setdefault(name, HostedSegment(name, resource))
+            hosted.state, hosted.error, hosted.updated_ms = ERROR, str(exc), now_ms()
+            log.error("segment %r of %r refused: %s", name, resource, exc)
+            return True
+        return False
+
+    def _remove_local_copy(self, resource: str, name: str) -> None:
+        try:
+            path = self._segment_dir(resource, name)
+        except InvalidNameError:
+            return  # a refused name never had a local copy
+        shutil.rmtree(path, ignore_errors=True)
 
     def _load(self, resource: str, name: str, *, force_download: bool = False) -> None:
         """Load ``name`` and make it the served copy in one swap. A copy served until now
@@ -284,6 +308,7 @@ class SegmentDataManager:
                     "(PROPERTYSTORE/SEGMENTS); was the upload completed?"
                 )
             seg_dir = fetch_segment(self._segment_dir(resource, name), meta, force=force_download,
+                                    max_unpacked_bytes=self._max_unpacked_bytes,
                                     headers=self._download_headers)  # fmt: skip
             segment = load_segment(seg_dir)
         except ZooKeeperUnavailableError:
@@ -342,8 +367,8 @@ class SegmentDataManager:
         elif retired is not None:
             retired.remove_dir = True  # OFFLINE and draining, now dropped: files go after it
         else:
-            shutil.rmtree(self._segment_dir(resource, name), ignore_errors=True)
-        log.info("segment %s/%s dropped", resource, name)
+            self._remove_local_copy(resource, name)
+        log.info("segment %r of %r dropped", name, resource)
 
     def _retire(self, resource: str, name: str, segment: ImmutableSegment, *, remove_dir: bool,
                 drain: bool) -> None:  # fmt: skip
@@ -363,7 +388,7 @@ class SegmentDataManager:
             self._set_online(resource, name, None)
         self._on_unload(retired.segment)  # its decoded columns go now, not at GC time
         if retired.remove_dir and name not in self._hosted.get(resource, {}):
-            shutil.rmtree(self._segment_dir(resource, name), ignore_errors=True)
+            self._remove_local_copy(resource, name)
         return name
 
     def _set_online(self, resource: str, name: str, segment: ImmutableSegment | None) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 
 from engine.common.errors import ConfigError
+from engine.common.names import InvalidNameError, check_table_name
 from engine.common.types import DataType, FieldType
 from engine.spi.datetime_format import DateTimeFormat
 from engine.spi.table_config_model import as_bool
@@ -153,6 +154,10 @@ class Schema:
         name = raw.get("schemaName")
         if not isinstance(name, str) or not name:
             raise ConfigError("schemaName", "a schema needs a non-empty schemaName")
+        try:
+            check_table_name(name, "schema")  # it names a znode, as a table name does
+        except InvalidNameError as exc:
+            raise ConfigError("schemaName", str(exc)) from None
         fields: list[FieldSpec] = []
         for key, field_type in _SECTIONS:
             specs = raw.get(key) or []

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from engine.common.errors import ConfigError
+from engine.common.names import InvalidNameError, check_table_name
 from engine.spi.datetime_format import UNIT_MILLIS
 from engine.spi.schema import Schema
 from engine.spi.table_config_index_checks import validate_indexing, validate_upsert_and_dedup
@@ -37,11 +38,11 @@ def validate_against_schema(config, schema: Schema) -> None:
 
 
 def _validate_name(config) -> None:
-    raw = config.to_json()["tableName"]
-    if raw.count(".") > 1:
-        raise ConfigError("tableName", f"table name {raw!r} contains more than one '.'")
-    if any(c.isspace() for c in raw):
-        raise ConfigError("tableName", f"table name {raw!r} contains whitespace")
+    # the name becomes folders and znodes on every process (engine.common.names)
+    try:
+        check_table_name(config.to_json()["tableName"])
+    except InvalidNameError as exc:
+        raise ConfigError("tableName", str(exc)) from None
 
 
 def _validate_segments_config(config, schema: Schema) -> None:

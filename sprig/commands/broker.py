@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from sprig.engine_process import add_instance_arguments, cluster_settings, prepare_process, serve
+from sprig.errors import CommandError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -22,13 +23,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from engine.broker import BrokerConfig, BrokerInstance
+    from engine.common.errors import ConfigError
+    from engine.runtime.http_limits import HttpLimits
 
     prepare_process()
+    try:
+        http = HttpLimits.from_env()  # read once: the broker keeps these until it stops
+    except ConfigError as exc:
+        raise CommandError(str(exc)) from None
     config = BrokerConfig(
         host=args.host,
         port=args.port,
         bind=args.bind,
         instance_id=args.instance_id,
+        http=http,
         **cluster_settings(),
     )
     return serve(

@@ -36,13 +36,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from engine.common.errors import ConfigError
     from engine.query.settings import QuerySettings
+    from engine.runtime.http_limits import HttpLimits
     from engine.server import ServerConfig, ServerInstance
+    from engine.server.download import max_unpacked_bytes_from_env
     from engine.server.drain import drain_seconds_from_env
 
     prepare_process()
     try:
         query = QuerySettings.from_env()  # read once: the server keeps these until it stops
         drop_drain_s = drain_seconds_from_env()
+        max_unpacked_bytes = max_unpacked_bytes_from_env()
+        http = HttpLimits.from_env()
     except ConfigError as exc:
         raise CommandError(str(exc)) from None
     config = ServerConfig(
@@ -53,6 +57,8 @@ def run(args: argparse.Namespace) -> int:
         instance_id=args.instance_id,
         query=query,
         drop_drain_s=drop_drain_s,
+        max_unpacked_bytes=max_unpacked_bytes,
+        http=http,
         **cluster_settings(),
     )
     data_root = Path(os.environ.get("SPRIG_DATA_DIR", REPO_ROOT / "var"))

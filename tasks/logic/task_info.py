@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db.models import Q
 
 from controller.errors import NotFound
+from engine.spi.secrets import mask_secrets
 from tasks.logic.queue_ops import get_queue
 from tasks.logic.sync import info_for_api
 from tasks.models import Subtask, Task, TaskQueue
@@ -49,7 +50,7 @@ def task_states(task_type: str, table_name: str | None = None) -> dict[str, str]
 
 
 def pinot_task_config(subtask: Subtask, task_type: str) -> dict:
-    return {"taskType": task_type, "configs": subtask.configs, "taskId": subtask.name,
+    return {"taskType": task_type, "configs": mask_secrets(subtask.configs), "taskId": subtask.name,
             "tableName": subtask.table_name}  # fmt: skip
 
 

@@ -37,12 +37,17 @@ def test_zookeeper_browser_api(api, store, cluster_settings):
     assert set(lsl) == {server} and "mtime" in lsl[server]
     assert api.get(f"/zk/get?path={root}/nope").status_code == 404
     assert api.get("/zk/ls").status_code == 400  # path is required
+    # the rest of a shared ZooKeeper stays unseen: "/" lists only this cluster
+    assert api.get("/zk/ls?path=/").json() == [cluster_settings.CLUSTER_NAME]
+    for outside in ("/zookeeper/config", "/zookeeper", f"{root}x"):
+        assert api.get(f"/zk/get?path={outside}").status_code == 403
+        assert api.get(f"/zk/lsl?path={outside}").status_code == 403
 
     assert api.put(f"/zk/put?path={root}/scratch&data=hello").status_code == 200
     assert api.get(f"/zk/get?path={root}/scratch").content == b"hello"
     conflict = api.put(f"/zk/put?path={root}/scratch&data=x&expectedVersion=7")
     assert conflict.status_code == 409
-    assert api.put("/zk/put?path=/zookeeper/quota&data=x").status_code == 400
+    assert api.put("/zk/put?path=/zookeeper/quota&data=x").status_code == 403
     assert api.put(f"/zk/put?path={root}/absent&data=x&expectedVersion=0").status_code == 404
     assert api.delete(f"/zk/delete?path={root}").status_code == 400
     assert api.delete(f"/zk/delete?path={root}/scratch").status_code == 200
@@ -84,3 +89,13 @@ def test_audit_history_and_broker_resource_rebuild(api, store, airline_schema,
     assert response.status_code == 200
     brokers = store.ideal_state("brokerResource").segments["airlineStats_OFFLINE"]
     assert brokers == {"Broker_b_1": "ONLINE"}
+
+
+def test_znode_writes_can_be_turned_off(api, cluster_settings):
+    cluster_settings.ZK_WRITES_ENABLED = False
+    root = f"/{cluster_settings.CLUSTER_NAME}"
+    for response in (api.put(f"/zk/put?path={root}/scratch&data=x"),
+                     api.delete(f"/zk/delete?path={root}/scratch")):  # fmt: skip
+        assert response.status_code == 403
+        assert "SPRIG_ZK_WRITES_ENABLED" in response.json()["error"]
+    assert api.get(f"/zk/ls?path={root}").status_code == 200  # reads stay

@@ -39,9 +39,12 @@ def statuses(*responses):
     return [(r.status, r.offset) for r in responses]
 
 
-def commit_through(machine, instance, offset):
+def commit_through(machine, instance, offset, location="/deep/events/seg.tmp.1"):
     assert machine.segment_commit_start(instance, offset).status == proto.COMMIT_CONTINUE
-    return machine.segment_commit_end(instance, offset, "/deep/events/seg.tmp.1")
+    assert machine.segment_upload(instance, offset, lambda: location).status == (
+        proto.UPLOAD_SUCCESS
+    )
+    return machine.segment_commit_end(instance, offset, location)
 
 
 def test_single_replica_at_row_limit_commits_at_once():
@@ -175,6 +178,7 @@ def test_manager_checks_leadership_and_rebuilds_finished_fsms_from_zk():
     assert manager.segment_consumed(SEG, "S1", 9, proto.REASON_ROW_LIMIT).status == proto.COMMIT
     assert manager.active() == [SEG]
     assert manager.segment_commit_start(SEG, "S1", 9).status == proto.COMMIT_CONTINUE
+    assert manager.segment_upload(SEG, "S1", 9, lambda: "/loc").status == proto.UPLOAD_SUCCESS
     assert manager.segment_commit_end(SEG, "S1", 9, "/loc").status == proto.COMMIT_SUCCESS
     assert manager.active() == []  # done FSMs are dropped
     # a later call (or a restarted controller) starts from ZK: already committed at 9
@@ -182,3 +186,27 @@ def test_manager_checks_leadership_and_rebuilds_finished_fsms_from_zk():
     assert manager.segment_consumed(SEG, "S2", 8).status == proto.DISCARD
     leader["events_REALTIME"] = False
     assert manager.segment_consumed(SEG, "S1", 9).status == proto.NOT_LEADER
+
+
+def test_only_the_winners_upload_is_stored_and_only_its_location_committed():
+    commits = Commits()
+    machine, _ = fsm(replicas=1, commit=commits)
+    stored = []
+
+    def store(location):
+        return lambda: stored.append(location) or location
+
+    assert machine.segment_consumed("S1", 500, proto.REASON_ROW_LIMIT).status == proto.COMMIT
+    # before commitStart, from another instance, at another offset: nothing is written
+    assert machine.segment_upload("S1", 500, store("early")).status == proto.FAILED
+    assert machine.segment_commit_start("S1", 500).status == proto.COMMIT_CONTINUE
+    assert machine.segment_upload("S2", 500, store("intruder")).status == proto.FAILED
+    assert machine.segment_upload("S1", 499, store("other offset")).status == proto.FAILED
+    assert stored == []
+    uploaded = machine.segment_upload("S1", 500, store("/deep/events/seg.tmp.7"))
+    assert uploaded.status == proto.UPLOAD_SUCCESS
+    assert uploaded.segment_location == "/deep/events/seg.tmp.7"
+    # a location the upload did not hand out aborts the commit; nothing is moved
+    elsewhere = "/deep/events/../../../etc/passwd"
+    assert machine.segment_commit_end("S1", 500, elsewhere).status == proto.FAILED
+    assert machine.state is FsmState.ABORTED and commits.calls == []

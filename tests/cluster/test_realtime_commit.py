@@ -71,9 +71,6 @@ def test_upload_then_commit_moves_the_segment_and_writes_zk(store, tmp_path):
     built = segment.build(tmp_path / "build")
     tar = pack_segment(built.path, tmp_path / "seg.tar.gz")
     deep_store = DeepStore(str(tmp_path / "deepstore"))
-    with open(tar, "rb") as fh:
-        location = receive_upload(deep_store, str(name), fh)
-    assert f"/ev/{name}.tmp." in location
 
     fsm = fsm_from_zk(
         store,
@@ -86,6 +83,10 @@ def test_upload_then_commit_moves_the_segment_and_writes_zk(store, tmp_path):
     )
     assert fsm.segment_consumed("S1", 70, proto.REASON_ROW_LIMIT).status == proto.COMMIT
     assert fsm.segment_commit_start("S1", 70).status == proto.COMMIT_CONTINUE
+    with open(tar, "rb") as fh:
+        uploaded = fsm.segment_upload("S1", 70, lambda: receive_upload(deep_store, str(name), fh))
+    location = uploaded.segment_location
+    assert uploaded.status == proto.UPLOAD_SUCCESS and f"/ev/{name}.tmp." in location
     assert fsm.segment_commit_end("S1", 70, location).status == proto.COMMIT_SUCCESS
 
     assert deep_store.exists("ev", str(name))
@@ -115,8 +116,11 @@ def test_an_upload_outside_the_deep_store_is_refused(store, tmp_path):
     deep_store = DeepStore(str(tmp_path / "deepstore"))
     stray = tmp_path / "elsewhere.tar.gz"
     stray.write_bytes(orjson.dumps({}))
-    with pytest.raises(ValueError, match="not in the deep store"):
-        finish_commit(store, CONFIG, deep_store, "ev__0__0__20260801T1200Z", 1, str(stray),
-                      "http://c:9000")  # fmt: skip
+    traversal = f"{tmp_path}/deepstore/ev/../../elsewhere.tar.gz"  # the prefix looks right
+    for location in (str(stray), traversal):
+        with pytest.raises(ValueError, match="leaves the deep store"):
+            finish_commit(store, CONFIG, deep_store, "ev__0__0__20260801T1200Z", 1, location,
+                          "http://c:9000")  # fmt: skip
+    assert stray.exists()  # not moved
     with open(stray, "rb") as fh, pytest.raises(ValueError, match="not an LLC segment name"):
         receive_upload(deep_store, "ev_123", fh)

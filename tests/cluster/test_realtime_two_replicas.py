@@ -26,7 +26,6 @@ from engine.common.clock import now_ms
 from engine.query.runner import run_query
 from engine.realtime import MutableSegment
 from engine.realtime import completion as proto
-from engine.realtime.completion import CompletionResponse
 from engine.realtime.consumer_state import ConsumerState
 from engine.realtime.llc_name import LLCSegmentName
 from engine.realtime.partition_consumer import PartitionConsumer
@@ -62,9 +61,12 @@ class InProcessController:
         return self.manager.segment_commit_start(segment, self.instance, offset)
 
     def segment_upload(self, segment, offset, tar_gz):
-        location = self.deep_store / f"{segment}.tmp.{uuid.uuid4().hex[:8]}"
-        shutil.copyfile(tar_gz, location)
-        return CompletionResponse(proto.UPLOAD_SUCCESS, offset, segment_location=str(location))
+        def store() -> str:
+            location = self.deep_store / f"{segment}.tmp.{uuid.uuid4().hex[:8]}"
+            shutil.copyfile(tar_gz, location)
+            return str(location)
+
+        return self.manager.segment_upload(segment, self.instance, offset, store)
 
     def segment_commit_end(self, segment, offset, location, segment_dir, stats):
         return self.manager.segment_commit_end(segment, self.instance, offset, location)

@@ -153,12 +153,28 @@ def test_uri_and_metadata_push(api, store, table, airline_segments, cluster_sett
     from spark_jobs.ingestion.push import metadata_tar_bytes
 
     name2, tar2 = airline_segments[1]
-    payload = io.BytesIO(metadata_tar_bytes(tar2, ("metadata.json",)))
-    payload.name = f"{name2}.tar.gz"
-    response = api.post(
-        "/v2/segments?tableName=airlineStats&tableType=OFFLINE&uploadType=METADATA",
-        {name2: payload}, format="multipart", headers={"DOWNLOAD_URI": tar2.as_uri()},
-    )  # fmt: skip
+
+    def metadata_push(uri: str):
+        payload = io.BytesIO(metadata_tar_bytes(tar2, ("metadata.json",)))
+        payload.name = f"{name2}.tar.gz"
+        return api.post(
+            "/v2/segments?tableName=airlineStats&tableType=OFFLINE&uploadType=METADATA",
+            {name2: payload}, format="multipart", headers={"DOWNLOAD_URI": uri},
+        )  # fmt: skip
+
+    # servers fetch a METADATA push's DOWNLOAD_URI: only from the deep store, the output
+    # roots or public hosts
+    refused = metadata_push(tar2.as_uri())
+    assert refused.status_code == 400 and "SPRIG_OUTPUT_ROOTS" in refused.json()["error"]
+    cluster_settings.OUTPUT_ROOTS = [str(tar2.parent)]
+    for uri in (
+        "http://127.0.0.1:9/x.tar.gz",
+        "http://169.254.169.254/latest/meta-data",
+        "ftp://example.com/x.tar.gz",
+        f"{tar2.parent.as_uri()}/../../etc/passwd",
+    ):
+        assert metadata_push(uri).status_code == 400, uri
+    response = metadata_push(tar2.as_uri())
     assert response.status_code == 200, response.content
     meta2 = store.segment_metadata("airlineStats_OFFLINE", name2)
     assert meta2.download_url == tar2.as_uri() and meta2.size_in_bytes == tar2.stat().st_size

@@ -4,20 +4,14 @@ cluster)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import uuid
 from collections.abc import Iterator
 
 import pytest
 import requests
 from playwright.sync_api import expect
 
-from sprig.runtime import REPO_ROOT
-from sprig.stack.cluster import controller_process
-from sprig.stack.process import free_port
 from tests.console.conftest import screenshot
+from tests.secured_controller import secured_controller as start_secured
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.slow]
 
@@ -27,31 +21,8 @@ USER, PASSWORD = "analyst", "s3cret-pass-42"
 @pytest.fixture(scope="module")
 def secured_controller(zookeeper, tmp_path_factory) -> Iterator[str]:
     workdir = tmp_path_factory.mktemp("secured_controller")
-    env = {
-        "SPRIG_ZK": zookeeper.address,
-        "SPRIG_CLUSTER_NAME": f"secured_{uuid.uuid4().hex[:8]}",
-        "SPRIG_DATA_DIR": str(workdir / "data"),
-        "SPRIG_AUTH_ENABLED": "true",
-        "DJANGO_SETTINGS_MODULE": "config.settings.local",
-    }
-    port = free_port()
-    process = controller_process(workdir, port, env)
-    process.start()
-    try:
-        process.wait_ready()
-        create = (
-            "from django.contrib.auth import get_user_model; "
-            f"get_user_model().objects.create_user({USER!r}, password={PASSWORD!r})"
-        )
-        subprocess.run(
-            [sys.executable, "manage.py", "shell", "-c", create],
-            cwd=REPO_ROOT,
-            env={**os.environ, **env},
-            check=True,
-        )
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        process.stop()
+    with start_secured(zookeeper.address, workdir, {USER: {"password": PASSWORD}}) as (url, _):
+        yield url
 
 
 @pytest.fixture

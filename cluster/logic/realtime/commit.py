@@ -48,9 +48,10 @@ def finish_commit(store: ClusterStore, config, deep_store, segment: str, end_off
     if name is None:
         raise ValueError(f"{segment} is not an LLC segment name")
     fs = deep_store.fs
-    source = fsspec.core.url_to_fs(location)[1]
+    # the FSM accepts only the location the upload handed out; checked here again, normalised
+    source = deep_store.inside(fsspec.core.url_to_fs(location)[1])
     if not source.startswith(f"{deep_store.table_path(name.table)}/"):
-        raise ValueError(f"upload location {location} is not in the deep store of {name.table}")
+        raise ValueError(f"the upload location is not in the deep store of {name.table}")
     final = deep_store.segment_path(name.table, segment)
     fs.mv(source, final)
     work = Path(tempfile.mkdtemp(prefix="sprig-commit-"))

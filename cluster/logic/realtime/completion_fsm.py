@@ -10,8 +10,11 @@ It has no timer; it advances only when a server calls, as Pinot's blocking FSM d
   3.3 s after the first report; ties go to the caller;
 - the winner gets COMMIT; if it was picked while another replica called and does not come
   back within 6.6 s of the start, the FSM aborts (HOLD);
-- commitStart at the winning offset -> COMMIT_CONTINUE; commitEnd runs ``commit`` (the ZK
-  steps) -> COMMIT_SUCCESS; any mismatch aborts with FAILED;
+- commitStart at the winning offset -> COMMIT_CONTINUE; the winner's upload at that offset
+  stores the file and records its location; commitEnd with exactly that location runs
+  ``commit`` (the ZK steps) -> COMMIT_SUCCESS; any mismatch aborts with FAILED. The
+  protocol's calls carry no credentials, so the FSM, not the caller, decides what is moved
+  into the deep store: only the file that this segment's winner uploaded;
 - past ``start + 6.6 s + commit timeout`` (``extendBuildTime`` may stretch it up to 30 min
   after start) any call aborts with HOLD. ABORTED and COMMITTED FSMs are dropped by their
   manager; a new one starts from ZK.
@@ -77,6 +80,7 @@ class SegmentCompletionFSM:
         self.winner: str | None = None
         self.winning_offset: int | None = committed_offset
         self.notified_ms: float | None = None
+        self.upload_location: str | None = None  # what the winner's segmentUpload stored
         self.state = FsmState.COMMITTED if committed_offset is not None else FsmState.HOLDING
         self._lock = threading.Lock()
 
@@ -180,17 +184,34 @@ class SegmentCompletionFSM:
             self.state = FsmState.COMMITTER_UPLOADING
             return self._response(proto.COMMIT_CONTINUE, offset)
 
+    def segment_upload(self, instance: str, offset: int,
+                       store: Callable[[], str]) -> CompletionResponse:  # fmt: skip
+        """The committer's upload: ``store()`` writes the file and returns its location, run
+        only for the winner while it uploads at the winning offset (anyone else is FAILED
+        and nothing is written). That location is then the only one commitEnd accepts."""
+        with self._lock:
+            if not self._uploading(instance, offset):
+                return self._response(proto.FAILED)
+        location = store()  # outside the lock: a large copy must not stall the other replicas
+        with self._lock:
+            if not self._uploading(instance, offset):  # aborted meanwhile
+                return self._response(proto.FAILED)
+            self.upload_location = location
+            return self._response(proto.UPLOAD_SUCCESS, offset, segment_location=location)
+
+    def _uploading(self, instance: str, offset: int) -> bool:
+        return (
+            self.state is FsmState.COMMITTER_UPLOADING
+            and instance == self.winner
+            and offset == self.winning_offset
+            and self._clock() <= self.deadline_ms
+        )
+
     def segment_commit_end(self, instance: str, offset: int, location: str) -> CompletionResponse:
         with self._lock:
             if self.state is FsmState.COMMITTED:
                 return self._completed(offset)
-            if (
-                self.state is not FsmState.COMMITTER_UPLOADING
-                or instance != self.winner
-                or offset != self.winning_offset
-                or not location
-                or self._clock() > self.deadline_ms
-            ):
+            if not self._uploading(instance, offset) or location != self.upload_location:
                 return self._abort(proto.FAILED)
             self.state = FsmState.COMMITTING
             try:

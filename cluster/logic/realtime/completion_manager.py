@@ -57,6 +57,9 @@ class SegmentCompletionManager:
     def segment_commit_start(self, segment, instance, offset):
         return self._dispatch(segment, lambda f: f.segment_commit_start(instance, offset))
 
+    def segment_upload(self, segment, instance, offset, store):
+        return self._dispatch(segment, lambda f: f.segment_upload(instance, offset, store))
+
     def segment_commit_end(self, segment, instance, offset, location):
         return self._dispatch(segment, lambda f: f.segment_commit_end(instance, offset, location))
 

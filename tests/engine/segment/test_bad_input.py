@@ -9,6 +9,7 @@ import pytest
 
 from engine.common.errors import IngestError, SegmentError
 from engine.segment import build_segment, load_segment, pack_segment, unpack_segment
+from engine.segment.tarball import SegmentTooLargeError
 from tests.engine.conftest import make_schema, make_table_config
 
 SCHEMA = make_schema(
@@ -154,3 +155,18 @@ def test_tampered_data_fails_the_crc_check(tmp_path, tarball):
         unpack_segment(tampered, tmp_path / "dest")
     assert list((tmp_path / "dest").iterdir()) == []
     assert unpack_segment(tampered, tmp_path / "dest", verify_crc=False).is_dir()
+
+
+def test_an_archive_that_unpacks_past_the_cap_writes_nothing(tmp_path):
+    seg = tmp_path / "seg"
+    seg.mkdir()
+    (seg / "metadata.json").write_text("{}")
+    with (seg / "zeros.bin").open("wb") as out:
+        out.truncate(5 << 20)
+    bomb = tmp_path / "bomb.tar.gz"
+    with tarfile.open(bomb, "w:gz") as archive:
+        archive.add(seg, arcname="seg")
+    dest = tmp_path / "dest"
+    with pytest.raises(SegmentTooLargeError, match="more than 1048576 bytes"):
+        unpack_segment(bomb, dest, max_unpacked_bytes=1 << 20)
+    assert list(dest.iterdir()) == []  # its temp folder is gone and nothing was extracted

@@ -1,0 +1,254 @@
+"""A plan with exchanges -> stage specs with workers, ready to dispatch.
+
+Each exchange cuts the plan: the part below becomes a stage that sends, the part above
+receives it as a table (``$r<stage>``). A stage runs on:
+
+* the servers that serve its table's segments, when it scans one (its leaf), one worker per
+  server, with the segments the broker's routing picked for it;
+* every server of the query, when it receives a hash-partitioned input;
+* one server otherwise (a singleton: all its inputs are single or broadcast);
+* the broker, for stage 0 (the top, which builds the response).
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+
+import pyarrow as pa
+
+from engine.multistage.exchange import schema_bytes, schema_from_bytes
+from engine.multistage.leaf_aggregate import STATE_COLUMN, STATE_SCHEMA, LeafAggregate
+from engine.multistage.logical import Exchange, Field, LeafScan, Node, transform
+from engine.multistage.render import Input, Renderer
+from engine.multistage.udfs import UdfSpec
+
+BROKER = "broker"
+
+
+@dataclasses.dataclass
+class LeafSpec:
+    table: str  # raw table name
+    columns: list[str]
+    field_ids: list[str]
+    filter: str | None
+    schema: pa.Schema
+    dim_table: bool = False
+    default_valued: list[str] = dataclasses.field(default_factory=list)  # never NULL
+    aggregate_sql: str | None = None  # a single-stage aggregation (leaf_aggregate)
+
+    def to_json(self) -> dict:
+        return {"table": self.table, "columns": self.columns, "fieldIds": self.field_ids,
+                "filter": self.filter, "schema": _b64(schema_bytes(self.schema)),
+                "dimTable": self.dim_table, "defaultValued": self.default_valued,
+                "aggregateSql": self.aggregate_sql}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, d: dict) -> LeafSpec:
+        return cls(d["table"], d["columns"], d["fieldIds"], d["filter"],
+                   schema_from_bytes(base64.b64decode(d["schema"])), d["dimTable"],
+                   d.get("defaultValued", []), d.get("aggregateSql"))  # fmt: skip
+
+
+@dataclasses.dataclass
+class ReceiveSpec:
+    stage: int  # the sending stage
+    table: str
+    schema: pa.Schema
+    single_row: bool = False
+    build_side: str | None = None  # "join" or "window": the limits of that operator apply
+    merge_sql: str | None = None  # single-stage states to merge (leaf_aggregate)
+    merge_columns: dict | None = None  # the table's columns, to plan the merge
+
+    def to_json(self) -> dict:
+        return {
+            "stage": self.stage,
+            "table": self.table,
+            "schema": _b64(schema_bytes(self.schema)),
+            "singleRow": self.single_row,
+            "buildSide": self.build_side,
+            "mergeSql": self.merge_sql,
+            "mergeColumns": self.merge_columns,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> ReceiveSpec:
+        return cls(d["stage"], d["table"], schema_from_bytes(base64.b64decode(d["schema"])),
+                   d["singleRow"], d.get("buildSide"), d.get("mergeSql"),
+                   d.get("mergeColumns"))  # fmt: skip
+
+
+@dataclasses.dataclass
+class WorkerSpec:
+    index: int
+    server: str  # instance id, or "broker"
+    address: str  # host:port of its mailboxes
+    segments: dict[str, list[str]] = dataclasses.field(default_factory=dict)  # table_TYPE -> names
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass
+class StageSpec:
+    id: int
+    sql: str
+    schema: pa.Schema
+    receives: list[ReceiveSpec]
+    leaves: list[LeafSpec]
+    workers: list[WorkerSpec]
+    distribution: str | None = None  # how it sends (None: stage 0)
+    keys: list[str] = dataclasses.field(default_factory=list)
+    to_stage: int | None = None
+    receivers: list[str] = dataclasses.field(default_factory=list)  # addresses, by worker
+    udfs: list[UdfSpec] = dataclasses.field(default_factory=list)
+    kind: str = "INTERMEDIATE"  # LEAF | INTERMEDIATE | ROOT, for stats
+    operators: list[str] = dataclasses.field(default_factory=list)  # for stageStats
+
+    def to_json(self) -> dict:
+        return {
+            "id": self.id, "sql": self.sql, "schema": _b64(schema_bytes(self.schema)),
+            "receives": [r.to_json() for r in self.receives],
+            "leaves": [leaf.to_json() for leaf in self.leaves],
+            "workers": [w.to_json() for w in self.workers], "distribution": self.distribution,
+            "keys": self.keys, "toStage": self.to_stage, "receivers": self.receivers,
+            "udfs": [u.to_json() for u in self.udfs], "kind": self.kind,
+            "operators": self.operators,
+        }  # fmt: skip
+
+    @classmethod
+    def from_json(cls, d: dict) -> StageSpec:
+        return cls(
+            d["id"], d["sql"], schema_from_bytes(base64.b64decode(d["schema"])),
+            [ReceiveSpec.from_json(r) for r in d["receives"]],
+            [LeafSpec.from_json(leaf) for leaf in d["leaves"]],
+            [WorkerSpec(**w) for w in d["workers"]], d["distribution"], d["keys"],
+            d["toStage"], d["receivers"], [UdfSpec.from_json(u) for u in d["udfs"]],
+            d.get("kind", "INTERMEDIATE"), d.get("operators", []),
+        )  # fmt: skip
+
+    def senders_of(self, stage: int, stages: dict[int, StageSpec]) -> int:
+        return len(stages[stage].workers)
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+class Fragmenter:
+    """Cuts the plan and places the workers. ``route(raw_table)`` -> {server id: {table_TYPE:
+    [segments]}}; ``servers`` -> {server id: "host:port"} of the live servers;
+    ``broker_address`` is where stage 0's mailboxes are."""
+
+    def __init__(self, typing, route, servers: dict[str, str], broker_address: str) -> None:
+        self.typing = typing
+        self.route = route
+        self.servers = servers
+        self.broker_address = broker_address
+        self.stages: dict[int, StageSpec] = {}
+        self.stage_of_exchange: dict[int, int] = {}
+
+    def fragment(self, root: Node) -> list[StageSpec]:
+        self._cut(root, 0, None)
+        self._place()
+        for spec in self.stages.values():
+            spec.udfs = list(self.typing.mapper.specs.values())
+        return [self.stages[i] for i in sorted(self.stages)]
+
+    def _cut(self, node: Node, stage_id: int, send: Exchange | None) -> None:
+        receives: list[ReceiveSpec] = []
+        leaves: list[LeafSpec] = []
+        operators: list[str] = []
+
+        def replace(n: Node) -> Node:
+            if isinstance(n, Exchange):
+                child = self._new_stage_id()
+                self.stage_of_exchange[id(n)] = child
+                receive = ReceiveSpec(child, f"$r{child}", self.typing.schema(n.fields),
+                                      n.single_row)  # fmt: skip
+                if isinstance(n.input, LeafAggregate):
+                    receive.merge_sql = n.input.sql
+                    receive.merge_columns = {k: list(v) for k, v in n.input.table.columns.items()}
+                receives.append(receive)
+                self._cut(n.input, child, n)
+                return Input(n.fields, f"$r{child}")
+            if isinstance(n, LeafAggregate):
+                leaves.append(LeafSpec(n.table.name, [], [], None, STATE_SCHEMA,
+                                       n.table.is_dim_table, aggregate_sql=n.sql))  # fmt: skip
+                return Input([Field(STATE_COLUMN, STATE_COLUMN)], "$leaf0")
+            if isinstance(n, LeafScan):
+                leaves.append(LeafSpec(n.table.name, n.columns, [f.id for f in n.fields],
+                                       n.filter, self.typing.schema(n.fields),
+                                       n.table.is_dim_table,
+                                       sorted(n.table.default_valued & set(n.columns))))  # fmt: skip
+                return Input(n.fields, f"$leaf{len(leaves) - 1}")
+            operators.append(type(n).__name__)
+            return n
+
+        body = _top_down(node, replace)
+        sql = Renderer(self.typing.mapper, self.typing.types).sql(body)
+        schema = (STATE_SCHEMA if isinstance(node, LeafAggregate)
+                  else self.typing.schema(body.fields))  # fmt: skip
+        spec = StageSpec(stage_id, sql, schema, receives, leaves, [], operators=operators)
+        if send is not None:
+            spec.distribution = send.distribution
+            spec.keys = list(send.keys)
+        spec.kind = "ROOT" if stage_id == 0 else ("LEAF" if leaves else "INTERMEDIATE")
+        self.stages[stage_id] = spec
+
+    def _new_stage_id(self) -> int:
+        self._next_id = getattr(self, "_next_id", 0) + 1
+        return self._next_id
+
+    def _place(self) -> None:
+        servers = sorted(self.servers)
+        for spec in sorted(self.stages.values(), key=lambda s: -s.id):
+            if spec.id == 0:
+                spec.workers = [WorkerSpec(0, BROKER, self.broker_address)]
+                continue
+            partitioned = [leaf for leaf in spec.leaves if not leaf.dim_table]
+            hashed = any(self.stages[r.stage].distribution == "hash" for r in spec.receives)
+            if partitioned:
+                routed = self.route(partitioned[0].table)
+                spec.workers = [
+                    WorkerSpec(i, server, self.servers[server], segments)
+                    for i, (server, segments) in enumerate(sorted(routed.items()))
+                ] or [WorkerSpec(0, servers[0], self.servers[servers[0]], {})]
+            elif hashed:
+                spec.workers = [WorkerSpec(i, s, self.servers[s]) for i, s in enumerate(servers)]
+            else:
+                server = servers[spec.id % len(servers)]
+                spec.workers = [WorkerSpec(0, server, self.servers[server])]
+            for leaf in spec.leaves:
+                if leaf.dim_table:
+                    for worker in spec.workers:
+                        worker.segments.update(self.route_on(leaf.table, worker.server))
+        for spec in self.stages.values():
+            for r in spec.receives:
+                child = self.stages[r.stage]
+                child.to_stage = spec.id
+                child.receivers = [w.address for w in spec.workers]
+
+    def route_on(self, table: str, server: str) -> dict[str, list[str]]:
+        """Every segment of a dimension table that ``server`` serves (it has them all)."""
+        routed = self.route(table, everything_on=server)
+        return routed.get(server, {})
+
+
+def _top_down(node: Node, visit) -> Node:
+    replaced = visit(node)
+    if replaced is not node:
+        return replaced
+    inputs = [_top_down(c, visit) for c in node.inputs]
+    return node.replace_inputs(inputs) if inputs else node
+
+
+__all__ = [
+    "BROKER",
+    "Fragmenter",
+    "LeafSpec",
+    "ReceiveSpec",
+    "StageSpec",
+    "WorkerSpec",
+    "transform",
+]

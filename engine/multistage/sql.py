@@ -1,0 +1,219 @@
+"""A multi-stage request's text -> options, EXPLAIN mode and the sqlglot tree of the query.
+
+Pinot's multi-stage grammar is Calcite's (Babel conformance) with Pinot's additions:
+``SET k = v;`` statements before the query, ``EXPLAIN PLAN FOR`` / ``EXPLAIN IMPLEMENTATION
+PLAN FOR`` in front, ``MINUS`` for ``EXCEPT``, ``[LEFT] ASOF JOIN ... MATCH_CONDITION(...)``
+and hints in comments (``SELECT /*+ joinOptions(k='v') */``, ``FROM t /*+ tableOptions(...)
+*/``). Function calls stay anonymous, as in the single-stage parser, so the name the user
+wrote reaches the function mapping unchanged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+from sqlglot.tokens import Tokenizer, TokenType
+
+from engine.query.errors import QueryParseError
+from engine.query.parser import PinotDialect
+
+_EXPLAIN = re.compile(
+    r"^\s*EXPLAIN\s+(?:(IMPLEMENTATION)\s+)?PLAN\s+"
+    r"(?:(?:INCLUDING\s+ALL\s+ATTRIBUTES|EXCLUDING\s+ATTRIBUTES|WITHOUT\s+IMPLEMENTATION)\s+)?"
+    r"(?:AS\s+(?:JSON|XML|DOT)\s+)?FOR\s+",
+    re.IGNORECASE,
+)
+_LEFT_ASOF = re.compile(r"\bLEFT\s+(?:OUTER\s+)?ASOF\s+JOIN\b", re.IGNORECASE)
+_PLAIN_ASOF = re.compile(r"(?<!\bLEFT\s)\bASOF\s+JOIN\b", re.IGNORECASE)
+
+
+class MultiStageDialect(PinotDialect):
+    """Pinot's dialect plus the multi-stage keywords. Pinot orders ASC NULLS LAST and DESC
+    NULLS FIRST by default (nulls sort as the largest value)."""
+
+    NULL_ORDERING = "nulls_are_large"
+
+    class Tokenizer(Tokenizer):
+        HEX_STRINGS = [("x'", "'"), ("X'", "'")]  # bytes literals
+        KEYWORDS = {
+            **Tokenizer.KEYWORDS,
+            "MINUS": TokenType.EXCEPT,
+            "MATCH_CONDITION": TokenType.MATCH_CONDITION,
+        }
+
+
+@dataclasses.dataclass
+class MultiStageQuery:
+    sql: str
+    tree: exp.Expression  # a SELECT or a set operation
+    options: dict[str, str]
+    explain: str | None = None  # None, "logical" or "implementation"
+
+
+def parse_request(sql: str, options: dict[str, str] | None = None) -> MultiStageQuery:
+    """Parse one request. Options merge first-wins (Pinot): the ``SET`` statements, then the
+    request's ``queryOptions`` (``options``). Raises ``QueryParseError`` (code 150)."""
+    if not isinstance(sql, str) or not sql.strip():
+        raise QueryParseError("Caught exception while parsing query: the SQL is empty")
+    pieces = _split_statements(sql)
+    merged: dict[str, str] = {}
+    query_text = None
+    for piece in pieces:
+        match = re.match(r"^\s*SET\s+(.+?)\s*=\s*(.+?)\s*$", piece, re.IGNORECASE | re.DOTALL)
+        if match and query_text is None:
+            merged.setdefault(match.group(1).strip().strip('"`'), _unquote(match.group(2)))
+            continue
+        if query_text is not None:
+            raise QueryParseError("Caught exception while parsing query: more than one query")
+        query_text = piece
+    if query_text is None:
+        raise QueryParseError("Caught exception while parsing query: no query after SET")
+    for key, value in (options or {}).items():
+        merged.setdefault(key, value)
+    explain = None
+    match = _EXPLAIN.match(query_text)
+    if match:
+        explain = "implementation" if match.group(1) else "logical"
+        query_text = query_text[match.end() :]
+    tree = parse_query(query_text)
+    return MultiStageQuery(sql, tree, merged, explain)
+
+
+def parse_query(text: str) -> exp.Expression:
+    """The sqlglot tree of one query (no SET, no EXPLAIN)."""
+    text = _LEFT_ASOF.sub("ASOF LEFT JOIN", text)
+    text = _PLAIN_ASOF.sub("ASOF JOIN", text)
+    try:
+        statements = [s for s in sqlglot.parse(text, read=MultiStageDialect) if s is not None]
+    except (ParseError, TokenError) as err:
+        raise QueryParseError(_message(err)) from err
+    if len(statements) != 1:
+        raise QueryParseError("Caught exception while parsing query: expected one query")
+    tree = statements[0]
+    if not isinstance(tree, exp.Query):
+        kind = type(tree).__name__.upper()
+        raise QueryParseError(f"Caught exception while parsing query: expected SELECT, got {kind}")
+    for join in tree.find_all(exp.Join):
+        if join.args.get("method") == "ASOF" and not join.args.get("match_condition"):
+            raise QueryParseError(
+                "Caught exception while parsing query: ASOF JOIN needs MATCH_CONDITION(...)"
+            )
+        if join.args.get("method") == "ASOF" and join.args.get("on") is None:
+            raise QueryParseError("Caught exception while parsing query: ASOF JOIN needs ON")
+    return tree
+
+
+def _unquote(value: str) -> str:
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+def _split_statements(text: str) -> list[str]:
+    """Split on semicolons outside quotes and comments."""
+    pieces, current, quote, i = [], [], None, 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if text.startswith(quote, i):
+                current.append(quote)
+                i += len(quote)
+                quote = None
+                continue
+        elif text.startswith("/*", i):
+            quote = "*/"
+        elif text.startswith("--", i):
+            quote = "\n"
+        elif ch in "'\"`":
+            quote = ch
+        elif ch == ";":
+            pieces.append("".join(current))
+            current = []
+            i += 1
+            continue
+        current.append(ch)
+        i += 1
+    pieces.append("".join(current))
+    return [p for p in pieces if p.strip()]
+
+
+def _message(err: Exception) -> str:
+    errors = getattr(err, "errors", None) or []
+    if errors:
+        first = errors[0]
+        token = first.get("highlight") or ""
+        return (
+            f"Caught exception while parsing query: {first.get('description')} at line "
+            f"{first.get('line')}, column {first.get('col')}"
+            + (f" near '{token}'" if token else "")
+        )
+    return f"Caught exception while parsing query: {err}"
+
+
+def hints_of(node: exp.Expression) -> dict[str, dict[str, str]]:
+    """``{"joinOptions": {k: v}, ...}`` from a SELECT's ``/*+ ... */`` hint."""
+    hint = node.args.get("hint") if isinstance(node, exp.Select) else None
+    out: dict[str, dict[str, str]] = {}
+    for call in hint.expressions if hint is not None else []:
+        if isinstance(call, exp.Anonymous):
+            out.setdefault(str(call.this), {}).update(_pairs(call.expressions))
+    return out
+
+
+_TABLE_HINT = re.compile(r"^\s*\+?\s*(\w+)\s*\((.*)\)\s*$", re.DOTALL)
+_PAIR = re.compile(r"(\w+)\s*=\s*'([^']*)'")
+
+
+def table_hints(table: exp.Expression) -> dict[str, str]:
+    """``tableOptions(k='v')`` written in a comment right after a table."""
+    out: dict[str, str] = {}
+    for comment in table.comments or []:
+        match = _TABLE_HINT.match(comment)
+        if match and match.group(1).lower() == "tableoptions":
+            out.update(_PAIR.findall(match.group(2)))
+    return out
+
+
+def _pairs(expressions) -> dict[str, str]:
+    out = {}
+    for pair in expressions:
+        if isinstance(pair, exp.EQ):
+            key = pair.this.name if isinstance(pair.this, exp.Column) else pair.this.sql()
+            value = pair.expression
+            out[key] = value.name if isinstance(value, exp.Literal) else value.sql()
+    return out
+
+
+_USE_MSE = re.compile(r"\bSET\s+\"?useMultistageEngine\"?\s*=\s*'?(true|false)'?", re.IGNORECASE)
+
+
+def wants_multistage(sql: str, options: dict[str, str], forced: bool) -> bool | None:
+    """The engine a request asks for: True (multi-stage), False (single-stage), None (not
+    said). First wins, as in Pinot: ``SET useMultistageEngine``, then the request's
+    ``queryOptions``, then the endpoint (``POST /query`` forces the multi-stage engine)."""
+    match = _USE_MSE.search(sql)
+    if match:
+        return match.group(1).lower() == "true"
+    for key, value in options.items():
+        if key.lower() == "usemultistageengine":
+            return str(value).strip().lower() == "true"
+    return True if forced else None
+
+
+def needs_multistage(sql: str) -> bool:
+    """Whether the query uses what only the multi-stage engine runs: a join, a subquery, a
+    window function, a set operation, a CTE or VALUES."""
+    try:
+        query = parse_request(sql)
+    except QueryParseError:
+        return False
+    tree = query.tree
+    if not isinstance(tree, exp.Select) or tree.args.get("with_") or tree.args.get("with"):
+        return True
+    kinds = (exp.Join, exp.Subquery, exp.Window, exp.SetOperation, exp.Values, exp.Exists)
+    return any(isinstance(node, kinds) for node in tree.walk())

@@ -1,0 +1,171 @@
+"""The multi-stage engine end to end in one process: planning, stages, two server runners and
+the broker's stage 0, with hash, broadcast and singleton exchanges between them, compared
+with DuckDB on the same rows. Only the network is replaced: mailboxes deliver in memory and
+the broker submits to the runners directly; each "server" reads its half of every table."""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+import duckdb
+import orjson
+import pyarrow as pa
+import pytest
+
+from engine.multistage.compiler import compile_request
+from engine.multistage.coordinator import Coordinator
+from engine.multistage.fragment import Fragmenter
+from engine.multistage.logical import TableInfo
+from engine.multistage.mailbox import MailboxClient, Mailboxes
+from engine.multistage.runner import StageRunner
+from engine.query.errors import QueryError
+
+A = pa.table({
+    "k": ["x", "y", "z", None, "x", "y"],
+    "v": pa.array([1, 2, 3, None, 5, 6], pa.int32()),
+    "d": [1.5, 2.5, 3.5, 4.5, 5.5, 6.5],
+})  # fmt: skip
+B = pa.table({"k": ["x", "x", "y", "w"], "m": pa.array([10, 20, 30, 40], pa.int32())})
+TABLES = {"a": A, "b": B}
+INFO = {
+    name: TableInfo(name, {f.name: ({"string": "STRING", "int32": "INT", "double": "DOUBLE"}[
+        str(f.type)], True) for f in t.schema}, num_docs=t.num_rows * 100)
+    for name, t in TABLES.items()
+}  # fmt: skip
+SERVERS = {"s1": "s1:1", "s2": "s2:1"}
+_IDS = itertools.count(1)
+
+
+class _Peers(MailboxClient):
+    def __init__(self, local: Mailboxes, address: str, boxes: dict) -> None:
+        super().__init__(local, address)
+        self.boxes = boxes
+
+    def send(self, address, request_id, stage, worker, sender, table, deadline) -> None:
+        self.boxes[address].deliver(request_id, stage, worker, sender, table, True)
+
+    def send_error(self, address, request_id, stage, worker, sender, message, code, deadline):
+        self.boxes[address].deliver(request_id, stage, worker, sender, None, True, (message, code))
+
+
+def _leaf(server: str):
+    def read(leaf, segments, deadline, options):
+        table = TABLES[leaf.table]
+        half = table.slice(0, 3) if server == "s1" else table.slice(3)
+        return half.select(leaf.columns).rename_columns(leaf.field_ids).cast(leaf.schema), {}
+
+    return read
+
+
+class _Transport:
+    def __init__(self, runners) -> None:
+        self.runners = runners
+
+    def submit(self, address, payload, deadline):
+        return self.runners[address].submit(orjson.dumps(payload))
+
+    def cancel(self, address, request_id):
+        self.runners[address].cancel(request_id)
+
+
+@pytest.fixture(scope="module")
+def engine():
+    boxes: dict[str, Mailboxes] = {}
+    runners = {}
+    for server, address in SERVERS.items():
+        runner = StageRunner(server, address, _leaf(server))
+        runner.client = _Peers(runner.mailboxes, address, boxes)
+        boxes[address] = runner.mailboxes
+        runners[address] = runner
+    broker_boxes = Mailboxes()
+    boxes["broker:1"] = broker_boxes
+    client = _Peers(broker_boxes, "broker:1", boxes)
+    return Coordinator(broker_boxes, client, _Transport(runners))
+
+
+def run(engine, sql: str) -> list[list]:
+    compiled = compile_request(sql, {}, lambda name: INFO.get(name.lower()))
+    route = lambda table, everything_on=None: {s: {f"{table}_OFFLINE": ["seg"]} for s in SERVERS}  # noqa: E731
+    stages = Fragmenter(compiled.typing, route, SERVERS, "broker:1").fragment(compiled.physical)
+    request_id = next(_IDS)
+    table, outcome = engine.execute(compiled, stages, request_id, time.monotonic() + 30, SERVERS)
+    if outcome.error is not None:
+        raise outcome.error
+    return [list(r.values()) for r in table.to_pylist()]
+
+
+def reference(sql: str) -> list[list]:
+    con = duckdb.connect()
+    con.execute("SET integer_division = true")
+    con.execute("SET default_null_order = 'nulls_last_on_asc_first_on_desc'")
+    for name, table in TABLES.items():
+        con.register(name, table)
+    return [list(r) for r in con.execute(sql).fetchall()]
+
+
+QUERIES = [
+    "SELECT k, v FROM a",
+    "SELECT a.k, SUM(m), COUNT(*) FROM a JOIN b ON a.k = b.k GROUP BY a.k",
+    "SELECT a.k, b.m FROM a LEFT JOIN b ON a.k = b.k",
+    "SELECT a.k, b.m FROM a RIGHT JOIN b ON a.k = b.k",
+    "SELECT a.k, b.k FROM a FULL JOIN b ON a.k = b.k",
+    "SELECT COUNT(*) FROM a, b WHERE a.v < b.m",
+    "SELECT k FROM a WHERE k IN (SELECT k FROM b)",
+    "SELECT k FROM a WHERE k NOT IN (SELECT k FROM b WHERE k IS NOT NULL)",
+    "SELECT k FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k AND m > 15)",
+    "SELECT k, (SELECT MAX(m) FROM b) FROM a",
+    "SELECT k, (SELECT COUNT(*) FROM b WHERE b.k = a.k) FROM a",
+    "SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) FROM a",
+    "SELECT k, SUM(v) OVER (ORDER BY d ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM a",
+    "SELECT k FROM a UNION SELECT k FROM b",
+    "SELECT k FROM a INTERSECT SELECT k FROM b",
+    "SELECT k FROM a EXCEPT SELECT k FROM b",
+    "SELECT k FROM a UNION ALL SELECT k FROM b",
+    "WITH c AS (SELECT k, v FROM a WHERE v > 1) SELECT c1.k, c2.v FROM c c1 JOIN c c2 ON c1.k = c2.k",
+    "SELECT k, AVG(d), MIN(v), MAX(v) FROM a GROUP BY k HAVING COUNT(*) > 1",
+    "SELECT v / 2, v % 4, -v FROM a",
+    "SELECT COUNT(DISTINCT k), SUM(v) FROM a",
+]
+
+
+@pytest.mark.parametrize("sql", QUERIES)
+def test_equal_to_duckdb(engine, sql):
+    got = sorted(run(engine, sql), key=repr)
+    assert got == sorted(reference(sql), key=repr)
+
+
+def test_order_limit_offset_is_kept(engine):
+    sql = "SELECT k, v FROM a ORDER BY v DESC NULLS LAST LIMIT 3 OFFSET 1"
+    assert run(engine, sql) == reference(sql)
+
+
+def test_scalar_subquery_of_many_rows_fails(engine):
+    with pytest.raises(QueryError, match="More than one row"):
+        run(engine, "SELECT k, (SELECT m FROM b) FROM a")
+
+
+def test_join_over_its_row_limit_fails_with_pinot_error(engine):
+    sql = "SET maxRowsInJoin=2; SELECT a.k, b.m FROM a JOIN b ON a.k = b.k"
+    with pytest.raises(QueryError, match="reached number of rows limit: 2") as err:
+        run(engine, sql)
+    assert err.value.error_code == 245
+
+
+class _DeadServer(_Transport):
+    def submit(self, address, payload, deadline):
+        if address == "s2:1":
+            raise ConnectionResetError("connection reset by peer")
+        return super().submit(address, payload, deadline)
+
+
+def test_a_server_that_dies_fails_the_query_naming_it_at_once(engine):
+    dead = Coordinator(engine.mailboxes, engine.client, _DeadServer(engine.transport.runners))
+    compiled = compile_request("SELECT a.k, SUM(m) FROM a JOIN b ON a.k = b.k GROUP BY a.k", {},
+                               lambda name: INFO.get(name.lower()))  # fmt: skip
+    route = lambda table, everything_on=None: {s: {f"{table}_OFFLINE": ["seg"]} for s in SERVERS}  # noqa: E731
+    stages = Fragmenter(compiled.typing, route, SERVERS, "broker:1").fragment(compiled.physical)
+    started = time.monotonic()
+    _, outcome = dead.execute(compiled, stages, next(_IDS), started + 20, SERVERS)
+    assert outcome.error is not None and "s2" in outcome.error.message
+    assert time.monotonic() - started < 10  # not the 20 s deadline: no wait for its rows
