@@ -137,7 +137,9 @@ def test_broker_401_403_and_pinotdb_with_a_hashed_password(secured):
 
     cursor = connect(host="127.0.0.1", port=secured.broker_port, path="/query/sql",
                      scheme="http", username="analyst", password=PW["analyst"]).cursor()  # fmt: skip
-    cursor.execute(f"SELECT Carrier, COUNT(*) FROM {TABLE} GROUP BY Carrier ORDER BY 2 DESC LIMIT 100")
+    cursor.execute(
+        f"SELECT Carrier, COUNT(*) FROM {TABLE} GROUP BY Carrier ORDER BY 2 DESC LIMIT 100"
+    )
     assert sum(count for _, count in cursor.fetchall()) == secured.total_rows
     wrong = connect(host="127.0.0.1", port=secured.broker_port, path="/query/sql",
                     scheme="http", username="analyst", password="nope").cursor()  # fmt: skip
