@@ -208,7 +208,7 @@ class BrokerInstance:
         for table in tables:
             over = self.quotas.table_over_quota(self.runner.routed_tables(table))
             if over is not None:
-                return self._over_quota(query, request, f"table: {over}")
+                return self._over_quota(query, request, f"table: {table}")
         return None
 
     def _over_quota(self, query: BrokerQuery, request: Request, what: str) -> Response:

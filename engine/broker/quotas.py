@@ -145,6 +145,24 @@ class QueryQuotas:
         return limiter.rate if limiter is not None else None
 
 
+def quota_inputs(routes, brokers: dict[str, frozenset[str]], disabled: bool, cluster_config,
+                 application_quotas) -> QuotaInputs:  # fmt: skip
+    """``QuotaInputs`` from a routing snapshot's tables (``TableRoute.max_qps`` and
+    ``broker_tag``), the live brokers' tags and the cluster config and application quota
+    ZNRecords (None when absent)."""
+    apps = {app: parse_qps(v) for app, v in
+            (application_quotas.simple_fields if application_quotas else {}).items()}  # fmt: skip
+    cluster = cluster_config.simple_fields if cluster_config else {}
+    return QuotaInputs(
+        table_qps={t: r.max_qps for t, r in routes.items() if r.max_qps is not None},
+        table_broker_tags={t: r.broker_tag for t, r in routes.items()},
+        live_brokers=brokers,
+        application_qps={app: qps for app, qps in apps.items() if qps is not None},
+        default_application_qps=parse_qps(cluster.get(APPLICATION_DEFAULT_KEY)),
+        disabled=disabled,
+    )
+
+
 def _limiter(current: RateLimiter | None, rate: float) -> RateLimiter:
     if current is None:
         return RateLimiter(rate)

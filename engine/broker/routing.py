@@ -34,12 +34,7 @@ from engine.broker.pruning import (
     recorded_partitions,
     table_partitioning,
 )
-from engine.broker.quotas import (
-    APPLICATION_DEFAULT_KEY,
-    RATE_LIMIT_DISABLED_KEY,
-    QuotaInputs,
-    parse_qps,
-)
+from engine.broker.quotas import RATE_LIMIT_DISABLED_KEY, QuotaInputs, parse_qps, quota_inputs
 from engine.clusterstate import (
     SERVING_STATES,
     ClusterStateError,
@@ -204,21 +199,15 @@ class RoutingManager(Membership):
 
     def _quota_inputs(self, routes: dict[str, TableRoute], brokers: dict[str, frozenset[str]],
                       disabled: bool) -> QuotaInputs:  # fmt: skip
+        """What the broker's quotas depend on (``engine.broker.quotas``); each read is watched,
+        so a new application quota or default applies at once."""
         paths = self.participant.store.paths
-        cluster = self._record(paths.cluster_config)
-        applications = self._record(paths.application_quotas)
-        app_qps = {app: parse_qps(v) for app, v in
-                   (applications.simple_fields if applications else {}).items()}  # fmt: skip
-        return QuotaInputs(
-            table_qps={t: r.max_qps for t, r in routes.items() if r.max_qps is not None},
-            table_broker_tags={t: r.broker_tag for t, r in routes.items()},
-            live_brokers=brokers,
-            application_qps={app: qps for app, qps in app_qps.items() if qps is not None},
-            default_application_qps=parse_qps(
-                (cluster.simple_fields if cluster else {}).get(APPLICATION_DEFAULT_KEY)
-            ),
-            disabled=disabled,
-        )
+        cluster, applications = (
+            _parse_record(path, got[0]) if got is not None else None
+            for path, got in ((p, self._read_watched(p, self.poke))
+                              for p in (paths.cluster_config, paths.application_quotas))
+        )  # fmt: skip
+        return quota_inputs(routes, brokers, disabled, cluster, applications)
 
     def _build_route(self, table: str) -> TableRoute | None:
         paths = self.participant.store.paths
