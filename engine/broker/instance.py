@@ -41,6 +41,7 @@ from engine.runtime import HttpService, Participant, Request, Response, Router, 
 from engine.runtime.access import access_control
 from engine.runtime.http_limits import HttpLimits
 from engine.runtime.properties import PinotProperties
+from engine.runtime.tls import HTTPS, Listener, TlsConfig, listeners
 
 log = logging.getLogger(__name__)
 # a query's JSON: SQL with long IN lists fits, a data upload does not
@@ -78,7 +79,14 @@ class BrokerInstance:
         self.access = access_control(config.properties, "broker")  # None: everyone may query
         self.quotas = QueryQuotas()
         router = Router()
-        self.http_service = HttpService("broker", config.bind, config.port, router, config.http)
+        # Pinot's pinot.broker.client.access.protocols: http on --port unless it says otherwise,
+        # https with pinot.broker.tls.* (engine.runtime.tls); the first one is registered
+        self.listeners = [
+            HttpService(f"broker-{listener.protocol}", listener.host or config.bind, listener.port,
+                        router, config.http, _tls_context(config.properties, listener))
+            for listener in listeners(config.properties, CLIENT_PREFIX, config.port)
+        ]  # fmt: skip
+        self.http_service = self.listeners[0]
         self.metrics = BrokerMetrics()
         self.participant = Participant(
             config.zk_address,
@@ -119,7 +127,8 @@ class BrokerInstance:
         return self.http_service.port
 
     def start(self, connect_timeout_s: float = 30.0) -> None:
-        self.http_service.start()
+        for service in self.listeners:
+            service.start()
         self.participant.start(connect_timeout_s)
         self.health.start()
         self.routing.start()
@@ -129,7 +138,8 @@ class BrokerInstance:
         self.routing.stop()
         self.health.stop()
         self.participant.stop()
-        self.http_service.stop()
+        for service in self.listeners:
+            service.stop()
         self.http.clear()
 
     def healthy(self) -> bool:
@@ -286,6 +296,16 @@ class BrokerInstance:
 
     def _metrics(self, _request: Request) -> Response:
         return self.metrics.response()
+
+
+CLIENT_PREFIX = "pinot.broker.client"
+TLS_PREFIX = "pinot.broker.tls"
+
+
+def _tls_context(properties: PinotProperties, listener: Listener):
+    if listener.protocol != HTTPS:
+        return None
+    return TlsConfig.from_properties(properties, TLS_PREFIX).server_context()
 
 
 def _access_denied(tables: list[str]) -> Response:
