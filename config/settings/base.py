@@ -42,6 +42,10 @@ KAFKA_CLUSTER_NAME = env.str("SPRIG_KAFKA_CLUSTER_NAME", default="local")
 SPARK_MASTER = env.str("SPRIG_SPARK_MASTER", default="local[*]")
 CONTROLLER_HOST = env.str("SPRIG_CONTROLLER_HOST", default="127.0.0.1")
 CONTROLLER_PORT = env.int("SPRIG_CONTROLLER_PORT", default=9000)
+# what servers and minions are given to call back (download URLs, the completion protocol's
+# controller, minion uploads): the controller's first listener (`sprig controller` sets both)
+CONTROLLER_PROTOCOL = env.str("SPRIG_CONTROLLER_PROTOCOL", default="http")
+CONTROLLER_URL = f"{CONTROLLER_PROTOCOL}://{CONTROLLER_HOST}:{CONTROLLER_PORT}"
 
 # --- controller behaviour (Pinot's controller.* settings) --------------------------------
 ZK_SESSION_TIMEOUT_S = env.float("SPRIG_ZK_SESSION_TIMEOUT_S", default=10.0)

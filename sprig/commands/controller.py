@@ -78,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
     os.environ["DJANGO_SETTINGS_MODULE"] = args.settings
     # the first listener is the one the cluster's own processes call (config.settings)
     os.environ["SPRIG_CONTROLLER_PORT"] = str(served[0].port)
+    os.environ["SPRIG_CONTROLLER_PROTOCOL"] = served[0].protocol
     import django
     from django.core.management import call_command
 
