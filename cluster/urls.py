@@ -3,7 +3,9 @@
 from django.urls import path
 
 from cluster.api import (
+    application_quotas,
     audit,
+    auth_info,
     cluster_info,
     instances,
     lineage,
@@ -226,6 +228,18 @@ urlpatterns = [
         running_queries.CancelClientQueryView.as_view(),
         name="cancel-client-query",
     ),
+    path("auth/info", auth_info.AuthInfoView.as_view(), name="auth-info"),
+    path(
+        "applicationQuotas",
+        application_quotas.ApplicationQuotasView.as_view(),
+        name="application-quotas",
+    ),
+    path(
+        "applicationQuotas/<str:app>",
+        application_quotas.ApplicationQuotaView.as_view(),
+        name="application-quota",
+    ),
+    path("auth/verify", auth_info.AuthVerifyView.as_view(), name="auth-verify"),
     path("metrics", metrics, name="metrics"),
     path("audit", audit.AuditView.as_view(), name="audit"),
     path(

@@ -5,6 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from console import consumer_lag_views, periodic_views, task_run_views, task_views, views
+from console.login_views import ConsoleLoginView
 
 urlpatterns = [
     path("", views.home, name="console-home"),
@@ -48,15 +49,7 @@ urlpatterns = [
         task_run_views.task_history,
         name="console-task-history",
     ),
-    path(
-        "console/login",
-        auth_views.LoginView.as_view(
-            template_name="console/login.html",
-            redirect_authenticated_user=True,
-            next_page="console-query",
-        ),
-        name="console-login",
-    ),
+    path("console/login", ConsoleLoginView.as_view(), name="console-login"),
     path(
         "console/logout",
         auth_views.LogoutView.as_view(next_page="console-login"),

@@ -27,9 +27,19 @@ def add_instance_arguments(parser: argparse.ArgumentParser, role: str, default_i
     parser.add_argument("--instance-id", default=None, help=f"default {default_id}")
 
 
-def cluster_settings() -> dict:
-    """The config fields every engine process takes from the environment, read once here."""
+def cluster_settings(config_file: str | None = None) -> dict:
+    """The config fields every engine process takes from the environment, read once here:
+    the SPRIG_* variables and Pinot's keys (``engine.runtime.properties``), with the
+    process's own ``config_file`` (``--config``) over the files of SPRIG_PINOT_CONFIG."""
+    from engine.common.errors import ConfigError
+    from engine.runtime.properties import load_properties, process_properties
+
+    try:
+        properties = load_properties(files=[config_file]) if config_file else process_properties()
+    except ConfigError as exc:
+        raise CommandError(f"invalid config {exc.field}: {exc.message}") from None
     return {
+        "properties": properties,
         "zk_address": os.environ.get("SPRIG_ZK", "127.0.0.1:2181"),
         "cluster_name": os.environ.get("SPRIG_CLUSTER_NAME", "PinotCluster"),
         "tenant_isolation": env_bool("SPRIG_TENANT_ISOLATION", True),
@@ -76,12 +86,15 @@ def serve(build, announce) -> int:
     """Build the instance (``build()``: binding its ports may fail), start it (connecting to
     ZooKeeper may fail), print ``announce(instance)`` and run until Ctrl-C or SIGTERM."""
     from engine.clusterstate import ZooKeeperUnavailableError
+    from engine.common.errors import ConfigError
     from engine.runtime import ProcessError
 
     try:
         instance = build()
     except ProcessError as exc:
         raise CommandError(str(exc)) from None
+    except ConfigError as exc:  # a Pinot key (access control, TLS) that cannot be used
+        raise CommandError(f"invalid config {exc.field}: {exc.message}") from None
     try:
         instance.start()
     except ZooKeeperUnavailableError as exc:

@@ -29,6 +29,7 @@ import requests
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_fixed
 
 from spark_jobs.ingestion.table_source import controller_message
+from tasks.controller_auth import task_headers
 from tasks.errors import SubtaskFailedError
 
 RETRIES = 3
@@ -103,7 +104,8 @@ def segment_lineage(controller: str, raw_table: str, table_type: str) -> dict:
     what = f"read the segment lineage of {raw_table}_{table_type}"
     try:
         response = requests.get(f"{controller}/segments/{raw_table}/lineage",
-                                params={"type": table_type}, timeout=TIMEOUT_S)  # fmt: skip
+                                params={"type": table_type}, headers=task_headers(),
+                                timeout=TIMEOUT_S)  # fmt: skip
     except requests.RequestException as exc:
         raise LineageRequestError(what, None, str(exc)) from exc
     if response.status_code != 200:
@@ -125,7 +127,8 @@ def _post(
 
     def once() -> requests.Response:
         try:
-            response = requests.post(url, params=params, json=body, timeout=timeout_s)
+            response = requests.post(url, params=params, json=body, headers=task_headers(),
+                                     timeout=timeout_s)  # fmt: skip
         except requests.RequestException as exc:
             raise LineageRequestError(what, None, str(exc)) from exc
         if response.status_code != 200:

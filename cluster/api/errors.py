@@ -45,6 +45,9 @@ def _flatten(detail, prefix: str = "") -> list[str]:
 
 
 def pinot_exception_handler(exc, context):
+    if isinstance(exc, (exceptions.NotAuthenticated, exceptions.AuthenticationFailed)):
+        # Pinot's 401, without WWW-Authenticate (no browser password dialog over the console)
+        return error_response(status.HTTP_401_UNAUTHORIZED, "HTTP 401 Unauthorized")
     if isinstance(exc, ZooKeeperUnavailableError):
         return error_response(
             status.HTTP_503_SERVICE_UNAVAILABLE,

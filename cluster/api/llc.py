@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 
 
 def controller_url() -> str:
-    return f"http://{settings.CONTROLLER_HOST}:{settings.CONTROLLER_PORT}"
+    return settings.CONTROLLER_URL
 
 
 def _is_leader(_table_with_type: str) -> bool:

@@ -9,12 +9,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from cluster import models
+from cluster.api.access import authorize_table
 from cluster.api.common import JSON_FILE_PARSERS, json_file_body, query, store
 from cluster.api.openapi import STRING_LIST
 from cluster.logic.reload_segments import reload_schema_tables
 from cluster.logic.save_schema import add_schema, delete_schema, update_schema
 from cluster.logic.validate_config import parse_schema
 from controller.errors import NotFound
+from engine.runtime.access import AccessType
 from engine.spi.schema_validation import schema_unrecognized_properties
 
 TAG = ["Schema"]
@@ -31,6 +33,7 @@ class UpdateParams(serializers.Serializer):
 
 
 class SchemaListView(APIView):
+    manual_authorization = ("POST",)  # the schema's name is in the body
     parser_classes = JSON_FILE_PARSERS
 
     @extend_schema(
@@ -53,10 +56,13 @@ class SchemaListView(APIView):
     )
     def post(self, request):
         params = query(request, AddParams)
-        return Response(add_schema(store(), json_file_body(request), **params))
+        body = json_file_body(request)
+        authorize_table(request, str(body.get("schemaName") or "") or None, AccessType.CREATE)
+        return Response(add_schema(store(), body, **params))
 
 
 class SchemaValidateView(APIView):
+    access_types = {"POST": AccessType.READ}
     parser_classes = JSON_FILE_PARSERS
 
     @extend_schema(
@@ -72,6 +78,7 @@ class SchemaValidateView(APIView):
 
 
 class SchemaDetailView(APIView):
+    table_kwarg = "name"
     parser_classes = JSON_FILE_PARSERS
 
     @extend_schema(summary="Get a schema", tags=TAG, responses={200: OpenApiTypes.OBJECT})

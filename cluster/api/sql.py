@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from cluster.api.access import authorize_table
 from cluster.api.common import store
-from cluster.logic.forward_query import forward_query
+from cluster.logic.forward_query import forward_query, query_tables
+from engine.runtime.access import AccessType
+from engine.runtime.service_auth import CONTROLLER_BROKER, auth_headers
 
 TAG = ["Query"]
 
@@ -22,6 +26,8 @@ class SqlSerializer(serializers.Serializer):
 
 
 class SqlView(APIView):
+    access_types = {"POST": AccessType.READ}  # a query reads, whatever its method
+
     @extend_schema(
         summary="Run a SQL query through a broker of the table",
         description="Forwarded to a live broker tagged for the table's broker tenant. With no "
@@ -33,18 +39,29 @@ class SqlView(APIView):
     def post(self, request):
         body = SqlSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        return self._forward(body.validated_data)
+        return self._forward(request, body.validated_data)
 
     @extend_schema(summary="Run a SQL query (GET form)", tags=TAG, parameters=[SqlSerializer],
                    responses={200: OpenApiTypes.OBJECT})  # fmt: skip
     def get(self, request):
         body = SqlSerializer(data=request.query_params)
         body.is_valid(raise_exception=True)
-        return self._forward(body.validated_data)
+        return self._forward(request, body.validated_data)
 
-    def _forward(self, data: dict) -> Response:
+    def _forward(self, request, data: dict) -> Response:
         payload = {"sql": data["sql"], "trace": data.get("trace", False)}
         if data.get("queryOptions"):
             payload["queryOptions"] = data["queryOptions"]
-        status, response = forward_query(store(), payload)
+        for table in query_tables(data["sql"]):  # the broker checks again with its principals
+            authorize_table(request, table, AccessType.READ)
+        status, response = forward_query(store(), payload, headers=broker_headers(request))
         return Response(response, status=status)
+
+
+def broker_headers(request) -> dict[str, str]:
+    """The credentials the query goes to the broker with: the controller's own
+    (``controller.broker.auth.token``), else the caller's Basic header, so a script's query
+    reaches an authenticating broker as its own."""
+    own = auth_headers(settings.PINOT_PROPERTIES, CONTROLLER_BROKER)
+    caller = request.META.get("HTTP_AUTHORIZATION")
+    return own or ({"Authorization": caller} if caller else {})

@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from cluster import models
+from cluster.api.access import authorize_table
 from cluster.api.common import json_body, store
 from cluster.api.openapi import STRING_LIST
 from cluster.logic.table_configs import (
@@ -15,12 +16,15 @@ from cluster.logic.table_configs import (
     get_table_configs,
     save_table_configs,
 )
+from engine.runtime.access import AccessType
 from engine.spi.secrets import mask_secrets
 
 TAG = ["Table"]
 
 
 class TableConfigsListView(APIView):
+    manual_authorization = ("POST",)  # the table's name is in the body
+
     @extend_schema(summary="List tables (tableConfigs)", operation_id="listTableConfigs",
                    tags=TAG, responses={200: STRING_LIST})  # fmt: skip
     def get(self, request):
@@ -35,7 +39,9 @@ class TableConfigsListView(APIView):
         responses={200: OpenApiTypes.OBJECT},
     )
     def post(self, request):
-        return Response(save_table_configs(store(), json_body(request), update=False))
+        body = json_body(request)
+        authorize_table(request, str(body.get("tableName") or "") or None, AccessType.CREATE)
+        return Response(save_table_configs(store(), body, update=False))
 
 
 class TableConfigsDetailView(APIView):

@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from cluster import models
+from cluster.api.access import authorize_table
 from cluster.api.common import TableTypeParam, json_body, query, store
 from cluster.logic.add_table import add_table, update_table
 from cluster.logic.cluster_view import parsed, table_row
@@ -20,6 +21,7 @@ from cluster.logic.table_state import set_table_state, table_state
 from cluster.logic.validate_config import parse_table_config
 from controller.errors import NotFound
 from engine.clusterstate import split_table_name
+from engine.runtime.access import AccessType
 from engine.spi.secrets import mask_secrets
 
 TAG = ["Table"]
@@ -42,6 +44,8 @@ class StateParams(TableTypeParam):
 
 
 class TableListView(APIView):
+    manual_authorization = ("POST",)  # the table's name is in the body
+
     @extend_schema(
         summary="List tables",
         operation_id="listTables",
@@ -74,10 +78,14 @@ class TableListView(APIView):
         responses={200: OpenApiTypes.OBJECT},
     )
     def post(self, request):
-        return Response(add_table(store(), json_body(request)))
+        body = json_body(request)
+        authorize_table(request, str(body.get("tableName") or "") or None, AccessType.CREATE)
+        return Response(add_table(store(), body))
 
 
 class TableValidateView(APIView):
+    access_types = {"POST": AccessType.READ}
+
     @extend_schema(
         summary="Validate a table config without storing it",
         tags=TAG,

@@ -3,8 +3,8 @@
 Reads see the cluster's own tree only (``/`` lists just the cluster's root), never the rest
 of a shared ZooKeeper (``/zookeeper/config``, other clusters). ``get`` masks secrets in the
 data and ``put`` gives a masked secret back its stored value (``engine.spi.secrets``).
-Writes need a staff user once SPRIG_AUTH_ENABLED is on, and SPRIG_ZK_WRITES_ENABLED=false
-turns them off."""
+Writes need Pinot's UPDATE or DELETE permission and a principal limited to no table once
+access control is on, and SPRIG_ZK_WRITES_ENABLED=false turns them off."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from cluster.api.access import PinotAccessPermission
 from cluster.api.common import query, store
 from cluster.logic import audit
 from controller.errors import BadRequest, Conflict, Forbidden, NotFound
@@ -75,16 +76,14 @@ def _children(cluster, path: str) -> list[str]:
 
 class ZkWriteAllowed(BasePermission):
     """``/zk/put`` and ``/zk/delete`` rewrite cluster state by hand: off with
-    SPRIG_ZK_WRITES_ENABLED=false, and for staff users only once SPRIG_AUTH_ENABLED is on."""
-
-    message = "changing znodes by hand needs a staff (admin) user"
+    SPRIG_ZK_WRITES_ENABLED=false. With access control on, ``PinotAccessPermission`` first
+    asks for Pinot's UPDATE (put) or DELETE permission and a principal limited to no table
+    (``all_tables_required``), since a znode can hold any table's state."""
 
     def has_permission(self, request, view) -> bool:
         if not settings.ZK_WRITES_ENABLED:
             raise PermissionDenied("znode writes are turned off (SPRIG_ZK_WRITES_ENABLED=false)")
-        if not settings.AUTH_ENABLED:
-            return True
-        return bool(request.user and request.user.is_staff)
+        return True
 
 
 class ZkLsView(APIView):
@@ -139,13 +138,14 @@ class ZkStatView(APIView):
 
 
 class ZkPutView(APIView):
-    permission_classes = [ZkWriteAllowed]
+    all_tables_required = True  # a znode write can change any table (cluster.api.access)
+    permission_classes = [PinotAccessPermission, ZkWriteAllowed]
 
     @extend_schema(
         summary="Write a znode's data",
         description="`data` as a query parameter or the request body; `expectedVersion` "
         "makes it a compare-and-set. Only under the cluster's root; a secret sent back "
-        "masked (`*****`, as GET shows it) keeps its stored value. Staff users only when "
+        "masked (`*****`, as GET shows it) keeps its stored value. Principals limited to no table only when "
         "auth is on; off with SPRIG_ZK_WRITES_ENABLED=false.",
         tags=TAG,
         parameters=[PutParams],
@@ -172,10 +172,11 @@ class ZkPutView(APIView):
 
 
 class ZkDeleteView(APIView):
-    permission_classes = [ZkWriteAllowed]
+    all_tables_required = True
+    permission_classes = [PinotAccessPermission, ZkWriteAllowed]
 
-    @extend_schema(summary="Delete a znode and its children (staff users only when auth is "
-                   "on; off with SPRIG_ZK_WRITES_ENABLED=false)", tags=TAG,
+    @extend_schema(summary="Delete a znode and its children (principals limited to no table "
+                   "when auth is on; off with SPRIG_ZK_WRITES_ENABLED=false)", tags=TAG,
                    parameters=[PathParam], responses={200: OpenApiTypes.OBJECT})  # fmt: skip
     def delete(self, request):
         path = query(request, PathParam)["path"]

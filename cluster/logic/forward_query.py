@@ -58,8 +58,11 @@ def broker_target(config: InstanceConfig, path: str) -> Target:
     )  # fmt: skip
 
 
-def forward_query(store: ClusterStore, body: dict) -> tuple[int, dict]:
-    """(HTTP status, response JSON). 503 with a Pinot exception when no broker is live."""
+def forward_query(
+    store: ClusterStore, body: dict, headers: dict[str, str] | None = None
+) -> tuple[int, dict]:
+    """(HTTP status, response JSON). 503 with a Pinot exception when no broker is live.
+    ``headers`` go with the query (credentials for an authenticating broker)."""
     tables = query_tables(body["sql"])
     tag = None
     for raw in tables:
@@ -84,7 +87,8 @@ def forward_query(store: ClusterStore, body: dict) -> tuple[int, dict]:
     try:
         with opened(target, "POST", timeout=urllib3.Timeout(connect=wait_s, read=wait_s),
                     body=json.dumps(body).encode(),
-                    headers={"Content-Type": "application/json"}) as response:  # fmt: skip
+                    headers={**(headers or {}),
+                             "Content-Type": "application/json"}) as response:  # fmt: skip
             status, data = response.status, response.read()
     except urllib3.exceptions.HTTPError as exc:
         return 503, exception_response(

@@ -3,8 +3,10 @@
 
 A server is asked at the address it registered itself; an address written through the REST
 API (``POST``/``PUT /instances``) only where the outbound policy allows, at the address it
-checked (``engine.runtime.outbound``). Of an answer only its JSON or its status is kept, never
-its text: what the controller relays goes to its caller, and the address may be a caller's.
+checked (``engine.runtime.outbound``); with the controller's credentials
+(``controller.server.admin.auth.token``) for servers that authenticate. Of an answer only its
+JSON or its status is kept, never its text: what the controller relays goes to its caller,
+and the address may be a caller's.
 """
 
 from __future__ import annotations
@@ -14,10 +16,12 @@ from urllib.parse import quote
 
 import orjson
 import urllib3
+from django.conf import settings
 
 from controller.outbound import outbound_policy
 from engine.clusterstate import ClusterStore
 from engine.runtime.outbound import OutboundRefused, Target, opened
+from engine.runtime.service_auth import CONTROLLER_SERVER_ADMIN, auth_headers
 
 SERVER_TIMEOUT_S = 10.0
 MAX_ANSWER_BYTES = 16 << 20  # thousands of segments' reports fit; more is not a server's
@@ -49,15 +53,18 @@ def ask_servers(store: ClusterStore, servers, path: str,
         except OutboundRefused as exc:
             out[server] = None, str(exc)
     if targets:
+        headers = auth_headers(settings.PINOT_PROPERTIES, CONTROLLER_SERVER_ADMIN)
         with ThreadPoolExecutor(max_workers=min(16, len(targets))) as pool:
-            futures = {s: pool.submit(_ask, target, timeout_s) for s, target in targets.items()}
+            futures = {s: pool.submit(_ask, target, timeout_s, headers)
+                       for s, target in targets.items()}  # fmt: skip
             out.update({server: future.result() for server, future in futures.items()})
     return out
 
 
-def _ask(target: Target, timeout_s: float) -> tuple[object, str | None]:
+def _ask(target: Target, timeout_s: float,
+         headers: dict[str, str]) -> tuple[object, str | None]:  # fmt: skip
     try:
-        with opened(target, timeout=urllib3.Timeout(total=timeout_s)) as response:
+        with opened(target, timeout=urllib3.Timeout(total=timeout_s), headers=headers) as response:
             if response.status != 200:
                 return None, f"HTTP {response.status}"
             data = response.read(MAX_ANSWER_BYTES + 1)

@@ -203,10 +203,7 @@ def _store(store, row, metadata: SegmentMetadata, tar_path, size: int, upload: U
     stored_url = None
     if tar_path is not None:
         stored_url = deep_store.put(str(tar_path), row.table_name, segment)
-        download_url = (
-            f"http://{settings.CONTROLLER_HOST}:{settings.CONTROLLER_PORT}"
-            f"/segments/{row.table_name}/{segment}"
-        )
+        download_url = f"{settings.CONTROLLER_URL}/segments/{row.table_name}/{segment}"
     else:
         download_url = upload.download_uri
     now = now_ms()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from cluster import models
 from controller.errors import BadRequest
+from engine.broker.quotas import parse_qps
 from engine.common.errors import ConfigError
 from engine.ingest.expression import Expression, ExpressionError
 from engine.spi import Schema, TableConfig
@@ -109,15 +110,10 @@ def _check_quota(config: TableConfig) -> None:
         except ValueError as exc:
             raise ConfigError("quota.storage", str(exc)) from exc
     qps = quota.get("maxQueriesPerSecond")
-    if qps is not None:
-        try:
-            ok = float(qps) > 0
-        except (TypeError, ValueError):
-            ok = False
-        if not ok:
-            raise ConfigError(
-                "quota.maxQueriesPerSecond", f"must be a positive number, got {qps!r}"
-            )
+    if qps is not None and parse_qps(qps) is None:  # the brokers read it the same way
+        raise ConfigError(
+            "quota.maxQueriesPerSecond", f"must be a positive, finite number, got {qps!r}"
+        )
 
 
 def _consumed_here(config: TableConfig) -> bool:

@@ -6,6 +6,11 @@ Every variable is listed in the README. Production overrides by environment only
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
+
+from engine.common.errors import ConfigError
+from engine.runtime.access import access_control
+from engine.runtime.properties import process_properties
 
 ROOT_DIR = Path(__file__).resolve().parents[2]
 env = environ.Env()
@@ -37,6 +42,10 @@ KAFKA_CLUSTER_NAME = env.str("SPRIG_KAFKA_CLUSTER_NAME", default="local")
 SPARK_MASTER = env.str("SPRIG_SPARK_MASTER", default="local[*]")
 CONTROLLER_HOST = env.str("SPRIG_CONTROLLER_HOST", default="127.0.0.1")
 CONTROLLER_PORT = env.int("SPRIG_CONTROLLER_PORT", default=9000)
+# what servers and minions are given to call back (download URLs, the completion protocol's
+# controller, minion uploads): the controller's first listener (`sprig controller` sets both)
+CONTROLLER_PROTOCOL = env.str("SPRIG_CONTROLLER_PROTOCOL", default="http")
+CONTROLLER_URL = f"{CONTROLLER_PROTOCOL}://{CONTROLLER_HOST}:{CONTROLLER_PORT}"
 
 # --- controller behaviour (Pinot's controller.* settings) --------------------------------
 ZK_SESSION_TIMEOUT_S = env.float("SPRIG_ZK_SESSION_TIMEOUT_S", default=10.0)
@@ -101,8 +110,21 @@ ALLOWED_HOSTS = env.list(
 # Origins other than the controller's own whose browser requests may change state (a console
 # served through a proxy under another name): scheme://host[:port] each.
 CSRF_TRUSTED_ORIGINS = env.list("SPRIG_TRUSTED_ORIGINS", default=[])
-AUTH_ENABLED = env.bool("SPRIG_AUTH_ENABLED", default=False)
-# /zk/put and /zk/delete (staff users only once auth is on); false turns them off
+# Pinot's keys (SPRIG_PINOT_CONFIG files, or environment variables named as the keys):
+# controller.admin.access.control.* principals (cluster.api.access), TLS, service credentials
+try:
+    PINOT_PROPERTIES = process_properties()
+    ACCESS_CONTROL = access_control(PINOT_PROPERTIES, "controller")  # None: open
+except ConfigError as exc:
+    raise ImproperlyConfigured(f"invalid config {exc.field}: {exc.message}") from None
+AUTH_ENABLED = ACCESS_CONTROL is not None
+if env.bool("SPRIG_AUTH_ENABLED", default=False) and not AUTH_ENABLED:
+    raise ImproperlyConfigured(
+        "SPRIG_AUTH_ENABLED is replaced by Pinot's keys: set controller.admin.access.control."
+        "factory.class=org.apache.pinot.controller.api.access.BasicAuthAccessControlFactory "
+        "and controller.admin.access.control.principals (see the README)"
+    )
+# /zk/put and /zk/delete (principals limited to no table once auth is on); false: off
 ZK_WRITES_ENABLED = env.bool("SPRIG_ZK_WRITES_ENABLED", default=True)
 
 DATABASES = {
@@ -136,7 +158,8 @@ MIDDLEWARE = [
     # after CommonMiddleware, which refuses a Host outside ALLOWED_HOSTS
     "cluster.api.cross_origin.CrossOriginProtectionMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # request.user: the principal signed in to the console (cluster.api.access)
+    "cluster.api.access.PrincipalSessionMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -178,15 +201,14 @@ REST_FRAMEWORK = {
     # JSON bodies must say application/json (a cross-site form cannot send that without a
     # preflight); the endpoints Pinot documents as file uploads add multipart themselves
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
-    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": [
-        "rest_framework.permissions.IsAuthenticated"
-        if AUTH_ENABLED
-        else "rest_framework.permissions.AllowAny"
+    # Pinot's principals: Authorization: Basic for scripts, the console's session (with its
+    # CSRF check) for the pages; Pinot's permission and table rule (cluster.api.access)
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "cluster.api.access.BasicAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
-    "UNAUTHENTICATED_USER": None
-    if not AUTH_ENABLED
-    else "django.contrib.auth.models.AnonymousUser",
+    "DEFAULT_PERMISSION_CLASSES": ["cluster.api.access.PinotAccessPermission"],
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     "EXCEPTION_HANDLER": "cluster.api.errors.pinot_exception_handler",
 }
 

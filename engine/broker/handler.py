@@ -14,6 +14,7 @@ import time
 
 import orjson
 from cachetools import LRUCache
+from sqlglot import exp
 
 from engine.broker.errors import SEGMENTS_UNAVAILABLE_ERROR_CODE, BadBrokerRequest
 from engine.broker.metrics import BrokerMetrics
@@ -26,7 +27,7 @@ from engine.broker.selection import BalancedSelector
 from engine.broker.time_boundary import TimeBoundary, compute_time_boundary
 from engine.clusterstate import OFFLINE, REALTIME, split_table_name
 from engine.common.clock import now_ms
-from engine.multistage.sql import needs_multistage, wants_multistage
+from engine.multistage.sql import needs_multistage, parse_request, wants_multistage
 from engine.query import QueryError, reduce
 from engine.query.errors import (
     QUERY_CANCELLATION_ERROR_CODE,
@@ -119,7 +120,7 @@ class QueryRunner:
         self.selector = selector
         self.scatter = scatter
         self.metrics = metrics
-        self._tables: LRUCache = LRUCache(_TABLE_CACHE_SIZE)  # SQL -> table name
+        self._heads: LRUCache = LRUCache(_TABLE_CACHE_SIZE)  # SQL -> (table, SET options)
         self._prune_cache: LRUCache = LRUCache(_TABLE_CACHE_SIZE)  # (route id, filter) -> kept
         # the same cache by identity: a cached plan hands over the same filter object each
         # time, and hashing its tree for the equality key cost more than the rest of routing
@@ -215,13 +216,54 @@ class QueryRunner:
         return self._table_metrics.of(table)
 
     def _table_of(self, sql: str) -> str:
+        return self._head(sql)[0]
+
+    def _head(self, sql: str) -> tuple[str, dict[str, str]]:
+        """(the table the query reads, its ``SET`` options), parsed once per SQL text."""
         with self._lock:
-            table = self._tables.get(sql)
-        if table is None:
-            table = parse_sql(sql).table
+            head = self._heads.get(sql)
+        if head is None:
+            parsed = parse_sql(sql)
+            head = (parsed.table, dict(parsed.options))
             with self._lock:
-                self._tables[sql] = table
-        return table
+                self._heads[sql] = head
+        return head
+
+    def tables_of(self, query: BrokerQuery) -> tuple[list[str], dict[str, str]] | None:
+        """(every table the query reads, its ``SET`` options) as ``run`` will run it: the
+        single-stage engine's one table, or each table a multi-stage query names (joins,
+        subqueries, set operations). None when it does not parse (``run`` answers that)."""
+        choice = wants_multistage(query.sql, query.options, query.multistage)
+        try:
+            if not choice:
+                table, options = self._head(query.sql)
+                return [table], options
+        except QueryError:
+            if choice is not None or self.multistage is None or not needs_multistage(query.sql):
+                return None
+        except RecursionError:
+            return None
+        key = ("multistage", query.sql)
+        with self._lock:
+            found = self._heads.get(key)
+        if found is None:
+            try:
+                request = parse_request(query.sql)
+            except (QueryError, RecursionError):
+                return None
+            ctes = {cte.alias_or_name for cte in request.tree.find_all(exp.CTE)}
+            names = {t.name for t in request.tree.find_all(exp.Table) if t.name}
+            found = (sorted(names - ctes), dict(request.options))
+            with self._lock:
+                self._heads[key] = found
+        return found
+
+    def routed_tables(self, table: str) -> list[str]:
+        """The routed tables (with type) a query on ``table`` reads: both halves of a hybrid
+        table's raw name."""
+        snapshot = self.routing.snapshot
+        raw, table_type = split_table_name(table)
+        return [table] if table_type else snapshot.tables_of(raw)
 
     def _run(
         self,

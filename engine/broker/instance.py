@@ -7,14 +7,19 @@ POST /multistage/mailbox       rows from the servers' stages for stage 0
 GET  /health          200 OK once registered with a routing table; 503 otherwise
 GET  /debug/routingTable/{table}     {table_TYPE: {server: [segments]}}
 GET  /debug/timeBoundary/{table}     {"timeColumn", "timeValue"} (hybrid tables)
+GET  /debug/tables/queryQuota/{table}  this broker's share of the table's quota
 GET  /metrics         Prometheus text
 GET  /queries         {requestId: sql} of the queries running here
 DELETE /query/{id}?client=false&timeoutMs=3000&verbose=false   cancel one (client=true: by
                       its clientQueryId); 200 "Cancelled query: <id>", 404 when not running
 
-Pinot's broker keys come from a properties file (``sprig broker --config``):
-``pinot.broker.enable.query.cancellation`` (default true) and the query log's
-(``engine.broker.query_log``).
+Pinot's broker keys come from a properties file (``sprig broker --config``, or
+``engine.runtime.properties.load_properties``): ``pinot.broker.enable.query.cancellation``
+(default true), the query log's (``engine.broker.query_log``), access control
+(``engine.runtime.access``), TLS listeners (``engine.runtime.tls``). With access control on,
+queries need credentials (401) and access to their tables (403); the debug endpoints
+answer 403 without them. Queries over a quota get 429
+(``engine.broker.quotas``).
 """
 
 from __future__ import annotations
@@ -34,7 +39,12 @@ from engine.broker.handler import BrokerQuery, QueryRunner
 from engine.broker.metrics import BrokerMetrics
 from engine.broker.multistage import MultiStageHandler
 from engine.broker.query_log import QueryLogger
-from engine.broker.routing import RoutingManager
+from engine.broker.quotas import (
+    APPLICATION_NAME_OPTION,
+    QUERY_QUOTA_EXCEEDED_ERROR_CODE,
+    QueryQuotas,
+)
+from engine.broker.routing import RoutingManager, RoutingSnapshot
 from engine.broker.running import RunningQueries
 from engine.broker.scatter import ScatterGather
 from engine.broker.selection import BalancedSelector, ServerHealth
@@ -42,15 +52,18 @@ from engine.clusterstate import InstanceConfig, InstanceType, split_table_name
 from engine.clusterstate.tags import instance_id as make_instance_id
 from engine.query.response import exception_response
 from engine.runtime import HttpService, Participant, Request, Response, Router, SchemaCache
+from engine.runtime.access import access_control
 from engine.runtime.http_limits import HttpLimits
 from engine.runtime.outbound import OutboundPolicy
 from engine.runtime.properties import PinotProperties
+from engine.runtime.tls import HTTPS, Listener, TlsConfig, listeners
 
 log = logging.getLogger(__name__)
 # a query's JSON: SQL with long IN lists fits, a data upload does not
 QUERY_BODY_BYTES = 16 << 20
 
 QUERY_CANCELLATION_KEY = "pinot.broker.enable.query.cancellation"
+HTTP_STATUS_FOR_ERRORS = "pinot-use-http-status-for-errors"  # request header, lower-cased
 
 
 @dataclasses.dataclass
@@ -70,7 +83,8 @@ class BrokerConfig:
     # which server addresses written through the REST API it may contact
     # (``OutboundPolicy.from_env`` in ``sprig broker``)
     outbound: OutboundPolicy = dataclasses.field(default_factory=OutboundPolicy)
-    # Pinot's broker config (``pinot.broker.*`` keys), from ``sprig broker --config FILE``
+    # Pinot's broker config (``pinot.broker.*`` keys: access control (engine.runtime.access),
+    # TLS, query cancellation, the query log), from ``sprig broker --config FILE``
     properties: PinotProperties = dataclasses.field(default_factory=PinotProperties)
 
     @property
@@ -82,8 +96,17 @@ class BrokerInstance:
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
         self.instance_id = config.resolved_instance_id
+        self.access = access_control(config.properties, "broker")  # None: everyone may query
+        self.quotas = QueryQuotas()
         router = Router()
-        self.http_service = HttpService("broker", config.bind, config.port, router, config.http)
+        # Pinot's pinot.broker.client.access.protocols: http on --port unless it says otherwise,
+        # https with pinot.broker.tls.* (engine.runtime.tls); the first one is registered
+        self.listeners = [
+            HttpService(f"broker-{listener.protocol}", listener.host or config.bind, listener.port,
+                        router, config.http, _tls_context(config.properties, listener))
+            for listener in listeners(config.properties, CLIENT_PREFIX, config.port)
+        ]  # fmt: skip
+        self.http_service = self.listeners[0]
         self.metrics = BrokerMetrics()
         self.participant = Participant(
             config.zk_address,
@@ -93,9 +116,10 @@ class BrokerInstance:
             session_timeout_s=config.session_timeout_s,
         )
         self.schemas = SchemaCache(self.participant.store)
-        self.routing = RoutingManager(self.participant, self.schemas,
-                                      resync_interval_s=config.resync_interval_s,
-                                      outbound=config.outbound)  # fmt: skip
+        self.routing = RoutingManager(
+            self.participant, self.schemas, resync_interval_s=config.resync_interval_s,
+            on_change=self._routing_changed, outbound=config.outbound,
+        )  # fmt: skip
         self.http = urllib3.PoolManager(num_pools=16, maxsize=4)  # health probes only
         self.health = ServerHealth(self.http, config.health_probe_interval_s)
         self.selector = BalancedSelector(self.health)
@@ -119,6 +143,7 @@ class BrokerInstance:
         router.add("GET", "/health", self._health)
         router.add("GET", "/debug/routingTable/{table}", self._routing_table)
         router.add("GET", "/debug/timeBoundary/{table}", self._time_boundary)
+        router.add("GET", "/debug/tables/queryQuota/{table}", self._query_quota)
         router.add("GET", "/metrics", self._metrics)
         router.add("GET", "/queries", self._running_queries)
         router.add("DELETE", "/query/{queryId}", self._cancel)
@@ -128,7 +153,8 @@ class BrokerInstance:
         return self.http_service.port
 
     def start(self, connect_timeout_s: float = 30.0) -> None:
-        self.http_service.start()
+        for service in self.listeners:
+            service.start()
         self.participant.start(connect_timeout_s)
         self.health.start()
         self.routing.start()
@@ -138,7 +164,8 @@ class BrokerInstance:
         self.routing.stop()
         self.health.stop()
         self.participant.stop()
-        self.http_service.stop()
+        for service in self.listeners:
+            service.stop()
         self.http.clear()
 
     def healthy(self) -> bool:
@@ -154,8 +181,7 @@ class BrokerInstance:
             query = BrokerQuery.from_json(request.body)
         except BadBrokerRequest as exc:
             return _bad_request(str(exc))
-        query.client_ip = request.headers.get("x-forwarded-for")
-        return self._answer(query)
+        return self._answer(query, request)
 
     def _query_get(self, request: Request, multistage: bool = False) -> Response:
         q = request.query
@@ -164,8 +190,7 @@ class BrokerInstance:
         except BadBrokerRequest as exc:
             return _bad_request(str(exc))
         query.multistage = multistage
-        query.client_ip = request.headers.get("x-forwarded-for")
-        return self._answer(query)
+        return self._answer(query, request)
 
     def _query_post_multistage(self, request: Request) -> Response:
         """Pinot's multi-stage endpoint: the multi-stage engine unless the query's own
@@ -175,12 +200,13 @@ class BrokerInstance:
         except BadBrokerRequest as exc:
             return _bad_request(str(exc))
         query.multistage = True
-        return self._answer(query)
+        return self._answer(query, request)
 
     def _query_get_multistage(self, request: Request) -> Response:
         return self._query_get(request, multistage=True)
 
-    def _answer(self, query: BrokerQuery) -> Response:
+    def _answer(self, query: BrokerQuery, request: Request) -> Response:
+        query.client_ip = request.headers.get("x-forwarded-for")  # the query log's clientIp
         # Until the first routing table is built every table looks missing; a 190 "table does
         # not exist" then would be a wrong answer, so the client is told to retry instead.
         if not self.routing.ready.is_set():
@@ -189,14 +215,89 @@ class BrokerInstance:
                 f"broker {self.instance_id} has no routing table yet (starting or reconnecting "
                 "to ZooKeeper); retry shortly",
             )  # fmt: skip
+        refused = self._admit(query, request)
+        if refused is not None:
+            return refused
         return Response.json(self.runner.run(query))
+
+    def _admit(self, query: BrokerQuery, request: Request) -> Response | None:
+        """Pinot's order: credentials (401) before the query is read; then the application's
+        quota, table access (403) and the tables' quotas (429). None admits the query; a query
+        that does not parse is left to the runner, which answers its error."""
+        principal = None
+        if self.access is not None:
+            principal = self.access.principal(request.headers.get("authorization"))
+            if principal is None:
+                return Response.error(401, "HTTP 401 Unauthorized")
+        read = self.runner.tables_of(query)
+        if read is None:
+            return None
+        tables, sql_options = read
+        application = sql_options.get(APPLICATION_NAME_OPTION) or query.options.get(
+            APPLICATION_NAME_OPTION
+        )
+        if self.quotas.application_over_quota(application):
+            return self._over_quota(query, request, f"application: {application}")
+        if principal is not None:
+            denied = [t for t in tables if not principal.has_table(t)]
+            if denied:
+                return _access_denied(denied)
+        for table in tables:
+            over = self.quotas.table_over_quota(self.runner.routed_tables(table))
+            if over is not None:
+                return self._over_quota(query, request, f"table: {table}")
+        return None
+
+    def _over_quota(self, query: BrokerQuery, request: Request, what: str) -> Response:
+        """Pinot's TOO_MANY_REQUESTS (429) in ``exceptions``; HTTP 200 unless the client sent
+        ``Pinot-Use-Http-Status-For-Errors: true``."""
+        request_id = self.selector.next_request_id()
+        message = f"Request {request_id}: {query.sql} exceeds query quota for {what}"
+        body = exception_response(QUERY_QUOTA_EXCEEDED_ERROR_CODE, message)
+        body["requestId"] = str(request_id)
+        status = 200
+        if request.headers.get(HTTP_STATUS_FOR_ERRORS, "").strip().lower() == "true":
+            status = QUERY_QUOTA_EXCEEDED_ERROR_CODE
+        return Response.json(body, status)
+
+    def _routing_changed(self, snapshot: RoutingSnapshot) -> None:
+        if snapshot.quotas is not None:
+            self.quotas.update(snapshot.quotas)
 
     def _health(self, _request: Request) -> Response:
         if self.healthy():
             return Response.text("OK")
         return Response.text("NOT_READY: not registered or no routing table yet", 503)
 
+    def _debug_refusal(self, request: Request) -> Response | None:
+        """Pinot's broker filter for its other endpoints: a 403 naming the URL."""
+        if self.access is None:
+            return None
+        principal = self.access.principal(request.headers.get("authorization"))
+        if principal is None:
+            reason = "no or wrong credentials"
+        elif not principal.has_table(request.params["table"]):
+            reason = f"no access to table {request.params['table']}"
+        else:
+            return None
+        return Response.error(403, f"Failed access check for {request.path}.Reason: {reason}")
+
+    def _query_quota(self, request: Request) -> Response:
+        """This broker's share of a table's quota (queries per second), per table type."""
+        refused = self._debug_refusal(request)
+        if refused is not None:
+            return refused
+        table = request.params["table"]
+        rates = {t: self.quotas.table_rate(t) for t in self.runner.routed_tables(table)}
+        rates = {t: rate for t, rate in rates.items() if rate is not None}
+        if not rates:
+            return Response.error(404, f"No query quota for table: {table}")
+        return Response.json(rates)
+
     def _routing_table(self, request: Request) -> Response:
+        refused = self._debug_refusal(request)
+        if refused is not None:
+            return refused
         table = request.params["table"]
         snapshot = self.routing.snapshot
         raw, table_type = split_table_name(table)
@@ -211,6 +312,9 @@ class BrokerInstance:
         return Response.json(out)
 
     def _time_boundary(self, request: Request) -> Response:
+        refused = self._debug_refusal(request)
+        if refused is not None:
+            return refused
         raw = split_table_name(request.params["table"])[0]
         boundary = self.runner.time_boundary(self.routing.snapshot, raw)
         if boundary is None:
@@ -251,6 +355,22 @@ class BrokerInstance:
 def _cancellation_disabled() -> Response:
     return Response.error(
         500, f"Query cancellation is not enabled on broker ({QUERY_CANCELLATION_KEY}=false)"
+    )
+
+
+CLIENT_PREFIX = "pinot.broker.client"
+TLS_PREFIX = "pinot.broker.tls"
+
+
+def _tls_context(properties: PinotProperties, listener: Listener):
+    if listener.protocol != HTTPS:
+        return None
+    return TlsConfig.from_properties(properties, TLS_PREFIX).server_context()
+
+
+def _access_denied(tables: list[str]) -> Response:
+    return Response.error(
+        403, f"Permission denied.Reason: Authorization Failed for tables: [{', '.join(tables)}]"
     )
 
 

@@ -34,6 +34,7 @@ from engine.broker.pruning import (
     recorded_partitions,
     table_partitioning,
 )
+from engine.broker.quotas import RATE_LIMIT_DISABLED_KEY, QuotaInputs, parse_qps, quota_inputs
 from engine.clusterstate import (
     SERVING_STATES,
     ClusterStateError,
@@ -47,6 +48,7 @@ from engine.clusterstate import (
     split_table_name,
     table_config_from_record,
 )
+from engine.clusterstate.tags import DEFAULT_TENANT, broker_tag
 from engine.common.errors import ConfigError
 from engine.query.errors import QueryError
 from engine.runtime import Membership, Participant, SchemaCache
@@ -102,6 +104,8 @@ class TableRoute:
     push_frequency_ms: int = DAY_MS
     instance_selector: str = "balanced"  # routing.instanceSelectorType (engine.broker.selection)
     unroutable: str | None = None  # why the table cannot be queried (then no segments)
+    max_qps: float | None = None  # quota.maxQueriesPerSecond, for the whole cluster
+    broker_tag: str = "DefaultTenant_BROKER"  # the tag of the brokers that serve the table
     dim_table: bool = False  # isDimTable: on every server, for lookup joins
 
     @property
@@ -118,6 +122,7 @@ class RoutingSnapshot:
     servers: dict[str, ServerAddress]
     live: frozenset[str]
     version: int = 0
+    quotas: QuotaInputs | None = None
 
     def tables_of(self, raw_table: str) -> list[str]:
         typed = (table_name_with_type(raw_table, kind) for kind in TABLE_TYPES)
@@ -170,16 +175,23 @@ class RoutingManager(Membership):
     def refresh(self) -> RoutingSnapshot:
         paths = self.participant.store.paths
         live = frozenset(self._children(paths.live_instances))
-        servers = {}
+        servers, brokers, quotas_disabled = {}, {}, False
         for instance_id in self._children(paths.participants):
-            if InstanceType.of_instance(instance_id) is not InstanceType.SERVER:
+            kind = InstanceType.of_instance(instance_id)
+            if kind not in (InstanceType.SERVER, InstanceType.BROKER):
                 continue
             record = self._record(paths.instance_config(instance_id))
-            if record is not None:
-                config = InstanceConfig.from_record(record)
+            if record is None:
+                continue
+            config = InstanceConfig.from_record(record)
+            if kind is InstanceType.BROKER:
+                if config.enabled and instance_id in live:
+                    brokers[instance_id] = frozenset(config.tags)
+                if instance_id == self.participant.instance_id:
+                    quotas_disabled = _flag(record.simple_fields.get(RATE_LIMIT_DISABLED_KEY))
+            elif config.enabled:
                 try:
-                    if config.enabled:
-                        servers[instance_id] = ServerAddress.of(config, live, self.outbound)
+                    servers[instance_id] = ServerAddress.of(config, live, self.outbound)
                 except OutboundRefused as exc:
                     log.warning("not routing to %s: %s", instance_id, exc)
         tables = set(self._children(paths.external_views)) | set(
@@ -196,8 +208,21 @@ class RoutingManager(Membership):
         with self._segment_lock:  # a watch may drop an entry meanwhile
             for key in [k for k in self._segment_cache if k[0] not in known]:
                 del self._segment_cache[key]
-        self.snapshot = RoutingSnapshot(routes, servers, live, self.snapshot.version + 1)
+        quotas = self._quota_inputs(routes, brokers, quotas_disabled)
+        self.snapshot = RoutingSnapshot(routes, servers, live, self.snapshot.version + 1, quotas)
         return self.snapshot
+
+    def _quota_inputs(self, routes: dict[str, TableRoute], brokers: dict[str, frozenset[str]],
+                      disabled: bool) -> QuotaInputs:  # fmt: skip
+        """What the broker's quotas depend on (``engine.broker.quotas``); each read is watched,
+        so a new application quota or default applies at once."""
+        paths = self.participant.store.paths
+        cluster, applications = (
+            _parse_record(path, got[0]) if got is not None else None
+            for path, got in ((p, self._read_watched(p, self.poke))
+                              for p in (paths.cluster_config, paths.application_quotas))
+        )  # fmt: skip
+        return quota_inputs(routes, brokers, disabled, cluster, applications)
 
     def _build_route(self, table: str) -> TableRoute | None:
         paths = self.participant.store.paths
@@ -262,6 +287,10 @@ class RoutingManager(Membership):
                 )
                 or "balanced"
             ),
+            max_qps=parse_qps(
+                ((config.to_json() if config else {}).get("quota") or {}).get("maxQueriesPerSecond")
+            ),
+            broker_tag=broker_tag(config.tenants.broker if config else DEFAULT_TENANT),
         )
 
     def _consistent_read(self, table: str):
@@ -395,6 +424,10 @@ def _partitioning(config: TableConfig | None, schema) -> dict[str, ColumnPartiti
     if config is None:
         return {}
     return table_partitioning(config.index_config.segment_partition_config, schema)
+
+
+def _flag(value: str | None) -> bool:
+    return str(value or "").strip().lower() == "true"
 
 
 def _push_frequency_ms(config: TableConfig | None) -> int:

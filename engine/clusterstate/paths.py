@@ -97,6 +97,11 @@ class ClusterPaths:
         return f"{self.table_configs}/{table_with_type}"
 
     @property
+    def application_quotas(self) -> str:
+        """Pinot's application query quotas: simpleFields application -> queries per second."""
+        return f"{self.property_store}/CONFIGS/CLUSTER/applicationQuotas"
+
+    @property
     def segments(self) -> str:
         return f"{self.property_store}/SEGMENTS"
 

@@ -154,12 +154,14 @@ class HttpCompletionClient:
 
     def __init__(self, instance_id: str, controller_url: Callable[[], str | None], *,
                  timeout_s: float = 30.0, upload_timeout_s: float = 600.0,
-                 session: requests.Session | None = None):  # fmt: skip
+                 session: requests.Session | None = None,
+                 headers: dict[str, str] | None = None):  # fmt: skip
         self.instance_id = instance_id
         self._controller_url = controller_url
         self._timeout = timeout_s
         self._upload_timeout = upload_timeout_s
         self._http = session or requests.Session()
+        self._http.headers.update(headers or {})  # pinot.server.segment.uploader.auth
 
     def _call(self, method: str, verb: str, params: dict, **kwargs) -> CompletionResponse:
         base = self._controller_url()

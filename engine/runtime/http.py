@@ -18,6 +18,7 @@ import contextlib
 import logging
 import socket
 import socketserver
+import ssl
 import struct
 import threading
 import time
@@ -81,8 +82,10 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 128
 
     def __init__(self, address, handler_class, router: Router, name: str,
-                 limits: HttpLimits | None = None):  # fmt: skip
+                 limits: HttpLimits | None = None,
+                 tls: ssl.SSLContext | None = None):  # fmt: skip
         self.router = router
+        self.tls = tls  # an https listener: each connection's handshake runs in its thread
         self.service_name = name
         self.limits = limits = limits or HttpLimits()
         self._slots = threading.BoundedSemaphore(limits.max_connections)
@@ -140,9 +143,13 @@ class _Handler(socketserver.BaseRequestHandler):
 
     def handle(self) -> None:
         sock: socket.socket = self.request
+        if self.server.tls is not None:
+            sock = self._handshake(sock)
+            if sock is None:
+                return
         # waiting for the first request counts as reading it: the read deadline starts now
         read_s = self.server.limits.read_timeout_s
-        blocking_with_timeouts(sock, read_s)
+        self._timeout(sock, read_s)
         self._deadline: float | None = time.monotonic() + read_s  # None: idle between requests
         self._reading = False  # between a request's first byte and its last
         parser = httptools.HttpRequestParser(self)
@@ -203,14 +210,40 @@ class _Handler(socketserver.BaseRequestHandler):
         the connection waits IDLE_TIMEOUT_S for the next."""
         if not self._reading:
             self._deadline = None
-            set_socket_timeouts(sock, IDLE_TIMEOUT_S)
+            self._timeout(sock, IDLE_TIMEOUT_S)
             return
         now = time.monotonic()
         if self._deadline is None:  # it began in this recv
             self._deadline = now + self.server.limits.read_timeout_s
         if now >= self._deadline:
             raise _ReadTimeout
-        set_socket_timeouts(sock, self._deadline - now)
+        self._timeout(sock, self._deadline - now)
+
+    def _timeout(self, sock: socket.socket, seconds: float) -> None:
+        """The wait allowed for the next recv. A plain socket takes kernel timeouts (no poll
+        per call, the fast path); a TLS one Python's own: OpenSSL would retry a kernel timeout
+        (EAGAIN) forever on a blocking socket."""
+        if self.server.tls is None:
+            blocking_with_timeouts(sock, seconds)
+        else:
+            sock.settimeout(seconds)
+
+    def _handshake(self, sock: socket.socket):
+        """The TLS socket once the handshake is done within the read deadline, or None (a
+        plain HTTP client, a certificate refused, a peer that went away)."""
+        sock.settimeout(self.server.limits.read_timeout_s)
+        try:
+            tls = self.server.tls.wrap_socket(sock, server_side=True)
+        except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
+            log.debug("TLS handshake with %s failed: %s", self.client_address, exc)
+            return None
+        self.request = tls
+        return tls
+
+    def finish(self) -> None:
+        # a wrapped socket took over the connection: socketserver closes only the original
+        if isinstance(self.request, ssl.SSLSocket):
+            self.request.close()
 
     def _answer_ready(self) -> bool:
         """Answer the requests parsed so far, in order; False when the connection must close."""
@@ -306,10 +339,11 @@ class HttpService:
     """One listening port served by a background thread."""
 
     def __init__(self, name: str, host: str, port: int, router: Router,
-                 limits: HttpLimits | None = None) -> None:  # fmt: skip
+                 limits: HttpLimits | None = None,
+                 tls: ssl.SSLContext | None = None) -> None:  # fmt: skip
         self.name = name
         try:
-            self._server = _Server((host, port), _Handler, router, name, limits)
+            self._server = _Server((host, port), _Handler, router, name, limits, tls)
         except OSError as exc:
             raise ProcessError(
                 f"cannot listen on {host}:{port} for the {name} endpoint: {exc.strerror or exc}"

@@ -107,10 +107,19 @@ class SegmentSources:
         except OutboundRefused as exc:
             raise SegmentLoadError(f"not downloading {url}: {exc}") from None
 
+    def credentials(self, url: str, headers: dict[str, str] | None) -> dict[str, str]:
+        """``headers`` (a process's credentials) when ``url`` is a controller's own download,
+        else none: a URL pushed through the API may name any host, which must not get them."""
+        controller = controller_download(url)
+        if headers and controller is not None and self.is_controller(*controller):
+            return dict(headers)
+        return {}
+
 
 def fetch_segment(seg_dir: Path, meta: SegmentZKMetadata, *, force: bool,
                   sources: SegmentSources,
-                  max_unpacked_bytes: int = DEFAULT_MAX_UNPACKED_BYTES) -> Path:  # fmt: skip
+                  max_unpacked_bytes: int = DEFAULT_MAX_UNPACKED_BYTES,
+                  headers: dict[str, str] | None = None) -> Path:  # fmt: skip
     """The local segment directory ``seg_dir``: reused when its CRC matches ZooKeeper's
     (unless ``force``), else downloaded and unpacked (at most ``max_unpacked_bytes``). The
     old local copy is replaced only once the new one is unpacked and checked."""
@@ -123,7 +132,7 @@ def fetch_segment(seg_dir: Path, meta: SegmentZKMetadata, *, force: bool,
             pass  # a damaged local copy: download it again
     staging = seg_dir.parent / f".staging-{uuid.uuid4().hex[:8]}"
     try:
-        archive = _download(meta, staging / f"{name}.tar.gz", sources)
+        archive = _download(meta, staging / f"{name}.tar.gz", sources, headers)
         unpacked = unpack_segment(archive, staging / "untar", max_unpacked_bytes=max_unpacked_bytes)
         got = read_metadata(unpacked)
         if got.segment_name != name:
@@ -137,35 +146,38 @@ def fetch_segment(seg_dir: Path, meta: SegmentZKMetadata, *, force: bool,
     return seg_dir
 
 
-def _download(meta: SegmentZKMetadata, dest: Path, sources: SegmentSources) -> Path:
+def _download(meta: SegmentZKMetadata, dest: Path, sources: SegmentSources,
+              headers: dict[str, str] | None) -> Path:  # fmt: skip
     """From ``segment.download.url``; when that fails and the controller also recorded the
     file's deep-store location (``segment.deep.store.url``, e.g. a directory every process
     mounts), from there."""
     try:
-        return download_segment(meta.download_url, dest, sources)
+        return download_segment(meta.download_url, dest, sources, headers=headers)
     except SegmentLoadError as exc:
         fallback = meta.extra.get(DEEP_STORE_URL_KEY)
         if not fallback or fallback == meta.download_url:
             raise
         log.warning("%s; trying the deep store copy at %s", exc, fallback)
         try:
-            return download_segment(fallback, dest, sources)
+            return download_segment(fallback, dest, sources, headers=headers)
         except SegmentLoadError as again:
             raise SegmentLoadError(f"{exc}; the deep store copy also failed: {again}") from again
 
 
-def download_segment(url: str, dest: Path, sources: SegmentSources, *,
-                     timeout_s: float = 300.0) -> Path:  # fmt: skip
+def download_segment(url: str, dest: Path, sources: SegmentSources, *, timeout_s: float = 300.0,
+                     headers: dict[str, str] | None = None) -> Path:  # fmt: skip
     """Copy the archive at ``url`` to ``dest`` (written to a temp name, then renamed); an
     http(s) URL only from where ``sources`` allows. ``timeout_s``: the most seconds between
-    two reads."""
+    two reads. ``headers`` (the process's fetcher credentials) go only to a controller's own
+    download (``SegmentSources.credentials``)."""
     if not url:
         raise SegmentLoadError("the segment metadata has no segment.download.url")
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(dest.name + ".part")
     try:
         if url.lower().startswith(("http://", "https://")):
-            _http_get(url, sources.target(url), tmp, timeout_s)
+            target = sources.target(url)
+            _http_get(url, target, tmp, timeout_s, sources.credentials(url, headers))
         else:
             _fs_get(url, tmp)
         os.replace(tmp, dest)
@@ -174,9 +186,11 @@ def download_segment(url: str, dest: Path, sources: SegmentSources, *,
     return dest
 
 
-def _http_get(url: str, target: Target, tmp: Path, timeout_s: float) -> None:
+def _http_get(url: str, target: Target, tmp: Path, timeout_s: float,
+              headers: dict[str, str]) -> None:  # fmt: skip
     try:
-        with opened(target, timeout=urllib3.Timeout(connect=5, read=timeout_s)) as response:
+        with opened(target, timeout=urllib3.Timeout(connect=5, read=timeout_s),
+                    headers=headers) as response:  # fmt: skip
             if response.status != 200:
                 # never the reply's body: whatever the URL pointed at must not show in the
                 # segment's error, which the admin API and the controller serve

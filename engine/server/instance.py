@@ -14,6 +14,10 @@ Admin endpoints (``--admin-port``)::
                                  (see ``engine.server.upsert_api``)
     DELETE /query/{queryId}      cancel a running query (<brokerId>_<requestId>[_O|_R])
 
+With Pinot's ``pinot.server.admin.access.control.*`` keys every admin endpoint but /health and
+/metrics needs a principal that may read the path's table (or holds ADMIN where none is
+named; ``_guarded``).
+
 Query endpoint (``--query-port``): ``POST /query`` (see ``engine.server.query``), and the
 multi-stage engine's ``/multistage/*`` (see ``engine.server.multistage``).
 """
@@ -31,8 +35,11 @@ from engine.query.runner import QueryEngine
 from engine.query.settings import QuerySettings
 from engine.realtime.stall import DEFAULT_STALL_S
 from engine.runtime import HttpService, Participant, Request, Response, Router, SchemaCache
+from engine.runtime.access import SERVER_ADMIN, AccessType, access_control
 from engine.runtime.http_limits import MAX_BODY_BYTES, HttpLimits
 from engine.runtime.outbound import OutboundPolicy
+from engine.runtime.properties import PinotProperties
+from engine.runtime.service_auth import SERVER_FETCHER, SERVER_UPLOADER, auth_headers
 from engine.segment.tarball import DEFAULT_MAX_UNPACKED_BYTES
 from engine.server.download import SegmentSources, registered_controllers
 from engine.server.drain import DEFAULT_DRAIN_S
@@ -47,6 +54,8 @@ from engine.server.upsert_tables import UpsertTables
 from engine.spi.table_name import REALTIME, TABLE_TYPES, table_name_with_type
 
 log = logging.getLogger(__name__)
+
+UPLOADER_PREFIX = "pinot.server.segment.uploader"
 
 
 @dataclasses.dataclass
@@ -75,6 +84,8 @@ class ServerConfig:
     # which hosts besides the controllers' own it downloads segments from
     # (``OutboundPolicy.from_env`` in ``sprig server``)
     outbound: OutboundPolicy = dataclasses.field(default_factory=OutboundPolicy)
+    # Pinot's pinot.server.* keys: the admin API's access control, service credentials
+    properties: PinotProperties = dataclasses.field(default_factory=PinotProperties)
 
     @property
     def resolved_instance_id(self) -> str:
@@ -85,6 +96,8 @@ class ServerInstance:
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
         self.instance_id = config.resolved_instance_id
+        props = config.properties
+        self.admin_access = access_control(props, "server")  # None: the admin API is open
         # bind both ports first: a port in use fails here, before anything is registered
         self.metrics = ServerMetrics()
         self.query_engine = QueryEngine(config.query)  # plan and column caches, segment pool
@@ -121,6 +134,7 @@ class ServerInstance:
             ),
             wake=lambda: self.follower.poke(),
             schemas=self.schemas,
+            download_headers=auth_headers(props, SERVER_FETCHER),
         )
         self.follower = IdealStateFollower(
             self.participant, self.segments, resync_interval_s=config.resync_interval_s
@@ -128,6 +142,8 @@ class ServerInstance:
         self.segments.realtime = RealtimeSegmentManager(
             self.instance_id, Path(config.data_dir), lambda: self.participant.store,
             self.schemas.get, stall_s=config.realtime_stall_s,
+            completion_headers=auth_headers(props, SERVER_UPLOADER),
+            controller_scheme=props.get(f"{UPLOADER_PREFIX}.protocol", "") or "http",
         )  # fmt: skip
         self.upsert = UpsertTables(Path(config.data_dir), lambda: self.participant.store,
                                    self.schemas.get)  # fmt: skip
@@ -145,13 +161,17 @@ class ServerInstance:
         self.multistage.routes(query_router)
         query_router.add("GET", "/health", self._health)
         admin_router.add("GET", "/health", self._health)
-        admin_router.add("GET", "/segments", self._segments)
-        admin_router.add("GET", "/tables", self._tables)
-        admin_router.add("GET", "/tables/{table}/segments", self._table_segments)
-        admin_router.add("GET", "/tables/{table}/consumingSegmentsInfo", self._consuming_info)
-        admin_router.add("GET", "/tables/{table}/segments/needReload", self._need_reload)
+        admin_router.add("GET", "/segments", self._guarded(self._segments))
+        admin_router.add("GET", "/tables", self._guarded(self._tables))
+        admin_router.add("GET", "/tables/{table}/segments", self._guarded(self._table_segments))
+        admin_router.add(
+            "GET", "/tables/{table}/consumingSegmentsInfo", self._guarded(self._consuming_info)
+        )
+        admin_router.add(
+            "GET", "/tables/{table}/segments/needReload", self._guarded(self._need_reload)
+        )
         admin_router.add("GET", "/metrics", self._metrics)
-        UpsertEndpoints(self.instance_id, self.upsert).routes(admin_router)
+        UpsertEndpoints(self.instance_id, self.upsert).routes(admin_router, self._guarded)
         admin_router.add("DELETE", "/query/{queryId}", self.executor.cancel)
 
     def start(self, connect_timeout_s: float = 30.0) -> None:
@@ -171,6 +191,26 @@ class ServerInstance:
         self.query_engine.close()
 
     # --- admin ---------------------------------------------------------------------------
+    def _guarded(self, handler):
+        """``handler`` behind the admin API's access control (Pinot's server admin filter): a
+        principal that may read the path's table, or that holds ADMIN where none is named;
+        else 403 ``Forbidden``. /health and /metrics stay open for probes and scrapers."""
+        access = self.admin_access
+        if access is None:
+            return handler
+
+        def guarded(request: Request) -> Response:
+            principal = access.principal(request.headers.get("authorization"))
+            table = request.params.get("table")
+            allowed = principal is not None and (
+                principal.allows(AccessType.READ, table)
+                if table
+                else principal.allows(SERVER_ADMIN)
+            )
+            return handler(request) if allowed else Response.text("Forbidden", 403)
+
+        return guarded
+
     def healthy(self) -> bool:
         return (
             self.participant.connected

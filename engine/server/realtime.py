@@ -62,8 +62,9 @@ class RealtimeSegmentManager:
     schema or None. Only the worker loop starts and stops; query threads call ``snapshot``."""
 
     def __init__(self, instance_id: str, data_dir: Path, store_of: Callable[[], ClusterStore],
-                 schema_of: Callable[[str], Schema | None],
-                 stall_s: float = DEFAULT_STALL_S) -> None:  # fmt: skip
+                 schema_of: Callable[[str], Schema | None], stall_s: float = DEFAULT_STALL_S, *,
+                 controller_scheme: str = "http",
+                 completion_headers: dict[str, str] | None = None) -> None:  # fmt: skip
         self.instance_id = instance_id
         self.stall_s = stall_s
         self.data_dir = Path(data_dir)
@@ -73,7 +74,10 @@ class RealtimeSegmentManager:
         # (table, partition) -> [rows indexed, rows malformed, rows filtered, stalls] of the
         # segments this process finished consuming, so totals never go back when one is replaced
         self._finished: dict[tuple[str, int], list[int]] = {}
-        self._completion = HttpCompletionClient(instance_id, self.controller_url)
+        self._controller_scheme = controller_scheme  # pinot.server.segment.uploader.protocol
+        self._completion = HttpCompletionClient(
+            instance_id, self.controller_url, headers=completion_headers
+        )
         # FORCE_COMMIT for segments whose consumer was not started when it came
         self._force_pending: set[tuple[str, str]] = set()
         self.upsert = None  # engine.server.upsert_tables.UpsertTables (None: no upsert)
@@ -131,7 +135,9 @@ class RealtimeSegmentManager:
             config = store.instance_config(leader) if leader else None
         except ZooKeeperUnavailableError:
             return None
-        return None if config is None else f"http://{config.host}:{config.port}"
+        if config is None:
+            return None
+        return f"{self._controller_scheme}://{config.host}:{config.port}"
 
     # --- messages (worker loop only) -------------------------------------------------------
     def force_commit(self, resource: str, names: list[str]) -> list[str]:

@@ -91,6 +91,7 @@ class SegmentDataManager:
         max_unpacked_bytes: int = DEFAULT_MAX_UNPACKED_BYTES,
         sources: SegmentSources = SegmentSources(),  # noqa: B008 (frozen)
         schemas: SchemaCache | None = None,
+        download_headers: dict[str, str] | None = None,
     ) -> None:
         """``drain_s``: seconds a segment taken away from this server keeps serving after the
         current state left it out (0: unloaded at once); ``wake`` pokes the worker loop when a
@@ -105,6 +106,7 @@ class SegmentDataManager:
         self.realtime = realtime
         # engine.server.upsert_tables.UpsertTables: upsert/dedup metadata (None: no upsert)
         self.upsert = None
+        self._download_headers = download_headers  # pinot.server.segment.fetcher.auth
         self._hosted: dict[str, dict[str, HostedSegment]] = {}
         self._served = ServedSegments()
         self._drain = DrainQueue(drain_s, wake)
@@ -310,7 +312,8 @@ class SegmentDataManager:
                 )
             seg_dir = fetch_segment(self.local.path(resource, name), meta, force=force_download,
                                     sources=self._sources,
-                                    max_unpacked_bytes=self._max_unpacked_bytes)  # fmt: skip
+                                    max_unpacked_bytes=self._max_unpacked_bytes,
+                                    headers=self._download_headers)  # fmt: skip
             self._defaults.write(resource, seg_dir)
             segment = load_segment(seg_dir)
         except ZooKeeperUnavailableError:

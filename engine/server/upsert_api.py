@@ -38,11 +38,15 @@ class UpsertEndpoints:
         self.instance_id = instance_id
         self.upsert = upsert  # engine.server.upsert_tables.UpsertTables
 
-    def routes(self, router) -> None:
-        router.add("POST", "/tables/{table}/validDocIdsMetadata", self.valid_docs_metadata)
-        router.add("GET", "/segments/{table}/{segment}/validDocIdsBitmap", self.valid_docs_bitmap)
-        router.add("GET", "/instance/primaryKeyCount", self.primary_key_count)
-        router.add("GET", "/tables/{table}/metadata", self.table_metadata)
+    def routes(self, router, guarded=lambda handler: handler) -> None:
+        """Add the endpoints to ``router``, each behind ``guarded`` (the admin API's access
+        control)."""
+        router.add("POST", "/tables/{table}/validDocIdsMetadata",
+                   guarded(self.valid_docs_metadata))  # fmt: skip
+        router.add("GET", "/segments/{table}/{segment}/validDocIdsBitmap",
+                   guarded(self.valid_docs_bitmap))  # fmt: skip
+        router.add("GET", "/instance/primaryKeyCount", guarded(self.primary_key_count))
+        router.add("GET", "/tables/{table}/metadata", guarded(self.table_metadata))
 
     def _kind(self, request: Request) -> str | Response:
         kind = (request.query.get("validDocIdsType") or "SNAPSHOT").upper()

@@ -65,7 +65,6 @@ _NOT_IMPLEMENTED = {
     "tableSamplers": "table samplers are not implemented",
     "isMaterializedView": "materialized views are not implemented",
     "query": "table-level query options are not implemented",
-    "quota.maxQueriesPerSecond": "query rate quotas are not enforced",
     "tableIndexConfig.tierOverwrites": "tiered storage is not implemented",
     "tableIndexConfig.jsonIndexColumns": "JSON indexes are not built; JSON_MATCH is not supported",
     "tableIndexConfig.jsonIndexConfigs": "JSON indexes are not built",

@@ -23,7 +23,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--config",
         default=os.environ.get("SPRIG_BROKER_CONFIG"),
         help="Pinot's broker config, a properties file of pinot.broker.* keys (query "
-        "cancellation, query log); default $SPRIG_BROKER_CONFIG",
+        "cancellation, query log, access control, TLS), read after the files of "
+        "$SPRIG_PINOT_CONFIG; default $SPRIG_BROKER_CONFIG",
     )
     parser.set_defaults(func=run)
 
@@ -33,7 +34,6 @@ def run(args: argparse.Namespace) -> int:
     from engine.common.errors import ConfigError
     from engine.runtime.http_limits import HttpLimits
     from engine.runtime.outbound import OutboundPolicy
-    from engine.runtime.properties import PinotProperties
 
     prepare_process()
     try:
@@ -41,10 +41,6 @@ def run(args: argparse.Namespace) -> int:
         outbound = OutboundPolicy.from_env()
     except ConfigError as exc:
         raise CommandError(str(exc)) from None
-    try:
-        properties = PinotProperties.load(args.config)
-    except ConfigError as exc:
-        raise CommandError(f"--config: {exc}") from exc
     config = BrokerConfig(
         host=args.host,
         port=args.port,
@@ -52,15 +48,14 @@ def run(args: argparse.Namespace) -> int:
         instance_id=args.instance_id,
         http=http,
         outbound=outbound,
-        properties=properties,
-        **cluster_settings(),
+        **cluster_settings(args.config),
     )
 
     def build() -> BrokerInstance:
         try:
             return BrokerInstance(config)
         except ConfigError as exc:  # a malformed pinot.broker.* value
-            raise CommandError(f"{properties.source}: {exc}") from exc
+            raise CommandError(f"{config.properties.source}: {exc}") from exc
 
     return serve(
         build,

@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 
+from sprig.errors import CommandError
 from sprig.stack.process import choose_port
 
 
@@ -30,19 +31,65 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+def _tls_arguments(served) -> list[str]:
+    """gunicorn's TLS options for the https listeners (``controller.tls.*``): the keystore as
+    owner-only PEM files in the controller's data dir; a worker that wraps only the https
+    listeners' connections when plain ones are served too."""
+    from django.conf import settings
+
+    from engine.common.errors import ConfigError
+    from engine.runtime.properties import process_properties
+    from engine.runtime.tls import HTTPS, TlsConfig
+
+    tls_ports = [str(listener.port) for listener in served if listener.protocol == HTTPS]
+    if not tls_ports:
+        return []
+    directory = settings.DATA_DIR / "tls" / "controller"
+    try:
+        tls = TlsConfig.from_properties(process_properties(), "controller.tls")
+        cert, key = tls.pem_files(directory)
+        ca = tls.ca_file(directory) if tls.client_auth else None
+        if tls.client_auth and ca is None:
+            raise ConfigError("controller.tls.truststore.path",
+                              "client.auth.enabled needs a truststore")  # fmt: skip
+    except ConfigError as exc:
+        raise CommandError(f"invalid config {exc.field}: {exc.message}") from None
+    out = ["--certfile", str(cert), "--keyfile", str(key)]
+    if ca is not None:
+        out += ["--ca-certs", str(ca), "--cert-reqs", "2"]  # ssl.CERT_REQUIRED
+    if len(tls_ports) < len(served):
+        os.environ["SPRIG_CONTROLLER_TLS_PORTS"] = ",".join(tls_ports)
+        out += ["--worker-class", "config.gunicorn_worker.ListenerTlsWorker"]
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
-    choose_port("controller", args.port, strict=True, host=args.host)
+    from engine.common.errors import ConfigError
+    from engine.runtime.properties import process_properties
+    from engine.runtime.tls import listeners
+
+    try:  # Pinot's controller.access.protocols: http on --port unless it says otherwise
+        served = listeners(process_properties(), "controller", args.port)
+    except ConfigError as exc:
+        raise CommandError(f"invalid config {exc.field}: {exc.message}") from None
+    for listener in served:
+        choose_port(f"controller ({listener.protocol})", listener.port, strict=True,
+                    host=listener.host or args.host)  # fmt: skip
     os.environ["DJANGO_SETTINGS_MODULE"] = args.settings
-    os.environ["SPRIG_CONTROLLER_PORT"] = str(args.port)
+    # the first listener is the one the cluster's own processes call (config.settings)
+    os.environ["SPRIG_CONTROLLER_PORT"] = str(served[0].port)
+    os.environ["SPRIG_CONTROLLER_PROTOCOL"] = served[0].protocol
     import django
     from django.core.management import call_command
 
     django.setup()
     call_command("migrate", interactive=False, verbosity=0)
+    binds = [arg for listener in served for arg in ("--bind", f"{listener.host or args.host}"
+                                                    f":{listener.port}")]  # fmt: skip
     argv = [
         sys.executable, "-m", "gunicorn",
         "--config", "python:config.gunicorn",
-        "--bind", f"{args.host}:{args.port}",
+        *binds, *_tls_arguments(served),
         "config.wsgi:application",
     ]  # fmt: skip
     os.execv(sys.executable, argv)

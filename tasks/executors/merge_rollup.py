@@ -27,6 +27,7 @@ from engine.clusterstate import split_table_name
 from engine.common.clock import now_ms
 from engine.spi.periods import period_ms
 from spark_jobs.ingestion.table_source import controller_message
+from tasks.controller_auth import task_headers
 from tasks.errors import SubtaskFailedError
 from tasks.executors.base import SubtaskContext, TaskExecutor
 from tasks.executors.purge import controller_of, fetch_segment, table_objects, upload
@@ -59,7 +60,7 @@ log = logging.getLogger(__name__)
 def check_inputs_present(controller: str, raw: str, kind: str, names: list[str]) -> None:
     try:
         response = requests.get(f"{controller}/segments/{raw}", params={"type": kind},
-                                timeout=60)  # fmt: skip
+                                headers=task_headers(), timeout=60)  # fmt: skip
     except requests.RequestException as exc:
         raise SubtaskFailedError(f"listing the segments of {raw}_{kind}: {exc}") from exc
     if response.status_code >= 300:

@@ -36,6 +36,7 @@ from spark_jobs.ingestion.table_source import (
     fetch_schema,
     fetch_table_config,
 )
+from tasks.controller_auth import fetcher_headers, task_headers, task_token
 from tasks.errors import SubtaskFailedError
 from tasks.executors.base import SubtaskContext, TaskExecutor
 from tasks.generators.base import UPLOAD_URL_KEY
@@ -60,9 +61,9 @@ def table_objects(controller: str, raw_table: str, table_type: str):
     """The engine Schema and TableConfig of ``raw_table``'s ``table_type`` half."""
     from engine.spi import Schema, TableConfig
 
-    schema = fetch_schema(default_schema_uri(controller, raw_table))
+    schema = fetch_schema(default_schema_uri(controller, raw_table), auth_token=task_token())
     config = fetch_table_config(f"{default_table_config_uri(controller, raw_table)}"
-                                f"?type={table_type}", raw_table)  # fmt: skip
+                                f"?type={table_type}", raw_table, auth_token=task_token())  # fmt: skip
     parsed = Schema.from_json(schema)
     return parsed, TableConfig.from_json(config, schema=parsed)
 
@@ -79,7 +80,8 @@ def fetch_segment(url: str, work: Path, table_type: str, controller: str) -> Pat
     sources = SegmentSources(
         outbound_policy(), lambda host, port: (host, port) == own or registered(host, port)
     )
-    tar = download_segment(url, work / "download" / "segment.tar.gz", sources)
+    tar = download_segment(url, work / "download" / "segment.tar.gz", sources,
+                           headers=fetcher_headers())  # fmt: skip
     return unpack_segment(tar, work / "input")
 
 
@@ -87,7 +89,8 @@ def upload(controller: str, raw_table: str, table_type: str, segment_dir: Path,
            work: Path) -> str:  # fmt: skip
     """Pack and push a built segment; raises SubtaskFailedError when it is not in the table."""
     tar = pack_segment(segment_dir, work / "tars" / f"{segment_dir.name}.tar.gz")
-    pushed = push_segment(PushTarget(controller, raw_table, table_type, "TAR"), tar)
+    target = PushTarget(controller, raw_table, table_type, "TAR", auth_token=task_token())
+    pushed = push_segment(target, tar)
     if not pushed.ok:
         raise SubtaskFailedError(f"the upload of segment {segment_dir.name} to {controller} "
                                  f"failed: {pushed.message}")  # fmt: skip
@@ -98,7 +101,8 @@ def current_crc(controller: str, raw_table: str, table_type: str, segment: str) 
     """The segment's CRC in ZooKeeper now; None when the table no longer has it."""
     try:
         response = requests.get(f"{controller}/segments/{raw_table}/zkmetadata",
-                                params={"type": table_type}, timeout=60)  # fmt: skip
+                                params={"type": table_type}, headers=task_headers(),
+                                timeout=60)  # fmt: skip
     except requests.RequestException as exc:
         raise SubtaskFailedError(f"reading the metadata of segment {segment}: {exc}") from exc
     if response.status_code >= 300:
@@ -124,7 +128,8 @@ def check_unchanged(segment: str, purged_crc: str | None, now_crc: str | None) -
 def delete_segment(controller: str, raw_table: str, table_type: str, segment: str) -> None:
     try:
         response = requests.delete(f"{controller}/segments/{raw_table}/{segment}",
-                                   params={"type": table_type}, timeout=60)  # fmt: skip
+                                   params={"type": table_type}, headers=task_headers(),
+                                   timeout=60)  # fmt: skip
     except requests.RequestException as exc:
         raise SubtaskFailedError(f"deleting the empty segment {segment}: {exc}") from exc
     if response.status_code >= 300 and response.status_code != 404:

@@ -27,6 +27,7 @@ from spark_jobs.ingestion.table_source import (
     fetch_schema,
     fetch_table_config,
 )
+from tasks.controller_auth import task_headers, task_token
 from tasks.data_roots import readable_roots, writable_roots
 from tasks.errors import SubtaskFailedError
 from tasks.executors.base import SubtaskContext, TaskExecutor
@@ -104,7 +105,8 @@ def _metadata_files(mode: str) -> tuple[str, ...]:
 def _segment_of(controller: str, raw_table: str, table_type: str, uri: str) -> str | None:
     """The table's segment built from ``uri`` (its custom.map names the file), if any."""
     response = requests.get(f"{controller}/segments/{raw_table}/zkmetadata",
-                            params={"type": table_type}, timeout=60)  # fmt: skip
+                            params={"type": table_type}, headers=task_headers(),
+                            timeout=60)  # fmt: skip
     response.raise_for_status()
     for segment, fields in response.json().items():
         custom = orjson.loads(fields.get("custom.map") or "{}")
@@ -128,9 +130,9 @@ class SegmentGenerationAndPushTaskExecutor(TaskExecutor):
         mode = configs.get("push.mode", "TAR").upper()
         source, output_dir = _checked_locations(configs, mode)
         ctx.report_progress("reading the schema and table config")
-        schema = fetch_schema(default_schema_uri(controller, raw_table))
+        schema = fetch_schema(default_schema_uri(controller, raw_table), auth_token=task_token())
         table_config = fetch_table_config(default_table_config_uri(controller, raw_table),
-                                          raw_table)  # fmt: skip
+                                          raw_table, auth_token=task_token())  # fmt: skip
         if configs.get("segmentIngestionType", "APPEND") == "APPEND":
             existing = _segment_of(controller, raw_table, table_type or "OFFLINE", uri)
             if existing:
@@ -158,7 +160,8 @@ class SegmentGenerationAndPushTaskExecutor(TaskExecutor):
             if output_dir is not None:
                 download_uri = _publish(tar, output_dir)
             ctx.report_progress(f"pushing segment {outcome.segment_name} ({mode})")
-            target = PushTarget(controller, raw_table, table_type or "OFFLINE", mode)
+            target = PushTarget(controller, raw_table, table_type or "OFFLINE", mode,
+                                auth_token=task_token())  # fmt: skip
             pushed = push_segment(target, tar, download_uri=download_uri,
                                   metadata_files=_metadata_files(mode))  # fmt: skip
             if not pushed.ok:

@@ -57,7 +57,7 @@ def minion_tag_of(task_config: dict[str, str]) -> str:
 
 
 def controller_url() -> str:
-    return f"http://{settings.CONTROLLER_HOST}:{settings.CONTROLLER_PORT}"
+    return settings.CONTROLLER_URL
 
 
 def queue_state(task_type: str) -> str | None:

@@ -199,4 +199,5 @@ def test_quota_must_be_a_size_and_a_positive_rate(api, with_schema, airline_offl
     ok = {**airline_offline_config, "quota": {"storage": "140G", "maxQueriesPerSecond": "300"}}
     response = api.post("/tables/validate", ok, format="json")
     assert response.status_code == 200
-    assert "quota.maxQueriesPerSecond" in [w["field"] for w in response.json()["warnings"]]
+    # enforced by the brokers now (engine.broker.quotas): no "not enforced" warning
+    assert "quota.maxQueriesPerSecond" not in [w["field"] for w in response.json()["warnings"]]

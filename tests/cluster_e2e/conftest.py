@@ -37,6 +37,7 @@ class Cluster:
     total_rows: int = 0
     segments: list[str] = field(default_factory=list)
     controller_process: ServiceProcess | None = None
+    headers: dict[str, str] = field(default_factory=dict)  # credentials, with access control on
 
     @property
     def broker_url(self) -> str:
@@ -46,11 +47,14 @@ class Cluster:
         body = {"sql": sql}
         if options:
             body["queryOptions"] = ";".join(f"{k}={v}" for k, v in options.items())
-        response = requests.post(f"{self.broker_url}/query/sql", json=body, timeout=timeout)
+        response = requests.post(
+            f"{self.broker_url}/query/sql", json=body, timeout=timeout, headers=self.headers
+        )
         assert response.status_code == 200, response.text
         return response.json()
 
     def controller(self, method: str, path: str, **kwargs) -> requests.Response:
+        kwargs["headers"] = {**self.headers, **kwargs.get("headers", {})}
         return requests.request(method, f"{self.controller_url}{path}", timeout=30, **kwargs)
 
     def wait_all_online(self, timeout_s: float = 60, replicas: int | None = None) -> None:

@@ -9,6 +9,8 @@ import pytest
 from django.contrib.staticfiles import finders
 from django.test import Client
 
+from engine.runtime.access import access_control, basic_token
+from engine.runtime.properties import PinotProperties
 from sprig.runtime import REPO_ROOT
 
 PAGES = [
@@ -68,15 +70,27 @@ def test_the_scripts_write_only_with_the_csrf_header():
         assert "fetch(" not in script.read_text(), f"{script.name} bypasses api.js"
 
 
+def sign_in(browser: Client, user: str = "analyst", password: str = "s3cret-pass") -> None:
+    token = browser.get("/console/login").cookies["csrftoken"].value
+    response = browser.post("/console/login", {"username": user, "password": password,
+                            "csrfmiddlewaretoken": token})  # fmt: skip
+    assert response.status_code == 302, response.content
+
+
 @pytest.mark.django_db
 class TestLogin:
-    @pytest.fixture(autouse=True)
-    def auth_on(self, settings):
-        settings.AUTH_ENABLED = True
+    """The console signs in with Pinot's controller principals."""
 
-    @pytest.fixture
-    def user(self, django_user_model):
-        return django_user_model.objects.create_user("analyst", password="s3cret-pass")
+    @pytest.fixture(autouse=True)
+    def user(self, settings):
+        props = PinotProperties({
+            "controller.admin.access.control.factory.class": "BasicAuthAccessControlFactory",
+            "controller.admin.access.control.principals": "analyst",
+            "controller.admin.access.control.principals.analyst.password": "s3cret-pass",
+        })  # fmt: skip
+        settings.PINOT_PROPERTIES = props
+        settings.ACCESS_CONTROL = access_control(props, "controller")
+        settings.AUTH_ENABLED = True
 
     def test_pages_redirect_to_the_login_page(self, client):
         response = client.get("/console/tables?x=1")
@@ -111,8 +125,7 @@ class TestLogin:
 
     def test_api_writes_from_a_signed_in_session_need_the_csrf_header(self, user):
         browser = Client(enforce_csrf_checks=True)
-        browser.get("/console/login")
-        assert browser.login(username="analyst", password="s3cret-pass")
+        sign_in(browser)
         token = browser.get("/console/query").cookies["csrftoken"].value
         body = {"dimensionFieldSpecs": []}
         refused = browser.post("/schemas/validate", body, content_type="application/json")
@@ -124,7 +137,19 @@ class TestLogin:
         assert "schemaName" in accepted.content.decode()
 
     def test_sign_out(self, user, client):
-        client.force_login(user)
+        sign_in(client)
+        assert client.get("/console/query").status_code == 200
         response = client.post("/console/logout")
         assert response.status_code == 302
         assert client.get("/console/query").status_code == 302
+
+    def test_the_same_principal_signs_in_scripts_with_basic_and_others_get_401(self, client):
+        token = basic_token("analyst", "s3cret-pass")
+        assert client.get("/schemas", HTTP_AUTHORIZATION=token).status_code == 200
+        for header in ({}, {"HTTP_AUTHORIZATION": basic_token("analyst", "nope")}):
+            response = client.get("/schemas", **header)
+            assert response.status_code == 401
+            assert response.json() == {"code": 401, "error": "HTTP 401 Unauthorized"}
+            assert "WWW-Authenticate" not in response
+        assert client.get("/health").status_code == 200
+        assert client.get("/auth/info").json() == {"workflow": "BASIC"}

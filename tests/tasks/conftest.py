@@ -95,6 +95,7 @@ def task_settings(settings, controller_zk, minion_cluster, celery_link, tmp_path
     settings.DEEP_STORE_URI = str(tmp_path / "deepstore")
     settings.CONTROLLER_HOST = "127.0.0.1"
     settings.CONTROLLER_PORT = 9000
+    settings.CONTROLLER_URL = "http://127.0.0.1:9000"
     return settings
 
 

@@ -1,5 +1,6 @@
-"""With SPRIG_AUTH_ENABLED, only a staff user may rewrite znodes by hand (issue 28, item 7):
-a controller process of its own, with a staff and a plain user."""
+"""With access control on, only a principal limited to no table, holding Pinot's UPDATE and
+DELETE permissions, may rewrite znodes by hand (issue 28, item 7; issue 26's principals): a
+controller process of its own, with such a principal, one limited to a table and a reader."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ PASSWORD = "pw-for-tests-7"
 
 @pytest.fixture(scope="module")
 def secured(zookeeper, tmp_path_factory) -> Iterator[tuple[str, str]]:
-    users = {"analyst": {"password": PASSWORD}, "admin": {"password": PASSWORD, "is_staff": True}}
+    users = {"analyst": {"password": PASSWORD, "tables": "airlineStats"},
+             "reader": {"password": PASSWORD, "permissions": "READ"},
+             "admin": {"password": PASSWORD}}  # fmt: skip
     with secured_controller(zookeeper.address, tmp_path_factory.mktemp("secured"), users) as got:
         yield got
 
@@ -35,13 +38,17 @@ def _session(base: str, user: str | None) -> requests.Session:
     return session
 
 
-def test_only_staff_may_put_or_delete_znodes(secured):
+def test_only_an_unlimited_principal_may_put_or_delete_znodes(secured):
     base, cluster = secured
     path = {"path": f"/{cluster}/scratch", "data": "hello"}
-    for user in (None, "analyst"):
+    anonymous = _session(base, None)
+    assert anonymous.put(f"{base}/zk/put", params=path, timeout=10).status_code == 401
+    for user in ("analyst", "reader"):
         session = _session(base, user)
         assert session.put(f"{base}/zk/put", params=path, timeout=10).status_code == 403, user
         assert session.delete(f"{base}/zk/delete", params=path, timeout=10).status_code == 403
+        assert session.get(f"{base}/zk/ls", params={"path": f"/{cluster}"},
+                           timeout=10).status_code == 200  # fmt: skip
     admin = _session(base, "admin")
     assert admin.put(f"{base}/zk/put", params=path, timeout=10).status_code == 200
     assert admin.get(f"{base}/zk/get", params=path, timeout=10).content == b"hello"
