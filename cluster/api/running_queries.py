@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from cluster.api.common import query, store
+from cluster.api.sql import broker_headers
 from cluster.logic.running_queries import cancel_client_query, cancel_query, running_queries
 
 TAG = ["Query"]
@@ -34,7 +35,8 @@ class RunningQueriesView(APIView):
         responses={200: OpenApiTypes.OBJECT},
     )
     def get(self, request):
-        return Response(running_queries(store(), query(request, ListParams)["timeoutMs"]))
+        timeout_ms = query(request, ListParams)["timeoutMs"]
+        return Response(running_queries(store(), timeout_ms, broker_headers(request)))
 
 
 class CancelQueryView(APIView):
@@ -51,6 +53,7 @@ class CancelQueryView(APIView):
         status, text = cancel_query(
             store(), broker_id, query_id, client=False,
             timeout_ms=params["timeoutMs"], verbose=params["verbose"],
+            headers=broker_headers(request),
         )  # fmt: skip
         return HttpResponse(text, status=status, content_type=_content_type(status))
 
@@ -66,8 +69,9 @@ class CancelClientQueryView(APIView):
     def delete(self, request, client_query_id: str):
         params = query(request, CancelParams)
         status, text = cancel_client_query(
-            store(), client_query_id, timeout_ms=params["timeoutMs"], verbose=params["verbose"]
-        )
+            store(), client_query_id, timeout_ms=params["timeoutMs"], verbose=params["verbose"],
+            headers=broker_headers(request),
+        )  # fmt: skip
         return HttpResponse(text, status=status, content_type=_content_type(status))
 
 

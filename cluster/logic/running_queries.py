@@ -15,9 +15,11 @@ from engine.clusterstate import ClusterStore, InstanceConfig
 from engine.runtime.outbound import OutboundRefused, opened
 
 
-def running_queries(store: ClusterStore, timeout_ms: int) -> dict[str, dict[str, str]]:
+def running_queries(store: ClusterStore, timeout_ms: int,
+                    headers: dict[str, str] | None = None) -> dict[str, dict[str, str]]:  # fmt: skip
     """``{brokerInstanceId: {requestId: sql}}`` over the live brokers; a broker that does not
-    answer within ``timeout_ms`` is left out (as Pinot does)."""
+    answer within ``timeout_ms`` is left out (as Pinot does). ``headers`` go with each request
+    (credentials for authenticating brokers), here and in the cancels."""
     brokers = live_brokers(store, None)
     if not brokers:
         return {}
@@ -25,7 +27,7 @@ def running_queries(store: ClusterStore, timeout_ms: int) -> dict[str, dict[str,
     def ask(broker: tuple[str, InstanceConfig]) -> tuple[str, dict | None]:
         ident, config = broker
         try:
-            status, data = _call(config, "GET", "/queries", timeout_ms / 1000)
+            status, data = _call(config, "GET", "/queries", timeout_ms / 1000, headers)
             return ident, orjson.loads(data) if status == 200 else None
         except (OutboundRefused, urllib3.exceptions.HTTPError, orjson.JSONDecodeError):
             return ident, None
@@ -37,22 +39,24 @@ def running_queries(store: ClusterStore, timeout_ms: int) -> dict[str, dict[str,
 
 def cancel_query(
     store: ClusterStore, broker_id: str, query_id: str, *, client: bool, timeout_ms: int,
-    verbose: bool,
+    verbose: bool, headers: dict[str, str] | None = None,
 ) -> tuple[int, str]:  # fmt: skip
     """Forward ``DELETE /query/{id}`` to ``broker_id``: (its HTTP status, its text)."""
     broker = next((b for b in live_brokers(store, None) if b[0] == broker_id), None)
     if broker is None:
         raise NotFound(f"Broker: {broker_id} is not live")
-    return _delete(broker, query_id, client=client, timeout_ms=timeout_ms, verbose=verbose)
+    return _delete(broker, query_id, client=client, timeout_ms=timeout_ms, verbose=verbose,
+                   headers=headers)  # fmt: skip
 
 
 def cancel_client_query(
-    store: ClusterStore, client_query_id: str, *, timeout_ms: int, verbose: bool
-) -> tuple[int, str]:
+    store: ClusterStore, client_query_id: str, *, timeout_ms: int, verbose: bool,
+    headers: dict[str, str] | None = None,
+) -> tuple[int, str]:  # fmt: skip
     """Try every live broker with ``client=true``; the first 200 wins; 404 when none runs it."""
     for broker in live_brokers(store, None):
         status, text = _delete(broker, client_query_id, client=True, timeout_ms=timeout_ms,
-                               verbose=verbose)  # fmt: skip
+                               verbose=verbose, headers=headers)  # fmt: skip
         if status == 200:
             return status, text
     raise NotFound(f"Client query: {client_query_id} not found on any broker")
@@ -60,21 +64,22 @@ def cancel_client_query(
 
 def _delete(
     broker: tuple[str, InstanceConfig], query_id: str, *, client: bool, timeout_ms: int,
-    verbose: bool,
+    verbose: bool, headers: dict[str, str] | None,
 ) -> tuple[int, str]:  # fmt: skip
     ident, config = broker
     params = urlencode({"client": str(client).lower(), "timeoutMs": timeout_ms,
                         "verbose": str(verbose).lower()})  # fmt: skip
     path = f"/query/{quote(query_id, safe='')}?{params}"
     try:
-        status, data = _call(config, "DELETE", path, timeout_ms / 1000 + 5)
+        status, data = _call(config, "DELETE", path, timeout_ms / 1000 + 5, headers)
     except (OutboundRefused, urllib3.exceptions.HTTPError) as exc:
         why = str(exc) if isinstance(exc, OutboundRefused) else type(exc).__name__
         raise ServiceUnavailable(f"Broker {ident} did not answer the cancel ({why})") from exc
     return status, data.decode(errors="replace")  # the broker's own answer, as Pinot relays it
 
 
-def _call(config: InstanceConfig, method: str, path: str, timeout_s: float) -> tuple[int, bytes]:
-    with opened(broker_target(config, path), method,
+def _call(config: InstanceConfig, method: str, path: str, timeout_s: float,
+          headers: dict[str, str] | None) -> tuple[int, bytes]:  # fmt: skip
+    with opened(broker_target(config, path), method, headers=headers,
                 timeout=urllib3.Timeout(connect=timeout_s, read=timeout_s)) as response:  # fmt: skip
         return response.status, response.read()

@@ -17,8 +17,8 @@ Pinot's broker keys come from a properties file (``sprig broker --config``, or
 ``engine.runtime.properties.load_properties``): ``pinot.broker.enable.query.cancellation``
 (default true), the query log's (``engine.broker.query_log``), access control
 (``engine.runtime.access``), TLS listeners (``engine.runtime.tls``). With access control on,
-queries need credentials (401) and access to their tables (403); the debug endpoints
-answer 403 without them. Queries over a quota get 429
+queries need credentials (401) and access to their tables (403); the debug endpoints,
+``/queries`` and ``DELETE /query`` answer 403 without them. Queries over a quota get 429
 (``engine.broker.quotas``).
 """
 
@@ -270,14 +270,16 @@ class BrokerInstance:
         return Response.text("NOT_READY: not registered or no routing table yet", 503)
 
     def _debug_refusal(self, request: Request) -> Response | None:
-        """Pinot's broker filter for its other endpoints: a 403 naming the URL."""
+        """Pinot's broker filter for its other endpoints: a 403 naming the URL (for an
+        endpoint of one table, also without access to the table)."""
         if self.access is None:
             return None
         principal = self.access.principal(request.headers.get("authorization"))
+        table = request.params.get("table")
         if principal is None:
             reason = "no or wrong credentials"
-        elif not principal.has_table(request.params["table"]):
-            reason = f"no access to table {request.params['table']}"
+        elif table is not None and not principal.has_table(table):
+            reason = f"no access to table {table}"
         else:
             return None
         return Response.error(403, f"Failed access check for {request.path}.Reason: {reason}")
@@ -324,13 +326,19 @@ class BrokerInstance:
     def _metrics(self, _request: Request) -> Response:
         return self.metrics.response()
 
-    def _running_queries(self, _request: Request) -> Response:
+    def _running_queries(self, request: Request) -> Response:
+        refused = self._debug_refusal(request)  # the listing shows every caller's SQL
+        if refused is not None:
+            return refused
         if not self.cancellation:
             return _cancellation_disabled()
         return Response.json(self.running.listing())
 
     def _cancel(self, request: Request) -> Response:
         """Pinot's ``DELETE /query/{id}``: tell the query's servers to stop, answer at once."""
+        refused = self._debug_refusal(request)
+        if refused is not None:
+            return refused
         if not self.cancellation:
             return _cancellation_disabled()
         query_id = request.params["queryId"]
@@ -344,7 +352,9 @@ class BrokerInstance:
             return Response.error(400, f"Invalid internal query id: {query_id}")
         if running is None:
             return Response.error(404, f"Query: {query_id} not found on the broker")
-        statuses = self.running.cancel(running, int(timeout) / 1000.0)
+        credentials = request.headers.get("authorization")  # the servers check them too
+        statuses = self.running.cancel(running, int(timeout) / 1000.0,
+                                       {"Authorization": credentials} if credentials else None)  # fmt: skip
         text = f"Cancelled query: {running.request_id}"
         if request.query.get("verbose", "false").lower() == "true":
             shown = ", ".join(f"{server}={status}" for server, status in sorted(statuses.items()))

@@ -62,26 +62,30 @@ class RunningQueries:
             return self._by_client_id.get(query_id)
         return self._by_id.get(int(query_id))
 
-    def cancel(self, query: RunningQuery, timeout_s: float) -> dict[str, int]:
+    def cancel(self, query: RunningQuery, timeout_s: float,
+               headers: dict[str, str] | None = None) -> dict[str, int]:  # fmt: skip
         """Mark ``query`` cancelled and ask its servers, in parallel, to stop; ``{host:port:
-        HTTP status}`` of their answers (-1: no answer within ``timeout_s``)."""
+        HTTP status}`` of their answers (-1: no answer within ``timeout_s``). ``headers``
+        go with each request (the cancel's own credentials, for servers that check them)."""
         query.cancelled = True
         servers = query.servers
         if not servers:
             return {}
         path = f"/query/{self.broker_id}_{query.request_id}"
         with ThreadPoolExecutor(min(len(servers), 8)) as pool:
-            statuses = pool.map(lambda s: self._cancel_on(s, path, timeout_s), servers)
+            statuses = pool.map(lambda s: self._cancel_on(s, path, timeout_s, headers), servers)
             return {
                 f"{s.host}:{s.admin_port}": status
                 for s, status in zip(servers, statuses, strict=True)
             }
 
-    def _cancel_on(self, server: ServerAddress, path: str, timeout_s: float) -> int:
+    def _cancel_on(self, server: ServerAddress, path: str, timeout_s: float,
+                   headers: dict[str, str] | None) -> int:  # fmt: skip
         url = f"http://{server.host}:{server.admin_port}{path}"
         try:
             return self.http.request(
-                "DELETE", url, timeout=urllib3.Timeout(total=timeout_s), retries=False
-            ).status
+                "DELETE", url, headers=headers, timeout=urllib3.Timeout(total=timeout_s),
+                retries=False,
+            ).status  # fmt: skip
         except urllib3.exceptions.HTTPError:
             return -1

@@ -172,7 +172,7 @@ class ServerInstance:
         )
         admin_router.add("GET", "/metrics", self._metrics)
         UpsertEndpoints(self.instance_id, self.upsert).routes(admin_router, self._guarded)
-        admin_router.add("DELETE", "/query/{queryId}", self.executor.cancel)
+        admin_router.add("DELETE", "/query/{queryId}", self._guarded(self.executor.cancel))
 
     def start(self, connect_timeout_s: float = 30.0) -> None:
         self.query_http.start()

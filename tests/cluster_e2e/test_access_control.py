@@ -169,6 +169,35 @@ def test_controller_sql_proxy_and_server_admin_api(secured):
     assert listing.status_code == 200
 
 
+def test_running_queries_reload_checks_and_upsert_endpoints_need_credentials(secured):
+    """The endpoints beside access control: the brokers' running queries and cancels, the
+    servers' needReload, cancel and upsert endpoints; the controller reaches them with its
+    service tokens (controller.broker.auth, controller.server.admin.auth)."""
+    broker = secured.broker_url
+    for method, path in (("GET", "/queries"), ("DELETE", "/query/1")):
+        refused = requests.request(method, f"{broker}{path}", timeout=10)
+        assert refused.status_code == 403 and "Failed access check" in refused.json()["error"]
+    assert requests.get(f"{broker}/queries", headers=auth("admin"), timeout=10).json() == {}
+    gone = requests.delete(f"{broker}/query/1", headers=auth("admin"), timeout=10)
+    assert gone.status_code == 404  # admitted: no such query
+    listing = secured.controller("GET", "/queries")
+    assert listing.status_code == 200 and list(listing.json().values()) == [{}], listing.text
+
+    instance = secured.controller("GET", f"/instances/{next(iter(secured.servers))}").json()
+    admin = f"http://127.0.0.1:{instance['adminPort']}"
+    for method, path in (("GET", f"/tables/{TABLE}_OFFLINE/segments/needReload"),
+                         ("DELETE", "/query/Broker_x_1"), ("GET", "/instance/primaryKeyCount"),
+                         ("GET", f"/tables/{TABLE}_OFFLINE/metadata")):  # fmt: skip
+        refused = requests.request(method, f"{admin}{path}", timeout=10)
+        assert (refused.status_code, refused.text) == (403, "Forbidden"), path
+        allowed = requests.request(method, f"{admin}{path}", headers=auth("ctl"), timeout=10)
+        assert allowed.status_code != 403, path
+    need = secured.controller("GET", f"/segments/{TABLE}_OFFLINE/needReload",
+                              params={"verbose": "true"})  # fmt: skip
+    answers = need.json()["serverToSegmentsCheckReloadList"]
+    assert answers and all("error" not in a for a in answers.values()), need.text
+
+
 def test_minion_clients_send_task_auth(secured, monkeypatch, tmp_path):
     """The minions' controller client (tasks.lineage_client, as the executors call it) with
     Pinot's task.auth.token from the minion's own properties."""
