@@ -130,9 +130,16 @@ def test_table_quota_shared_by_live_brokers_and_served_within_10_percent(two_bro
     print(f"after a broker left, {2 * TABLE_QPS}/s offered to the other: {rate:.1f}/s served")
     assert abs(rate - TABLE_QPS) <= 0.1 * TABLE_QPS
 
+    # it joins again: both share the quota once more
+    two_brokers.second_broker.start()
+    two_brokers.second_broker.wait_ready()
+    for port in ports:
+        wait_share(port, TABLE_QPS / 2)
+
 
 def test_application_quota(two_brokers):
-    port = two_brokers.broker_port
+    """Divided among all live brokers (both here): offered to both, the quota is served."""
+    ports = [two_brokers.broker_port, two_brokers.second_port]
     response = two_brokers.controller("POST", "/applicationQuotas/dashboards",
                                       params={"maxQueriesPerSecond": str(APP_QPS)})  # fmt: skip
     assert response.ok, response.text
@@ -143,9 +150,10 @@ def test_application_quota(two_brokers):
     sql = f"SET applicationName='dashboards'; {SQL}"
     time.sleep(1.0)  # the broker's watch on the quota znode
     seconds = 5.0
-    served, refused = offer([port], 2 * APP_QPS, seconds, sql)
+    served, refused = offer(ports, 2 * APP_QPS, seconds, sql)
     rate = served / seconds
-    print(f"application quota {APP_QPS}/s, {2 * APP_QPS}/s offered: {rate:.1f}/s served")
+    print(f"application quota {APP_QPS}/s over 2 brokers, {2 * APP_QPS}/s offered: "
+          f"{rate:.1f}/s served")  # fmt: skip
     assert abs(rate - APP_QPS) <= 0.1 * APP_QPS
     message = refused[0]["exceptions"][0]["message"]
     assert message.endswith("exceeds query quota for application: dashboards")

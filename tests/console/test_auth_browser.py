@@ -1,6 +1,6 @@
-"""With SPRIG_AUTH_ENABLED the console asks for a Django login, and every write the scripts make
-through the REST API passes Django's CSRF check (a controller process of its own, on an empty
-cluster)."""
+"""With access control on, the console asks for a sign-in with the controller's principals
+(Pinot's keys), and every write the scripts make through the REST API passes Django's CSRF
+check (a controller process of its own, on an empty cluster)."""
 
 from __future__ import annotations
 
