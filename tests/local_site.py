@@ -15,6 +15,7 @@ class Asked:
     host: str  # the Host header
     path: str
     body: bytes
+    authorization: str | None = None  # the Authorization header
 
 
 @dataclass
@@ -36,7 +37,8 @@ class LocalSite:
             def _serve(self):
                 length = int(self.headers.get("Content-Length") or 0)
                 request = Asked(self.command, self.headers.get("Host", ""), self.path,
-                                self.rfile.read(length))  # fmt: skip
+                                self.rfile.read(length),
+                                self.headers.get("Authorization"))  # fmt: skip
                 asked.append(request)
                 reply = answer(request)
                 self.send_response(reply.status)

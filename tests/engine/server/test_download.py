@@ -81,3 +81,18 @@ def test_an_allowed_host_is_fetched_without_redirects_or_echo(site, tmp_path):
         download_segment(f"http://localhost:{site.port}/secret", dest, allowed)
     assert "SECRET" not in str(failed.value)
     assert site.paths == ["/segments/t/s", "/moved", "/secret"]  # the redirect was not followed
+
+
+def test_fetcher_credentials_go_to_a_registered_controller_only(site, tmp_path):
+    """A server's pinot.server.segment.fetcher.auth token goes with a controller's own
+    download, never to another host a pushed URL names, even one the policy allows."""
+    credentials = {"Authorization": "Basic c3ZjOnB3"}
+    controller = SegmentSources(
+        OutboundPolicy(), lambda host, port: (host, port) == ("127.0.0.1", site.port)
+    )
+    download_segment(f"http://127.0.0.1:{site.port}/segments/t/s", tmp_path / "a.tar.gz",
+                     controller, headers=credentials)  # fmt: skip
+    elsewhere = SegmentSources(OutboundPolicy(("localhost",)))
+    download_segment(f"http://localhost:{site.port}/segments/t/s", tmp_path / "b.tar.gz",
+                     elsewhere, headers=credentials)  # fmt: skip
+    assert [a.authorization for a in site.asked] == ["Basic c3ZjOnB3", None]
