@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
@@ -11,9 +10,8 @@ from rest_framework.views import APIView
 
 from cluster.api.access import authorize_table
 from cluster.api.common import store
-from cluster.logic.forward_query import forward_query, query_tables
+from cluster.logic.forward_query import forward_query, own_broker_headers, query_tables
 from engine.runtime.access import AccessType
-from engine.runtime.service_auth import CONTROLLER_BROKER, auth_headers
 
 TAG = ["Query"]
 
@@ -62,6 +60,6 @@ def broker_headers(request) -> dict[str, str]:
     """The credentials the query goes to the broker with: the controller's own
     (``controller.broker.auth.token``), else the caller's Basic header, so a script's query
     reaches an authenticating broker as its own."""
-    own = auth_headers(settings.PINOT_PROPERTIES, CONTROLLER_BROKER)
+    own = own_broker_headers()
     caller = request.META.get("HTTP_AUTHORIZATION")
     return own or ({"Authorization": caller} if caller else {})

@@ -20,6 +20,7 @@ from engine.broker.errors import (
 from engine.clusterstate import ClusterStore, InstanceConfig, InstanceType, split_table_name
 from engine.query.response import exception_response
 from engine.runtime.outbound import OutboundRefused, Target, opened
+from engine.runtime.service_auth import CONTROLLER_BROKER, auth_headers
 
 
 def query_tables(sql: str) -> list[str]:
@@ -47,6 +48,11 @@ def live_brokers(store: ClusterStore, tag: str | None) -> list[tuple[str, Instan
         if tag is None or tag in config.tags:
             out.append((ident, config))
     return out
+
+
+def own_broker_headers() -> dict[str, str]:
+    """The controller's own credentials for brokers (``controller.broker.auth.token``)."""
+    return auth_headers(settings.PINOT_PROPERTIES, CONTROLLER_BROKER)
 
 
 def broker_target(config: InstanceConfig, path: str) -> Target:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from cluster import models
 from cluster.api.common import store
-from cluster.logic.forward_query import forward_query
+from cluster.logic.forward_query import forward_query, own_broker_headers
 from controller.errors import ServiceUnavailable
 from engine.spi import TableConfig
 from engine.stream.config import table_stream_configs
@@ -39,8 +39,9 @@ def reader() -> KafkaGroupReader:
 
 
 def query_rows(sql: str) -> list[dict]:
-    """Rows of a query through a live broker; ValueError with the broker's message."""
-    status, answer = forward_query(store(), {"sql": sql})
+    """Rows of a query through a live broker (with the controller's credentials for it);
+    ValueError with the broker's message."""
+    status, answer = forward_query(store(), {"sql": sql}, headers=own_broker_headers())
     if status != 200 and not answer.get("exceptions"):
         raise ValueError(f"the broker answered HTTP {status}")
     return history.rows_of(answer)
