@@ -102,8 +102,9 @@ class BrokerInstance:
         # Pinot's pinot.broker.client.access.protocols: http on --port unless it says otherwise,
         # https with pinot.broker.tls.* (engine.runtime.tls); the first one is registered
         self.listeners = [
-            HttpService(f"broker-{listener.protocol}", listener.host or config.bind, listener.port,
-                        router, config.http, _tls_context(config.properties, listener))
+            HttpService("broker" if listener.protocol != HTTPS else "broker-https",
+                        listener.host or config.bind, listener.port, router, config.http,
+                        _tls_context(config.properties, listener))
             for listener in listeners(config.properties, CLIENT_PREFIX, config.port)
         ]  # fmt: skip
         self.http_service = self.listeners[0]
