@@ -75,7 +75,9 @@ def fetch_segment(url: str, work: Path, table_type: str, controller: str) -> Pat
     only where the outbound policy allows (a METADATA push's DOWNLOAD_URI is a caller's)."""
     if url.startswith(("http://", "https://")) and "/segments/" in url and "type=" not in url:
         url += ("&" if "?" in url else "?") + f"type={table_type}"
-    own = controller_download(f"{controller}/segments/")
+    # the host and port of any download of ``controller`` ("/segments/" alone normalizes to
+    # "/segments", which is no download, and left ``own`` None)
+    own = controller_download(f"{controller}/segments/_")
     registered = registered_controllers(get_store)  # a segment pushed through another one
     sources = SegmentSources(
         outbound_policy(), lambda host, port: (host, port) == own or registered(host, port)
