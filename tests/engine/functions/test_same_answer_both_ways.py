@@ -10,6 +10,7 @@ import pyarrow as pa
 import pytest
 
 from engine.functions import canonical, function_names, lookup
+from engine.functions.sketch import new_theta, theta_text
 from engine.ingest.expression import Expression
 from engine.query.evaluate import evaluate
 from engine.query.expressions import Identifier
@@ -30,11 +31,22 @@ COLUMNS = {
         '{"a": {"b": []}, "s": 1}',
     ],
 }
+
+
+def _theta(*values: int) -> str:
+    sketch = new_theta()
+    for value in values:
+        sketch.update(value)
+    return theta_text(sketch)
+
+
+# Pinot's raw theta sketch text (DISTINCTCOUNTRAWTHETASKETCH's answer), one per row
+COLUMNS["k"] = [_theta(1, 2, 3), _theta(), _theta(*range(100)), _theta(7), _theta(2, 3, 4, 5)]
 ARROW = {
     "i": pa.array(COLUMNS["i"], pa.int64()),
     "f": pa.array(COLUMNS["f"], pa.float64()),
     "t": pa.array(COLUMNS["t"], pa.int64()),
-    **{k: pa.array(COLUMNS[k], pa.string()) for k in ("s", "d", "j")},
+    **{k: pa.array(COLUMNS[k], pa.string()) for k in ("s", "d", "j", "k")},
 }
 NUMPY = {
     k: np.asarray(v, dtype=object if isinstance(v[0], str) else None) for k, v in COLUMNS.items()
@@ -95,6 +107,10 @@ CASES = [
     ("jsonextractscalar", "jsonExtractScalar(j, '$.s', 'STRING', 'none')"),
     ("stpoint tosphericalgeography", "toSphericalGeography(stPoint(f, i))"),
     ("togeometry", "toGeometry(stPoint(i, f))"),
+    ("getthetasketchestimate", "getThetaSketchEstimate(k)"),
+    ("thetasketchunion", "getThetaSketchEstimate(thetaSketchUnion(k, thetaSketchDiff(k, k)))"),
+    ("thetasketchintersect thetasketchdiff",
+     "concat(thetaSketchIntersect(k, k), thetaSketchDiff(k, thetaSketchIntersect(k, k)))"),
 ]  # fmt: skip
 TIME_DEPENDENT = {"now", "ago"}  # read the clock: compared in test_clock_functions_agree
 
