@@ -19,7 +19,6 @@ written in as it loads (``engine.server.default_columns``).
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 from collections.abc import Callable
@@ -40,6 +39,7 @@ from engine.server.default_columns import DefaultColumns
 from engine.server.download import SegmentSources, fetch_segment
 from engine.server.drain import DrainQueue, RetiredSegment
 from engine.server.errors import SegmentLoadError
+from engine.server.hosted import HostedSegment
 from engine.server.local_copies import LocalCopies
 from engine.server.served import ServedSegments
 
@@ -51,26 +51,6 @@ ERROR = SegmentState.ERROR.value
 CONSUMING = SegmentState.CONSUMING.value
 DROPPED = SegmentState.DROPPED.value
 PUBLISH_INTERVAL_S = 1.0
-
-
-@dataclasses.dataclass
-class HostedSegment:
-    name: str
-    resource: str
-    state: str = OFFLINE
-    segment: ImmutableSegment | None = None
-    crc: str = ""
-    error: str | None = None
-    updated_ms: int = 0
-
-    def to_json(self) -> dict:
-        out = {"segmentName": self.name, "state": self.state, "crc": self.crc,
-               "lastTransitionTimeMs": self.updated_ms}  # fmt: skip
-        if self.segment is not None:
-            out["totalDocs"] = self.segment.total_docs
-        if self.error:
-            out["error"] = self.error
-        return out
 
 
 class SegmentDataManager:
