@@ -44,7 +44,9 @@ def test_run_now_shows_the_report_and_the_controllers_record(page, console_clust
         "GET", "/periodictask/run", params={"taskname": "RetentionManager"}
     ).json()
     assert answer["isSuccessful"], answer
-    expect(other.locator("td").nth(6)).to_have_text(str(count + 1), timeout=12_000)
+    # its own schedule may run it too meanwhile: at least one run more, not exactly one
+    expect(other.locator("td").nth(6)).not_to_have_text(str(count), timeout=12_000)
+    assert int(other.locator("td").nth(6).inner_text()) >= count + 1
     expect(other.locator('td[data-col="outcome"]')).to_contain_text("OK")
 
     # and a fresh browser (no storage of its own) sees the same record
