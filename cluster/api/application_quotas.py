@@ -42,12 +42,13 @@ class QuotaParams(serializers.Serializer):
 
 class ApplicationQuotaView(APIView):
     @extend_schema(summary="One application's query quota (its own, else the cluster default)",
-                   tags=TAG, responses={200: OpenApiTypes.NUMBER})  # fmt: skip
+                   description="204 (no body, as Pinot answers) when neither is set.",
+                   tags=TAG, responses={200: OpenApiTypes.NUMBER, 204: None})  # fmt: skip
     def get(self, request, app: str):
         own = _quotas().get(app)
         if own is None:
             own = parse_qps(store().cluster_config().get(APPLICATION_DEFAULT_KEY))
-        return Response(own)
+        return Response(own) if own is not None else Response(status=204)
 
     @extend_schema(summary="Set (or, empty, remove) an application's query quota", tags=TAG,
                    parameters=[QuotaParams], responses={200: OpenApiTypes.OBJECT})  # fmt: skip
