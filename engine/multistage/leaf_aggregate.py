@@ -13,8 +13,8 @@ import dataclasses
 import pyarrow as pa
 from sqlglot import exp
 
+from engine.multistage.clauses import conjuncts
 from engine.multistage.logical import Aggregate, Filter, LeafScan, Node, Project
-from engine.multistage.planner import conjuncts
 from engine.multistage.types import arrow_type
 from engine.query.errors import QueryValidationError
 from engine.query.intermediate import IntermediateResult

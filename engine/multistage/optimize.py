@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from engine.multistage.clauses import and_all, conjuncts
 from engine.multistage.logical import (
     Aggregate,
     Filter,
@@ -27,7 +28,6 @@ from engine.multistage.logical import (
     Values,
     Window,
 )
-from engine.multistage.planner import and_all, conjuncts
 from engine.multistage.scope import column_ids
 
 

@@ -15,19 +15,17 @@ from collections.abc import Callable
 from sqlglot import exp
 
 from engine.multistage import functions as fn
+from engine.multistage.clauses import and_all, conjuncts, limit_offset, sort_key
 from engine.multistage.errors import InternalPlanError
 from engine.multistage.logical import (
-    Aggregate,
     Field,
     FieldIds,
-    Filter,
     Join,
     Node,
     Project,
     Scan,
     SetOp,
     Sort,
-    SortKey,
     TableInfo,
     Unnest,
     Values,
@@ -210,7 +208,7 @@ class Planner:
             left_names = {f.name.lower(): f for f in left.fields}
             pairs = [(left_names[f.name.lower()], f) for f in right.fields
                      if f.name.lower() in left_names]  # fmt: skip
-            condition = _and([exp.EQ(this=ref(a), expression=ref(b)) for a, b in pairs])
+            condition = and_all([exp.EQ(this=ref(a), expression=ref(b)) for a, b in pairs])
             scope.hidden.update(b.id for _, b in pairs)
         elif using:
             conds = []
@@ -219,7 +217,7 @@ class Planner:
                 b = _find(right.fields, ident.name)
                 conds.append(exp.EQ(this=ref(a), expression=ref(b)))
                 scope.hidden.add(b.id)
-            condition = _and(conds)
+            condition = and_all(conds)
         elif on is not None:
             condition = bind(on, scope)
         if condition is None and jtype == "inner":
@@ -290,59 +288,4 @@ def _find(fields: list[Field], name: str) -> Field:
     raise QueryValidationError(f"Column '{name}' in USING is not in both inputs")
 
 
-def conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
-    if node is None:
-        return []
-    if isinstance(node, exp.Paren):
-        return conjuncts(node.this)
-    if isinstance(node, exp.And):
-        return conjuncts(node.this) + conjuncts(node.expression)
-    return [node]
-
-
-def _and(parts: list[exp.Expression]) -> exp.Expression | None:
-    out = None
-    for part in parts:
-        out = part if out is None else exp.And(this=out, expression=part)
-    return out
-
-
-and_all = _and
-
-
-def limit_offset(tree: exp.Expression) -> tuple[int | None, int]:
-    limit_node = tree.args.get("limit")
-    offset_node = tree.args.get("offset")
-    limit = offset = None
-    if limit_node is not None:
-        limit = _int(limit_node.expression, "LIMIT")
-        if limit_node.args.get("offset") is not None:
-            offset = _int(limit_node.args["offset"], "OFFSET")
-    if offset_node is not None:
-        offset = _int(offset_node.expression, "OFFSET")
-    return limit, offset or 0
-
-
-def _int(node: exp.Expression, what: str) -> int:
-    if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
-        return int(node.this)
-    raise QueryValidationError(f"{what} must be a non-negative integer, got {node.sql()}")
-
-
-def sort_key(item: exp.Ordered, expr: exp.Expression) -> SortKey:
-    desc = bool(item.args.get("desc"))
-    nulls_first = item.args.get("nulls_first")
-    if nulls_first is None:
-        nulls_first = desc
-    return SortKey(expr, desc, bool(nulls_first))
-
-
-def filter_node(node: Node, condition: exp.Expression | None) -> Node:
-    return node if condition is None else Filter(node.fields, node, condition)
-
-
-def aggregate_node(fields, node, keys, aggs, sets=None, hints=None) -> Aggregate:
-    return Aggregate(fields, node, keys, aggs, "direct", sets, dict(hints or {}))
-
-
-__all__ = ["Planner", "column_ids", "conjuncts", "fn"]
+__all__ = ["Planner", "column_ids", "fn"]

@@ -6,6 +6,7 @@ from sqlglot import exp
 
 from engine.multistage import functions as fn
 from engine.multistage.aggregation import plan_aggregate
+from engine.multistage.clauses import and_all, conjuncts, filter_node, limit_offset, sort_key
 from engine.multistage.logical import Aggregate, Field, Filter, Node, Project, Sort, Values, ref
 from engine.multistage.scope import CorrelationError, Scope, column_ids
 from engine.multistage.subqueries import SubqueryPlanner
@@ -24,8 +25,6 @@ class SelectPlanner:
         self.subqueries = SubqueryPlanner(planner, ctes, self.hints)
 
     def plan(self) -> tuple[Node, list[Field]]:
-        from engine.multistage import planner as pl
-
         node, scope = self._from()
         where = self.select.args.get("where")
         if where is not None:
@@ -74,13 +73,13 @@ class SelectPlanner:
                     extra = self.p.ids.new(f"$order{len(hidden)}")
                     hidden.append((extra, bound))
                     expr = ref(extra)
-            keys.append(pl.sort_key(item, expr))
+            keys.append(sort_key(item, expr))
         all_fields = fields + [f for f, _ in hidden]
         node = Project(all_fields, node, bound_items + [e for _, e in hidden])
         if distinct:
             node = Aggregate(fields, node, [ref(f) for f in fields], [],
                              hints=self.hints.get("aggOptions", {}))  # fmt: skip
-        limit, offset = pl.limit_offset(self.select)
+        limit, offset = limit_offset(self.select)
         if keys or limit is not None or offset:
             node = Sort(node.fields, node, keys, limit, offset)
         if hidden:
@@ -144,7 +143,6 @@ class SelectPlanner:
         return bind_columns(e, scope)
 
     def _where(self, node: Node, scope: Scope, condition: exp.Expression) -> Node:
-        from engine.multistage.planner import and_all, conjuncts, filter_node
 
         kept = []
         for conjunct in conjuncts(condition):

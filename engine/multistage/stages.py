@@ -261,7 +261,7 @@ def _decomposable(a: exp.Expression) -> bool:
 
 
 def conjuncts(e):
-    from engine.multistage.planner import conjuncts as split
+    from engine.multistage.clauses import conjuncts as split
 
     return split(e)
 
@@ -271,7 +271,7 @@ def equi_keys(join: Join) -> tuple[list[str], list[str]]:
     left_ids = {f.id for f in join.left.fields}
     right_ids = {f.id for f in join.right.fields}
     lefts, rights = [], []
-    from engine.multistage.planner import conjuncts
+    from engine.multistage.clauses import conjuncts
 
     for c in conjuncts(join.condition):
         if (

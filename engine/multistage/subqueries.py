@@ -16,6 +16,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from engine.multistage import functions as fn
+from engine.multistage.clauses import and_all, conjuncts
 from engine.multistage.logical import Aggregate, Exchange, Field, Join, Node, Project, ref
 from engine.multistage.scope import CorrelationError, Scope, bind_columns, column_ids
 from engine.query.errors import QueryValidationError
@@ -50,7 +51,6 @@ class SubqueryPlanner:
     def _exists(self, node: Node, scope: Scope, query, negated: bool) -> Node:
         sub, _, correlated = self._plan_correlated(_unwrap(query), scope)
         sub = self._expose(sub, correlated)
-        from engine.multistage.planner import and_all
 
         condition = and_all(correlated) or exp.true()
         return self._join(node, sub, "anti" if negated else "semi", condition)
@@ -66,7 +66,6 @@ class SubqueryPlanner:
         sub = self._expose(sub, correlated)
         bound = [bind_columns(e, scope) for e in lefts]
         pairs = [exp.EQ(this=b, expression=ref(f)) for b, f in zip(bound, fields, strict=True)]
-        from engine.multistage.planner import and_all
 
         condition = and_all(pairs + correlated)
         joined = self._join(node, sub, "anti" if negated else "semi", condition)
@@ -134,7 +133,6 @@ class SubqueryPlanner:
             sub, fields, correlated, count = self._correlated_scalar(scope, subquery)
         if len(fields) != 1:
             raise QueryValidationError("Scalar subquery must return exactly one column")
-        from engine.multistage.planner import and_all
 
         if correlated:
             join = Join([*self.node.fields, *sub.fields], self.node, sub, "left",
@@ -159,7 +157,6 @@ class SubqueryPlanner:
         ):
             raise QueryValidationError("Correlated scalar subquery is not supported")
         where = select.args.get("where")
-        from engine.multistage.planner import and_all, conjuncts
 
         outer_names = {f.name.lower() for f in scope.fields}
         inner_conds, pairs = [], []
