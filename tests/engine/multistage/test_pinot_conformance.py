@@ -27,9 +27,9 @@ from tests.engine.multistage import pinot_cases as pc
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 CASES_DIR = REPO_ROOT.parent / "shared" / "pinot-mse-queries"
-# the target is 0.95; 1246/1316 (94.7%) before the last merge of main, 1237 after it
-# (nine single-stage aggregations in UDFAggregates now fail in the leaf: to investigate)
-MIN_PASS_RATE = 0.93
+# the target is 0.95; 1254/1316 (95.3%) pass now, after the single-stage merge of
+# null-aware states was fixed and SKEWNESS, KURTOSIS and the theta sketches were added
+MIN_PASS_RATE = 0.94
 TS = 1_700_000_000_000
 
 
