@@ -31,6 +31,7 @@ def _quotas() -> dict[str, float]:
 
 class ApplicationQuotasView(APIView):
     @extend_schema(summary="Every application's query quota (queries per second)", tags=TAG,
+                   operation_id="applicationQuotas_list",
                    responses={200: OpenApiTypes.OBJECT})  # fmt: skip
     def get(self, request):
         return Response(_quotas())
@@ -43,7 +44,7 @@ class QuotaParams(serializers.Serializer):
 class ApplicationQuotaView(APIView):
     @extend_schema(summary="One application's query quota (its own, else the cluster default)",
                    description="204 (no body, as Pinot answers) when neither is set.",
-                   tags=TAG, responses={200: OpenApiTypes.NUMBER, 204: None})  # fmt: skip
+                   operation_id="applicationQuotas_get", tags=TAG, responses={200: OpenApiTypes.NUMBER, 204: None})  # fmt: skip
     def get(self, request, app: str):
         own = _quotas().get(app)
         if own is None:
@@ -51,6 +52,7 @@ class ApplicationQuotaView(APIView):
         return Response(own) if own is not None else Response(status=204)
 
     @extend_schema(summary="Set (or, empty, remove) an application's query quota", tags=TAG,
+                   operation_id="applicationQuotas_set", request=None,
                    parameters=[QuotaParams], responses={200: OpenApiTypes.OBJECT})  # fmt: skip
     def post(self, request, app: str):
         raw = (query(request, QuotaParams).get("maxQueriesPerSecond") or "").strip()
