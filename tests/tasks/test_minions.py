@@ -71,8 +71,16 @@ def test_a_minion_serves_pinot_s_task_metrics(api, store, start_minion, make_tab
     start_minion("metered", "tagM", SPRIG_MINION_METRICS_PORT=str(port))
     table = make_table({"TestTask": {"numSubtasks": "2", "failIndex": "1",
                                      "minionInstanceTag": "tagM"}})  # fmt: skip
-    name = api.post(f"/tasks/schedule?taskType=TestTask&tableName={table}").json()["TestTask"]
-    wait_task(api, store, name)
+    # the minion's ZooKeeper registration may trail its Celery worker's readiness under load:
+    # scheduling then fails with a scheduling error, and is asked again
+    deadline = time.monotonic() + 30
+    while True:
+        answer = api.post(f"/tasks/schedule?taskType=TestTask&tableName={table}").json()
+        if answer.get("TestTask") or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert answer.get("TestTask"), answer
+    wait_task(api, store, answer["TestTask"])
     text = requests.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
     labels = f'table="{table.removesuffix("_OFFLINE")}",tableType="OFFLINE",taskType="TestTask"'
 

@@ -119,10 +119,14 @@ def test_an_offset_removed_by_retention_resumes_at_the_earliest(kafka, tmp_path)
     """Records a day old in a topic that keeps an hour, in several log segments (a segment
     rolls once its first record is older than segment.ms): Kafka's retention deletes every
     closed log segment within seconds (the local Kafka checks every second), and a consumer
-    starting at 0 resumes at the new log start."""
+    starting at 0 resumes at the new log start. The last 50 records are new, so their log
+    segment is never due (a day-old active segment is rolled and deleted too, under load
+    before the test saw a partial log start)."""
     topic = make_topic(kafka, **{"retention.ms": "3600000", "segment.ms": "60000"})
     day_old = int(time.time() * 1000) - 86_400_000
-    produce(kafka, topic, range(200), timestamp_ms=day_old, batches=4)
+    produce(kafka, topic, range(150), timestamp_ms=day_old, batches=3)
+    time.sleep(0.2)
+    produce(kafka, topic, range(150, 200))
     start = wait_until(lambda: log_start(kafka, topic), "retention to delete log segments", 60)
     assert 0 < start < 200
     pc = consumer_for(kafka, topic, [DISCARD], tmp_path, row_limit=200 - start)
