@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import socket
 import sys
-import tempfile
+from pathlib import Path
+
+from sprig.runtime import REPO_ROOT
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -40,8 +43,14 @@ def run(args: argparse.Namespace) -> int:
     os.environ["SPRIG_MINION_NAME"] = args.name
     # the subtasks run in pool processes: their metrics meet in prometheus_client's
     # multiprocess files, which the worker's main process serves (tasks.minion_metrics)
+    # (one folder per minion name under its data dir, emptied at start as prometheus_client
+    # asks, so nothing is left in /tmp by a process that exec()s into Celery)
     if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="sprig-minion-metrics-")
+        data_root = Path(os.environ.get("SPRIG_DATA_DIR", REPO_ROOT / "var"))
+        metrics_dir = data_root / "minion-metrics" / args.name
+        shutil.rmtree(metrics_dir, ignore_errors=True)
+        metrics_dir.mkdir(parents=True)
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(metrics_dir)
     hostname = f"Minion_{args.name}_{socket.gethostname()}_{os.getpid()}"
     argv = [
         sys.executable, "-m", "celery",
