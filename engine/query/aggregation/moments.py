@@ -19,12 +19,7 @@ class _Moments(AggregationFunction):
     root = False
 
     def aggregate(self, block, groups, n_groups):
-        values = np.asarray(block.values(), dtype=np.float64) if block.n_rows else np.empty(0)
-        g = group_index(groups, len(values))
-        count = np.bincount(g, minlength=n_groups).astype(np.float64)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            mean = np.bincount(g, weights=values, minlength=n_groups) / count
-        mean = np.where(count > 0, mean, 0.0)
+        values, g, count, mean = _count_and_mean(block, groups, n_groups)
         m2 = np.bincount(g, weights=(values - mean[g]) ** 2, minlength=n_groups)
         return (count, mean, m2)
 
@@ -136,12 +131,7 @@ class _FourthMoments(AggregationFunction):
     state_fields = ("count", "mean", "m2", "m3", "m4")
 
     def aggregate(self, block, groups, n_groups):
-        values = np.asarray(block.values(), dtype=np.float64) if block.n_rows else np.empty(0)
-        g = group_index(groups, len(values))
-        count = np.bincount(g, minlength=n_groups).astype(np.float64)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            mean = np.bincount(g, weights=values, minlength=n_groups) / count
-        mean = np.where(count > 0, mean, 0.0)
+        values, g, count, mean = _count_and_mean(block, groups, n_groups)
         d = values - mean[g]
         sums = [np.bincount(g, weights=d**k, minlength=n_groups) for k in (2, 3, 4)]
         return (count, mean, *sums)
@@ -186,3 +176,14 @@ class Kurtosis(_FourthMoments):
             suffix = 3 * (n - 1) ** 2 / ((n - 2) * (n - 3))
             kurt = prefix * m4 / variance**2 - suffix
         return np.where(n < 4, np.nan, np.where(variance < 1e-19, 0.0, kurt))
+
+
+def _count_and_mean(block, groups, n_groups):
+    """The block's values as doubles, each row's group, and per group the count and the mean
+    (0 where a group has no value): the first moments every moment state starts from."""
+    values = np.asarray(block.values(), dtype=np.float64) if block.n_rows else np.empty(0)
+    g = group_index(groups, len(values))
+    count = np.bincount(g, minlength=n_groups).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.bincount(g, weights=values, minlength=n_groups) / count
+    return values, g, count, np.where(count > 0, mean, 0.0)
