@@ -165,23 +165,13 @@ def _group_ids(reader, args: argparse.Namespace) -> list[str]:
 
 
 def _properties(path: Path | None) -> dict[str, str]:
-    """A Java properties file as `key=value` lines (`#`/`!` comments), the format of the Kafka
-    tool's --command-config."""
+    """The Kafka tool's --command-config: a Java properties file, read as every other
+    properties file here is (engine.runtime.properties)."""
+    from engine.common.errors import ConfigError
+    from engine.runtime.properties import PinotProperties
     from sprig.errors import CommandError
 
-    if path is None:
-        return {}
     try:
-        lines = path.read_text().splitlines()
-    except OSError as exc:
-        raise CommandError(f"cannot read --command-config {path}: {exc.strerror}") from exc
-    config = {}
-    for number, raw in enumerate(lines, 1):
-        line = raw.strip()
-        if not line or line[0] in "#!":
-            continue
-        key, sep, value = line.partition("=") if "=" in line else line.partition(":")
-        if not sep or not key.strip():
-            raise CommandError(f"{path}:{number}: expected key=value, got {raw!r}")
-        config[key.strip()] = value.strip()
-    return config
+        return dict(PinotProperties.load(path))
+    except ConfigError as exc:
+        raise CommandError(f"--command-config: {exc.message}") from exc

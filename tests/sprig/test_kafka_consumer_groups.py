@@ -186,13 +186,21 @@ def test_option_rules_are_usage_errors(capsys, args, message):
     assert message in capsys.readouterr().err
 
 
-def test_command_config_that_is_not_properties_is_named_with_its_line(tmp_path, capsys):
-    config = tmp_path / "client.properties"
-    config.write_text("# security\nsecurity.protocol=PLAINTEXT\nnot a property\n")
+def test_command_config_that_cannot_be_read_is_named(tmp_path, capsys):
+    config = tmp_path / "missing.properties"
     code = main(["kafka-consumer-groups", "--bootstrap-server", "127.0.0.1:1", "--list",
                  "--command-config", str(config)])  # fmt: skip
     assert code == 2
-    assert f"{config}:3: expected key=value, got 'not a property'" in capsys.readouterr().err
+    assert f"--command-config: cannot read {config}" in capsys.readouterr().err
+
+
+def test_command_config_is_read_as_java_properties(tmp_path):
+    from sprig.commands.kafka_consumer_groups import _properties
+
+    config = tmp_path / "client.properties"
+    config.write_text("# security\n! also a comment\nsecurity.protocol = PLAINTEXT\n"
+                      "sasl.jaas.config: a \\\n  b\n")  # fmt: skip
+    assert _properties(config) == {"security.protocol": "PLAINTEXT", "sasl.jaas.config": "a b"}
 
 
 def test_the_verb_documents_itself(capsys):
