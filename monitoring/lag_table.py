@@ -31,20 +31,31 @@ def ensure_topic(bootstrap: str, topic: str = DEFAULT_TOPIC, timeout_s: float = 
 
 
 def ensure_lag_table(
-    controller: str, bootstrap: str, topic: str = DEFAULT_TOPIC, replicas: int | None = None
+    controller: str,
+    bootstrap: str,
+    topic: str = DEFAULT_TOPIC,
+    replicas: int | None = None,
+    headers: dict[str, str] | None = None,
 ) -> bool:
     """Creates the topic, then the schema and the REALTIME table reading it from `bootstrap`
     (with `replicas` replicas per partition when given), unless the controller already has
-    the table. True when it created the table."""
+    the table. `headers` go with every controller call (an authenticating controller's
+    credentials). True when it created the table."""
     ensure_topic(bootstrap, topic)
     try:
-        if requests.get(f"{controller}/tables/{TABLE_NAME}", timeout=30).status_code == 200:
+        found = requests.get(f"{controller}/tables/{TABLE_NAME}", headers=headers, timeout=30)
+        if found.status_code in (401, 403):
+            raise MonitoringError(
+                f"the controller at {controller} refused GET /tables/{TABLE_NAME}: "
+                f"HTTP {found.status_code} (give credentials with --auth-token)"
+            )
+        if found.status_code == 200:
             return False
         for path, body in (
             ("/schemas", schema()),
             ("/tables", table_config(bootstrap, topic, replicas)),
         ):
-            response = requests.post(f"{controller}{path}", json=body, timeout=60)
+            response = requests.post(f"{controller}{path}", json=body, headers=headers, timeout=60)
             if not response.ok:
                 raise MonitoringError(
                     f"creating the {TABLE_NAME} table failed at POST {path}: "

@@ -90,6 +90,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _topic_argument(init, "the JSON topic the table consumes")
     init.add_argument("--replicas", type=int, default=None,
                       help="replicasPerPartition (default: the shipped config's)")  # fmt: skip
+    init.add_argument("--auth-token", default=None, metavar="TOKEN",
+                      help="credentials for an authenticating controller, as Pinot's admin "
+                      "tools' -authToken: sent as Authorization, 'Basic ' put in front "
+                      "unless it starts with it")  # fmt: skip
     init.set_defaults(func=run_init)
 
 
@@ -209,6 +213,8 @@ def run_stream(args: argparse.Namespace) -> int:
 
 
 def run_init(args: argparse.Namespace) -> int:
+    from engine.runtime.properties import PinotProperties
+    from engine.runtime.service_auth import auth_headers
     from monitoring.errors import MonitoringError
     from monitoring.lag_table import ensure_lag_table
     from monitoring.tables import DEFAULT_TOPIC, TABLE_NAME
@@ -219,7 +225,12 @@ def run_init(args: argparse.Namespace) -> int:
     controller = args.controller.rstrip("/")
     topic = args.topic or DEFAULT_TOPIC
     try:
-        created = ensure_lag_table(controller, args.bootstrap_server, topic, args.replicas)
+        headers = auth_headers(
+            PinotProperties({"cli.auth.token": args.auth_token or ""}), "cli.auth"
+        )
+        created = ensure_lag_table(
+            controller, args.bootstrap_server, topic, args.replicas, headers=headers
+        )
     except MonitoringError as exc:
         raise CommandError(str(exc)) from exc
     if created:

@@ -217,3 +217,23 @@ def test_minion_clients_send_task_auth(secured, monkeypatch, tmp_path):
         monkeypatch.delenv("SPRIG_PINOT_CONFIG")
         process_properties.cache_clear()
     assert lineage["tableNameWithType"] == f"{TABLE}_OFFLINE"
+
+
+def test_lag_table_init_sends_its_auth_token(secured, kafka, capsys):
+    """`sprig consumer-offsets init` against an authenticating controller: refused with a
+    clear error without credentials, and creates the table with --auth-token (a bare
+    token gets Pinot's Basic prefix)."""
+    from sprig.cli import main
+
+    init = ["consumer-offsets", "init", "--controller", secured.controller_url,
+            "--bootstrap-server", kafka.bootstrap_servers,
+            "--topic", f"lag-{secured.env['SPRIG_CLUSTER_NAME']}"]  # fmt: skip
+    assert main(init) != 0
+    err = capsys.readouterr().err
+    assert "refused GET /tables/consumer_offsets: HTTP 401" in err and "--auth-token" in err
+    bare = token("admin").removeprefix("Basic ")
+    assert main([*init, "--auth-token", bare]) == 0
+    assert "Created the consumer_offsets REALTIME table" in capsys.readouterr().out
+    found = requests.get(f"{secured.controller_url}/tables/consumer_offsets", headers=auth("admin"),
+                         timeout=10)  # fmt: skip
+    assert found.status_code == 200
