@@ -19,7 +19,7 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Tokenizer, TokenType
 
 from engine.query.errors import QueryParseError
-from engine.query.parser import PinotDialect
+from engine.query.parser import PinotDialect, check_clauses, parse_error_message, split_statements
 
 _EXPLAIN = re.compile(
     r"^\s*EXPLAIN\s+(?:(IMPLEMENTATION)\s+)?PLAN\s+"
@@ -59,7 +59,7 @@ def parse_request(sql: str, options: dict[str, str] | None = None) -> MultiStage
     request's ``queryOptions`` (``options``). Raises ``QueryParseError`` (code 150)."""
     if not isinstance(sql, str) or not sql.strip():
         raise QueryParseError("Caught exception while parsing query: the SQL is empty")
-    pieces = _split_statements(sql)
+    pieces = split_statements(sql)
     merged: dict[str, str] = {}
     query_text = None
     for piece in pieces:
@@ -88,16 +88,22 @@ def parse_query(text: str) -> exp.Expression:
     text = _LEFT_ASOF.sub("ASOF LEFT JOIN", text)
     text = _PLAIN_ASOF.sub("ASOF JOIN", text)
     try:
-        statements = [s for s in sqlglot.parse(text, read=MultiStageDialect) if s is not None]
+        statements = [
+            s
+            for s in sqlglot.parse(text, read=MultiStageDialect)
+            if s is not None and not isinstance(s, exp.Semicolon)
+        ]
     except (ParseError, TokenError) as err:
-        raise QueryParseError(_message(err)) from err
+        raise QueryParseError(parse_error_message(err)) from err
     if len(statements) != 1:
         raise QueryParseError("Caught exception while parsing query: expected one query")
     tree = statements[0]
     if not isinstance(tree, exp.Query):
         kind = type(tree).__name__.upper()
         raise QueryParseError(f"Caught exception while parsing query: expected SELECT, got {kind}")
+    check_clauses(tree)
     for join in tree.find_all(exp.Join):
+        _check_join_condition(join)
         if join.args.get("method") == "ASOF" and not join.args.get("match_condition"):
             raise QueryParseError(
                 "Caught exception while parsing query: ASOF JOIN needs MATCH_CONDITION(...)"
@@ -107,52 +113,29 @@ def parse_query(text: str) -> exp.Expression:
     return tree
 
 
+_NO_CONDITION_NEEDED = ("CROSS", "NATURAL")
+
+
+def _check_join_condition(join: exp.Join) -> None:
+    """A JOIN keyword (not a comma) without ON or USING is an error, as in Calcite: sqlglot
+    reads `a JOIN b` and `a JOIN b ON` (nothing after it) as a cross product, which would
+    answer a different question than the one half-typed."""
+    if "pivots" not in join.args and "on" not in join.args:
+        return  # `FROM a, b`: a comma join, a cross product by definition
+    if join.args.get("kind") in _NO_CONDITION_NEEDED or join.args.get("method") == "NATURAL":
+        return
+    if join.args.get("on") is None and not join.args.get("using"):
+        raise QueryParseError(
+            "Caught exception while parsing query: INNER, LEFT, RIGHT or FULL join requires "
+            f"a condition (NATURAL keyword or ON or USING clause): JOIN {join.this.sql()[:80]}"
+        )
+
+
 def _unquote(value: str) -> str:
     value = value.strip()
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
         return value[1:-1]
     return value
-
-
-def _split_statements(text: str) -> list[str]:
-    """Split on semicolons outside quotes and comments."""
-    pieces, current, quote, i = [], [], None, 0
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            if text.startswith(quote, i):
-                current.append(quote)
-                i += len(quote)
-                quote = None
-                continue
-        elif text.startswith("/*", i):
-            quote = "*/"
-        elif text.startswith("--", i):
-            quote = "\n"
-        elif ch in "'\"`":
-            quote = ch
-        elif ch == ";":
-            pieces.append("".join(current))
-            current = []
-            i += 1
-            continue
-        current.append(ch)
-        i += 1
-    pieces.append("".join(current))
-    return [p for p in pieces if p.strip()]
-
-
-def _message(err: Exception) -> str:
-    errors = getattr(err, "errors", None) or []
-    if errors:
-        first = errors[0]
-        token = first.get("highlight") or ""
-        return (
-            f"Caught exception while parsing query: {first.get('description')} at line "
-            f"{first.get('line')}, column {first.get('col')}"
-            + (f" near '{token}'" if token else "")
-        )
-    return f"Caught exception while parsing query: {err}"
 
 
 def hints_of(node: exp.Expression) -> dict[str, dict[str, str]]:

@@ -99,16 +99,18 @@ def parse_sql(sql: str) -> ParsedQuery:
                 options[key.strip()] = value.strip().strip("'\"")
         text = text[: match.start()]
     explain = False
-    pieces = _split_statements(text)
+    pieces = split_statements(text)
     if pieces and _EXPLAIN.match(pieces[-1]):
         explain = True
         pieces[-1] = _EXPLAIN.sub("", pieces[-1])
     try:
-        statements = [
-            s for s in sqlglot.parse(";".join(pieces), read=PinotDialect) if s is not None
+        statements = [  # a comment alone between two semicolons parses as an empty statement
+            s
+            for s in sqlglot.parse(";".join(pieces), read=PinotDialect)
+            if s is not None and not isinstance(s, exp.Semicolon)
         ]
     except (ParseError, TokenError) as err:
-        raise QueryParseError(_parse_error_message(err, text)) from err
+        raise QueryParseError(parse_error_message(err)) from err
     query = None
     for statement in statements:
         if isinstance(statement, exp.Set):
@@ -130,7 +132,7 @@ def parse_sql(sql: str) -> ParsedQuery:
             try:
                 query = sqlglot.parse_one(body, read=PinotDialect)
             except (ParseError, TokenError) as err:
-                raise QueryParseError(_parse_error_message(err, body)) from err
+                raise QueryParseError(parse_error_message(err)) from err
         elif query is None:
             query = statement
         else:
@@ -138,28 +140,53 @@ def parse_sql(sql: str) -> ParsedQuery:
     if not isinstance(query, exp.Select):
         kind = type(query).__name__.upper() if query is not None else "nothing"
         raise QueryParseError(f"Caught exception while parsing query: expected SELECT, got {kind}")
+    check_clauses(query)
     parsed = _from_select(query)
     parsed.options.update(options)
     parsed.explain = explain
     return parsed
 
 
-def _split_statements(text: str) -> list[str]:
-    """Split on semicolons outside quotes (SET statements precede the query)."""
-    pieces, current, quote = [], [], None
-    for ch in text:
+def split_statements(text: str) -> list[str]:
+    """The statements of a request (SET ...; SET ...; the query), split on semicolons outside
+    quotes and comments."""
+    pieces, current, quote, i = [], [], None, 0
+    while i < len(text):
+        ch = text[i]
         if quote:
-            if ch == quote:
+            if text.startswith(quote, i):
+                current.append(quote)
+                i += len(quote)
                 quote = None
+                continue
+        elif text.startswith("/*", i):
+            quote = "*/"
+        elif text.startswith("--", i):
+            quote = "\n"
         elif ch in "'\"`":
             quote = ch
         elif ch == ";":
             pieces.append("".join(current))
             current = []
+            i += 1
             continue
         current.append(ch)
+        i += 1
     pieces.append("".join(current))
     return [p for p in pieces if p.strip()]
+
+
+def check_clauses(tree: exp.Expression) -> None:
+    """Clauses sqlglot accepts empty but SQL does not (`GROUP BY` with nothing after it)."""
+    for group in tree.find_all(exp.Group):
+        if (
+            not group.expressions
+            and not group.args.get("grouping_sets")
+            and not any(group.args.get(k) for k in ("rollup", "cube", "totals"))
+        ):
+            raise QueryParseError(
+                "Caught exception while parsing query: GROUP BY needs at least one expression"
+            )
 
 
 _TOKEN_REPR = re.compile(
@@ -174,7 +201,9 @@ def _describe(description: str) -> str:
     )
 
 
-def _parse_error_message(err: Exception, sql: str) -> str:
+def parse_error_message(err: Exception) -> str:
+    """Pinot's parse-error message for a sqlglot error: what, at which line and column, near
+    which token (end of input spelled out)."""
     errors = getattr(err, "errors", None) or []
     if errors:
         first = errors[0]

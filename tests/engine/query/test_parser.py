@@ -107,6 +107,8 @@ def test_distinct_is_a_group_by_without_aggregations():
         ("SELECT a FROM", QueryParseError, "line 1"),
         ("SELECT a FROM t WHERE", QueryParseError, "column"),
         ("SELEC a FROM t", QueryParseError, "parsing"),
+        ("SELECT a FROM t GROUP BY", QueryParseError, "GROUP BY needs at least one expression"),
+        ("SELECT a FROM t WHERE a IN (", QueryParseError, "column 28"),
         ("", QueryParseError, "empty"),
         ("SELECT nope FROM t", UnknownColumnError, "'nope'"),
         ("SELECT a FROM t WHERE zz = 1", UnknownColumnError, "'zz'"),
@@ -154,3 +156,9 @@ def test_null_order_defaults_to_pinots_and_null_forms_are_checked():
     for bad in ("COALESCE()", "NULLIF(a)", "NULLIF(a, b, s)"):
         with pytest.raises(QueryValidationError, match=bad.split("(")[0]):
             compile_query(f"SELECT {bad} FROM t", COLUMNS)
+
+
+def test_semicolons_in_comments_and_quotes_do_not_split_the_request():
+    parsed = parse_sql("SET timeoutMs = 5; /* a; b */ SELECT a FROM t -- c; d\n WHERE s = ';'")
+    assert parsed.options == {"timeoutMs": "5"}
+    assert parsed.table == "t"
