@@ -19,7 +19,8 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Tokenizer, TokenType
 
 from engine.query.errors import QueryParseError
-from engine.query.parser import PinotDialect, check_clauses, parse_error_message, split_statements
+from engine.query.parser import PinotDialect
+from engine.query.sql_text import check_clauses, parse_error_message, split_statements
 
 _EXPLAIN = re.compile(
     r"^\s*EXPLAIN\s+(?:(IMPLEMENTATION)\s+)?PLAN\s+"
