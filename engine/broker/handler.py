@@ -20,7 +20,8 @@ from engine.broker.errors import SEGMENTS_UNAVAILABLE_ERROR_CODE, BadBrokerReque
 from engine.broker.metrics import BrokerMetrics
 from engine.broker.pruning import prune
 from engine.broker.query_log import QueryLogger
-from engine.broker.routing import RoutingManager, RoutingSnapshot, ServerAddress
+from engine.broker.routes import RoutingSnapshot, ServerAddress
+from engine.broker.routing import RoutingManager
 from engine.broker.running import RunningQueries, RunningQuery
 from engine.broker.scatter import ScatterGather
 from engine.broker.selection import BalancedSelector

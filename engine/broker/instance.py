@@ -44,7 +44,8 @@ from engine.broker.quotas import (
     QUERY_QUOTA_EXCEEDED_ERROR_CODE,
     QueryQuotas,
 )
-from engine.broker.routing import RoutingManager, RoutingSnapshot
+from engine.broker.routes import RoutingSnapshot
+from engine.broker.routing import RoutingManager
 from engine.broker.running import RunningQueries
 from engine.broker.scatter import ScatterGather
 from engine.broker.selection import BalancedSelector, ServerHealth

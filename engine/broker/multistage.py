@@ -17,7 +17,7 @@ import pyarrow as pa
 import urllib3
 
 from engine.broker.errors import SEGMENTS_UNAVAILABLE_ERROR_CODE
-from engine.broker.routing import RoutingSnapshot
+from engine.broker.routes import RoutingSnapshot
 from engine.clusterstate import split_table_name
 from engine.multistage.compiler import CompiledQuery
 from engine.multistage.coordinator import Coordinator

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import urllib3
 
-from engine.broker.routing import ServerAddress
+from engine.broker.routes import ServerAddress
 
 
 @dataclasses.dataclass(slots=True)

@@ -16,7 +16,7 @@ import time
 import orjson
 
 from engine.broker.errors import SERVER_NOT_RESPONDING_ERROR_CODE
-from engine.broker.routing import ServerAddress
+from engine.broker.routes import ServerAddress
 from engine.broker.selection import ServerHealth
 from engine.broker.transport import Exchange, ServerConnections
 from engine.query import IntermediateResult

@@ -23,7 +23,7 @@ import time
 
 import urllib3
 
-from engine.broker.routing import RoutingSnapshot, TableRoute
+from engine.broker.routes import RoutingSnapshot, TableRoute
 from engine.realtime.llc_name import LLCSegmentName
 
 log = logging.getLogger(__name__)

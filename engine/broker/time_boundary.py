@@ -12,7 +12,7 @@ import dataclasses
 
 import pyarrow as pa
 
-from engine.broker.routing import TableRoute
+from engine.broker.routes import TableRoute
 
 
 @dataclasses.dataclass(frozen=True)

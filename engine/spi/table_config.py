@@ -15,6 +15,7 @@ import dataclasses
 from engine.common.errors import ConfigError
 from engine.spi import compression, config_support
 from engine.spi.column_indexes import ResolvedIndexes, resolve
+from engine.spi.datetime_format import UNIT_MILLIS
 from engine.spi.schema import Schema, _load_json
 from engine.spi.table_config_model import (
     ColumnPartitionConfig,
@@ -218,7 +219,7 @@ class TableConfig:
     def push_frequency_ms(self) -> int:
         """One push-frequency unit in ms: an hour for HOURLY pushes, else a day. The hybrid
         time boundary is the newest OFFLINE end time minus this."""
-        return 3_600_000 if self.push_frequency == "HOURLY" else 86_400_000
+        return UNIT_MILLIS["HOURS"] if self.push_frequency == "HOURLY" else UNIT_MILLIS["DAYS"]
 
     @property
     def push_type(self) -> str | None:

@@ -347,7 +347,7 @@ def test_partitioned_segments_record_pinot_partition_metadata(
     import fastavro
     import pyarrow as pa
 
-    from engine.broker.routing import segment_info_from_metadata
+    from engine.broker.routes import segment_info_from_metadata
     from engine.common.types import DataType
     from engine.segment import build_segment, pack_segment
     from engine.spi import Schema, TableConfig

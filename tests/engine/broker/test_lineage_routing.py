@@ -21,7 +21,8 @@ from kazoo.exceptions import NoNodeError
 from engine.broker.errors import BROKER_RESOURCE_MISSING_ERROR_CODE
 from engine.broker.handler import BrokerQuery, QueryRunner
 from engine.broker.metrics import BrokerMetrics
-from engine.broker.routing import RoutingManager, TableUnroutableError
+from engine.broker.routes import TableUnroutableError
+from engine.broker.routing import RoutingManager
 from engine.broker.selection import BalancedSelector, ServerHealth
 from engine.clusterstate import (
     ClusterStore,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from engine.broker.handler import QueryRunner
 from engine.broker.pruning import SegmentInfo
-from engine.broker.routing import TableRoute
+from engine.broker.routes import TableRoute
 from engine.query.plan import compile_query
 from engine.spi.datetime_format import DateTimeFormat
 

@@ -7,7 +7,7 @@ import pytest
 from engine.broker.errors import BadBrokerRequest
 from engine.broker.handler import parse_query_options
 from engine.broker.pruning import ColumnPartitioning, SegmentInfo, prune, time_intervals
-from engine.broker.routing import RoutingSnapshot, ServerAddress, TableRoute
+from engine.broker.routes import RoutingSnapshot, ServerAddress, TableRoute
 from engine.broker.selection import BalancedSelector
 from engine.broker.time_boundary import compute_time_boundary
 from engine.query.plan import compile_query

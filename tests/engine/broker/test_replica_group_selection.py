@@ -3,7 +3,8 @@ request id; a segment whose replica there is down or failing goes to another gro
 
 from __future__ import annotations
 
-from engine.broker.routing import RoutingSnapshot, SegmentInfo, ServerAddress, TableRoute
+from engine.broker.pruning import SegmentInfo
+from engine.broker.routes import RoutingSnapshot, ServerAddress, TableRoute
 from engine.broker.selection import BalancedSelector
 
 # two replica groups of two servers: S1, S2 (group 0) and S3, S4 (group 1); every segment

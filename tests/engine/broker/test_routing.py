@@ -10,10 +10,13 @@ import uuid
 import pytest
 from kazoo.client import KazooClient
 
-from engine.broker.routing import DAY_MS, HOUR_MS, RoutingManager
+from engine.broker.routing import RoutingManager
 from engine.clusterstate import ClusterStore, InstanceConfig, ResourceAssignment
 from engine.runtime import Participant, SchemaCache
 from engine.runtime.outbound import OutboundPolicy
+from engine.spi.datetime_format import UNIT_MILLIS
+
+HOUR_MS, DAY_MS = UNIT_MILLIS["HOURS"], UNIT_MILLIS["DAYS"]
 
 pytestmark = pytest.mark.integration
 

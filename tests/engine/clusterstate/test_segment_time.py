@@ -20,7 +20,7 @@ import pyarrow as pa
 import pytest
 
 from engine.broker.pruning import prune
-from engine.broker.routing import segment_info_from_metadata
+from engine.broker.routes import segment_info_from_metadata
 from engine.clusterstate import SegmentZKMetadata
 from engine.clusterstate.segment_metadata import recorded_time_range, segment_time_ms
 from engine.query.plan import compile_query
