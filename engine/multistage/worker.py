@@ -209,6 +209,11 @@ class StageWorker:
             parts = partition(table, self.spec.keys, len(receivers))
         elif self.spec.distribution == "broadcast":
             parts = [table] * len(receivers)
+        elif self.spec.distribution == "partitioned":  # 1:1, to the same partition's worker
+            index = self.worker.index
+            self.client.send(receivers[index], self.request_id, self.spec.id, index, index,
+                             table, self.deadline)  # fmt: skip
+            return
         else:  # singleton (one receiver) or random
             parts = [table] + [table.slice(0, 0)] * (len(receivers) - 1)
         for worker, (address, part) in enumerate(zip(receivers, parts, strict=True)):
