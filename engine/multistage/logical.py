@@ -207,7 +207,7 @@ class Unnest(Unary):
 class Exchange(Unary):
     """Data moves between stages: ``hash`` on key fields, ``broadcast`` to every worker,
     ``singleton`` to one, ``random`` anywhere, ``partitioned`` 1:1 to the worker of the same
-partition (a colocated join, ``engine.multistage.colocation``)."""
+    partition (a colocated join, ``engine.multistage.colocation``)."""
 
     distribution: str
     keys: list[str] = dataclasses.field(default_factory=list)  # field ids
