@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import os
+from collections import Counter
 
 import pyarrow as pa
 
@@ -111,6 +113,7 @@ class StageSpec:
     dynamic: list[DynamicFilter] = dataclasses.field(default_factory=list)
     partition_column: str | None = None  # a ``partitioned`` send: its table's column
     fallback: str | None = None  # why a ``partitioned`` send became a hash shuffle
+    threads: int | None = None  # DataFusion's partitions per worker, when not the query's
 
     def to_json(self) -> dict:
         return {
@@ -121,6 +124,7 @@ class StageSpec:
             "keys": self.keys, "toStage": self.to_stage, "receivers": self.receivers,
             "udfs": [u.to_json() for u in self.udfs], "kind": self.kind,
             "operators": self.operators, "dynamic": [d.to_json() for d in self.dynamic],
+            "threads": self.threads,
         }  # fmt: skip
 
     @classmethod
@@ -133,6 +137,7 @@ class StageSpec:
             d["toStage"], d["receivers"], [UdfSpec.from_json(u) for u in d["udfs"]],
             d.get("kind", "INTERMEDIATE"), d.get("operators", []),
             [DynamicFilter.from_json(f) for f in d.get("dynamic", [])],
+            threads=d.get("threads"),
         )  # fmt: skip
 
     def senders_of(self, stage: int, stages: dict[int, StageSpec]) -> int:
@@ -297,6 +302,9 @@ def _place_colocated(stages: dict[int, StageSpec], partitions,
                                for w, p in enumerate(assignment)]  # fmt: skip
         placed[spec.id] = [WorkerSpec(w, p.server, servers[p.server])
                            for w, p in enumerate(assignment)]  # fmt: skip
+        # the partitions are the parallelism: a worker need not split its rows again
+        per_server = max(Counter(p.server for p in assignment).values())
+        spec.threads = max(1, (os.cpu_count() or 1) // per_server)
     return placed
 
 

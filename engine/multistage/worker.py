@@ -153,7 +153,7 @@ class StageWorker:
         return merge(plan, table, receive.schema)
 
     def _session(self) -> SessionContext:
-        config = SessionConfig().with_target_partitions(self.limits.threads)
+        config = SessionConfig().with_target_partitions(self.spec.threads or self.limits.threads)
         runtime = RuntimeEnvBuilder().with_fair_spill_pool(self.limits.memory_bytes)
         ctx = SessionContext(config, runtime)
         register_builtins(ctx)
