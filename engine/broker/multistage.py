@@ -128,7 +128,7 @@ class MultiStageHandler:
             return self._route(snapshot, raw, request_id, exceptions, everything_on)
 
         def partitions(raw: str, column: str):
-            return _partitions(snapshot, raw, column)
+            return segments_by_partition(snapshot, raw, column)
 
         stages = place(planned.stages, route, servers, self.address, partitions,
                        compiled.limits.parallelism)  # fmt: skip
@@ -228,7 +228,7 @@ class MultiStageHandler:
         return out
 
 
-def _partitions(snapshot, raw: str, column: str):
+def segments_by_partition(snapshot, raw: str, column: str):
     """``raw``'s segments by their one partition of ``column``, with their live replicas
     (``engine.multistage.colocation``); (None, why) when a segment has no single partition
     recorded, or recorded it with another function than the table's."""
