@@ -11,15 +11,14 @@ colocated. Each segment holds one partition, as a partitioned batch job writes t
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pyarrow as pa
-import requests
 
+from bench.upload import create_table, upload_segment
 from engine.common.types import DataType
-from engine.segment import build_segment, pack_segment
 from engine.spi.partition import partition_function
-from engine.spi.schema import Schema
-from engine.spi.table_config import TableConfig
 
 KEY = "cust"
 NUM_PARTITIONS = 4
@@ -70,27 +69,14 @@ def by_partition(table: pa.Table) -> list[pa.Table]:
     return [table.filter(pa.array(ids == p)) for p in range(NUM_PARTITIONS)]
 
 
-def load(controller: str, workdir, name: str, table: pa.Table, *, spread: bool = True,
+def load(controller: str, workdir: Path, name: str, table: pa.Table, *, spread: bool = True,
          segments_per_partition: int = 1) -> None:  # fmt: skip
     """Create ``name`` and upload its rows as segments of one partition each."""
-    schema_body, config_body = schema_json(name, table), table_config_json(name, spread=spread)
-    for path, body in (("/schemas", schema_body), ("/tables", config_body)):
-        response = requests.post(f"{controller}{path}", json=body, timeout=60)
-        if not response.ok:
-            raise RuntimeError(f"POST {path} {name}: {response.status_code} {response.text}")
-    schema, config = Schema.from_json(schema_body), TableConfig.from_json(config_body)
+    schema, config = create_table(controller, name, schema_json(name, table),
+                                  table_config_json(name, spread=spread))  # fmt: skip
     for p, part in enumerate(by_partition(table)):
         size = -(-part.num_rows // segments_per_partition)
         for i in range(segments_per_partition):
             piece = part.slice(i * size, size)
-            if not piece.num_rows:
-                continue
-            segment = f"{name}_p{p}_{i}"
-            built = build_segment(piece, schema, config, workdir / "built" / name,
-                                  segment_name=segment)  # fmt: skip
-            tar = pack_segment(built.path, workdir / f"{segment}.tar.gz")
-            with tar.open("rb") as handle:
-                requests.post(f"{controller}/segments",
-                              params={"tableName": name, "tableType": "OFFLINE"},
-                              files={"file": (tar.name, handle, "application/gzip")},
-                              timeout=600).raise_for_status()  # fmt: skip
+            if piece.num_rows:
+                upload_segment(controller, workdir, piece, schema, config, f"{name}_p{p}_{i}")

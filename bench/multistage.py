@@ -29,9 +29,7 @@ import requests
 
 from bench import colocated, ssb
 from bench.cluster import start_cluster
-from engine.segment import build_segment, pack_segment
-from engine.spi.schema import Schema
-from engine.spi.table_config import TableConfig
+from bench.upload import create_table, upload_segment
 
 TARGET_RATIO = 1.5
 COLOCATED_TARGET = 2.0
@@ -47,24 +45,13 @@ LOOKUP = (
 def load(controller: str, workdir: Path, tables: dict, segments_of_fact: int) -> None:
     for name, table in tables.items():
         dim = name != "lineorder"
-        schema_json = ssb.schema_json(name, table)
         config_json = ssb.table_config_json(name, replication=2 if dim else 1, dim=dim)
-        for path, body in (("/schemas", schema_json), ("/tables", config_json)):
-            response = requests.post(f"{controller}{path}", json=body, timeout=60)
-            if not response.ok:
-                raise RuntimeError(f"POST {path} {name}: {response.status_code} {response.text}")
-        schema, config = Schema.from_json(schema_json), TableConfig.from_json(config_json)
+        schema, config = create_table(controller, name, ssb.schema_json(name, table), config_json)
         pieces = segments_of_fact if not dim else 1
         size = math.ceil(table.num_rows / pieces)
         for i in range(pieces):
-            built = build_segment(table.slice(i * size, size), schema, config,
-                                  workdir / "built" / name, segment_name=f"{name}_{i}")  # fmt: skip
-            tar = pack_segment(built.path, workdir / f"{name}_{i}.tar.gz")
-            with tar.open("rb") as handle:
-                requests.post(f"{controller}/segments",
-                              params={"tableName": name, "tableType": "OFFLINE"},
-                              files={"file": (tar.name, handle, "application/gzip")},
-                              timeout=600).raise_for_status()  # fmt: skip
+            upload_segment(controller, workdir, table.slice(i * size, size), schema, config,
+                           f"{name}_{i}")  # fmt: skip
 
 
 def query(broker: str, sql: str) -> tuple[float, dict]:
