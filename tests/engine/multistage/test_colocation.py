@@ -75,15 +75,16 @@ def cluster(engine):  # noqa: F811
     return engine
 
 
-def holders(items_p1: tuple[str, ...] = ("s2",)):
+def holders(items_p1: tuple[str, ...] = ("s2",), absent=()):
     """Partition 0 of both tables on s1, partition 1 of orders on s2, of items on
-    ``items_p1``."""
+    ``items_p1``; no segment for the (table, partition)s ``absent``."""
     where = {("orders", 0): ("s1",), ("items", 0): ("s1",), ("orders", 1): ("s2",),
              ("items", 1): items_p1}  # fmt: skip
 
     def partitions(raw, column):
         assert column == "k"
-        return {p: [(f"{raw}_OFFLINE", f"{raw}_p{p}", where[raw, p])] for p in (0, 1)}, ""
+        return {p: [(f"{raw}_OFFLINE", f"{raw}_p{p}", where[raw, p])] for p in (0, 1)
+                if (raw, p) not in absent}, ""  # fmt: skip
 
     def route(raw, everything_on=None):
         out: dict = {}
@@ -95,9 +96,10 @@ def holders(items_p1: tuple[str, ...] = ("s2",)):
     return partitions, route
 
 
-def run(cluster, sql: str, options=None, items_p1=("s2",), parallelism=1, catalog=CATALOG):
+def run(cluster, sql: str, options=None, items_p1=("s2",), parallelism=1, catalog=CATALOG,
+        absent=()):  # fmt: skip
     compiled = compile_request(sql, options or {}, lambda name: catalog.get(name.lower()))
-    partitions, route = holders(items_p1)
+    partitions, route = holders(items_p1, absent)
     templates = Fragmenter(compiled.typing).cut(compiled.physical)
     stages = place(templates, route, SERVERS, "broker:1", partitions, parallelism)
     table, outcome = cluster.execute(compiled, stages, next(_IDS), time.monotonic() + 30,
@@ -166,6 +168,18 @@ def test_a_partition_split_over_servers_falls_back_to_the_shuffle(cluster):
     rows, stages, _ = run(cluster, sql, items_p1=("s1", "s2"))
     assert _sorted(rows) == _sorted(reference(sql))
     assert distributions(stages).count("partitioned") == 2
+
+
+def test_a_partition_one_table_lacks_gets_a_worker_reading_nothing_of_it(cluster):
+    sql = JOINS[3]  # FULL: the orders of partition 1 come out unmatched
+    rows, stages, _ = run(cluster, sql, absent={("items", 1)})
+    con = duckdb.connect()
+    con.register("orders", ORDERS)
+    con.register("items", SEGMENTS["items_p0"])
+    assert _sorted(rows) == _sorted([list(r) for r in con.execute(sql).fetchall()])
+    assert distributions(stages).count("partitioned") == 2
+    items_leaf = next(s for s in stages if s.leaves and s.leaves[0].table == "items")
+    assert [w.segments for w in items_leaf.workers] == [{"items_OFFLINE": ["items_p0"]}, {}]
 
 
 def test_explain_says_colocated_or_why_not():
