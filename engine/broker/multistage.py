@@ -127,9 +127,13 @@ class MultiStageHandler:
         def route(raw: str, everything_on: str | None = None):
             return self._route(snapshot, raw, request_id, exceptions, everything_on)
 
-        stages = place(planned.stages, route, servers, self.address)
+        def partitions(raw: str, column: str):
+            return segments_by_partition(snapshot, raw, column)
+
+        stages = place(planned.stages, route, servers, self.address, partitions,
+                       compiled.limits.parallelism)  # fmt: skip
         if compiled.request.explain:
-            return explain_response(compiled, stages, started)
+            return explain_response(compiled, stages, started, planned.exchange_stages)
         table, outcome = self.coordinator.execute(compiled, stages, request_id, deadline, servers)
         if outcome.error is not None:
             response = error_response(outcome.error, time_used_ms=_ms(started))
@@ -192,6 +196,8 @@ class MultiStageHandler:
             partition_column=partition[0] if partition else None,
             partition_function=partition[1].function if partition else None,
             num_partitions=partition[1].num_partitions if partition else 0,
+            partition_function_config=tuple(sorted(partition[1].function_config.items()))
+            if partition else (),
             is_dim_table=all(r.dim_table for r in routes),
             num_docs=sum(s.num_docs for r in routes for s in r.segments.values()),
             primary_keys=tuple(raw_schema.get("primaryKeyColumns") or ()),
@@ -222,6 +228,30 @@ class MultiStageHandler:
         return out
 
 
+def segments_by_partition(snapshot, raw: str, column: str):
+    """``raw``'s segments by their one partition of ``column``, with their live replicas
+    (``engine.multistage.colocation``); (None, why) when a segment has no single partition
+    recorded, or recorded it with another function than the table's."""
+    out: dict[int, list[tuple[str, str, tuple[str, ...]]]] = {}
+    for resource in snapshot.tables_of(raw):
+        snapshot.check_routable([resource])
+        route = snapshot.routes[resource]
+        configured = route.partitioning.get(column)
+        function = configured.partition_function() if configured else None
+        if function is None:
+            return None, f"{resource} is not partitioned on {column}"
+        for segment, replicas in route.segment_servers.items():
+            info = route.segments.get(segment)
+            recorded = info.partitions.get(column) if info else None
+            if not recorded or len(recorded) != 1:
+                return None, f"segment {segment} does not hold exactly one partition of {column}"
+            if info.partition_functions.get(column, function) != function:
+                return None, f"segment {segment} was partitioned with another function"
+            live = tuple(r for r in replicas if r in snapshot.live)
+            out.setdefault(next(iter(recorded)), []).append((resource, segment, live))
+    return out, ""
+
+
 def _all_on(route, server: str) -> list[str]:
     """Every segment of a dimension table, which ``server`` must serve: its workers read the
     table whole (a join's other side), so a part of it would drop rows silently."""
@@ -234,8 +264,15 @@ def _all_on(route, server: str) -> list[str]:
     return sorted(route.segment_servers)
 
 
-def explain_response(compiled: CompiledQuery, stages, started: float) -> dict:
-    text = compiled.explain()
+def explain_response(compiled: CompiledQuery, stages, started: float,
+                     exchange_stages: dict[int, int]) -> dict:  # fmt: skip
+    by_id = {spec.id: spec for spec in stages}
+
+    def placed(exchange) -> tuple[str, str | None] | None:
+        spec = by_id.get(exchange_stages.get(id(exchange), -1))
+        return (spec.distribution, spec.fallback) if spec is not None else None
+
+    text = compiled.explain(placed)
     if compiled.request.explain == "implementation":
         lines = [text.rstrip("\n"), "Stages:"]
         for spec in stages:

@@ -45,8 +45,9 @@ class CompiledQuery:
     def schema(self) -> pa.Schema:
         return self.typing.schema(self.physical.fields)
 
-    def explain(self) -> str:
-        return explain_text(self.physical)
+    def explain(self, placed=None) -> str:
+        """``placed(exchange)`` -> (distribution, why not colocated) as run, or None."""
+        return explain_text(self.physical, placed=placed)
 
 
 def compile_request(sql: str, options: dict[str, str] | None, catalog: Catalog) -> CompiledQuery:

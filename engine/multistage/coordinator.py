@@ -51,7 +51,9 @@ class Coordinator:
     def execute(self, compiled: CompiledQuery, stages: list[StageSpec], request_id: int,
                 deadline: float, servers: dict[str, str]) -> tuple[pa.Table, Outcome]:  # fmt: skip
         outcome = Outcome()
-        senders = {s.id: len(s.workers) for s in stages}
+        # a worker of a colocated join hears from its partition's leaf worker only
+        senders = {s.id: 1 if s.distribution == "partitioned" else len(s.workers)
+                   for s in stages}  # fmt: skip
         wire_senders = {str(k): v for k, v in senders.items()}
         by_server: dict[str, list[dict]] = {}
         for spec in stages:

@@ -26,19 +26,21 @@ from engine.multistage.logical import (
 )
 
 
-def explain_lines(node: Node, depth: int = 0, stage_of=None) -> list[str]:
-    line = "  " * depth + describe(node, stage_of)
+def explain_lines(node: Node, depth: int = 0, stage_of=None, placed=None) -> list[str]:
+    line = "  " * depth + describe(node, stage_of, placed)
     out = [line]
     for child in node.inputs:
-        out += explain_lines(child, depth + 1, stage_of)
+        out += explain_lines(child, depth + 1, stage_of, placed)
     return out
 
 
-def explain_text(node: Node, stage_of=None) -> str:
-    return "\n".join(["Execution Plan", *explain_lines(node, 0, stage_of)]) + "\n"
+def explain_text(node: Node, stage_of=None, placed=None) -> str:
+    """``placed(exchange)``: (distribution, why it is not colocated) as placed for this run."""
+    lines = explain_lines(node, 0, stage_of, placed)
+    return "\n".join(["Execution Plan", *lines]) + "\n"
 
 
-def describe(node: Node, stage_of=None) -> str:
+def describe(node: Node, stage_of=None, placed=None) -> str:
     positions = _positions(node)
 
     def e(x: exp.Expression) -> str:
@@ -87,12 +89,25 @@ def describe(node: Node, stage_of=None) -> str:
     if isinstance(node, Unnest):
         return f"Uncollect({', '.join(e(a) for a in node.arrays)})"
     if isinstance(node, Exchange):
-        dist = node.distribution
-        if dist == "hash":
-            dist = f"hash[{', '.join(str(positions.get(k, k)) for k in node.keys)}]"
-        stage = f", stage=[{stage_of(node)}]" if stage_of is not None else ""
-        return f"PinotLogicalExchange(distribution=[{dist}]{stage})"
+        return _exchange(node, positions, stage_of, placed)
     return type(node).__name__
+
+
+def _exchange(node: Exchange, positions: dict[str, int], stage_of, placed) -> str:
+    """A colocated join's side says ``colocated=[true]`` (it moves 1:1, no shuffle), or why
+    placement fell back to the hash shuffle this time."""
+    dist, fallback = node.distribution, None
+    if placed is not None and placed(node) is not None:
+        dist, fallback = placed(node)
+    extra = ""
+    if node.distribution == "partitioned":
+        extra = ", colocated=[true]" if dist == "partitioned" else \
+            f", colocated=[false: {fallback}]"  # fmt: skip
+        dist = "hash"
+    if dist == "hash":
+        dist = f"hash[{', '.join(str(positions.get(k, k)) for k in node.keys)}]"
+    stage = f", stage=[{stage_of(node)}]" if stage_of is not None else ""
+    return f"PinotLogicalExchange(distribution=[{dist}]{extra}{stage})"
 
 
 def _positions(node: Node) -> dict[str, int]:

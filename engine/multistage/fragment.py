@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import os
+from collections import Counter
 
 import pyarrow as pa
 
+from engine.multistage.colocation import assign_partitions
 from engine.multistage.dynamic_filter import DynamicFilter, dynamic_filters
 from engine.multistage.exchange import schema_bytes, schema_from_bytes
 from engine.multistage.leaf_aggregate import STATE_COLUMN, STATE_SCHEMA, LeafAggregate
@@ -108,6 +111,9 @@ class StageSpec:
     kind: str = "INTERMEDIATE"  # LEAF | INTERMEDIATE | ROOT, for stats
     operators: list[str] = dataclasses.field(default_factory=list)  # for stageStats
     dynamic: list[DynamicFilter] = dataclasses.field(default_factory=list)
+    partition_column: str | None = None  # a ``partitioned`` send: its table's column
+    fallback: str | None = None  # why a ``partitioned`` send became a hash shuffle
+    threads: int | None = None  # DataFusion's partitions per worker, when not the query's
 
     def to_json(self) -> dict:
         return {
@@ -118,6 +124,7 @@ class StageSpec:
             "keys": self.keys, "toStage": self.to_stage, "receivers": self.receivers,
             "udfs": [u.to_json() for u in self.udfs], "kind": self.kind,
             "operators": self.operators, "dynamic": [d.to_json() for d in self.dynamic],
+            "threads": self.threads,
         }  # fmt: skip
 
     @classmethod
@@ -130,6 +137,7 @@ class StageSpec:
             d["toStage"], d["receivers"], [UdfSpec.from_json(u) for u in d["udfs"]],
             d.get("kind", "INTERMEDIATE"), d.get("operators", []),
             [DynamicFilter.from_json(f) for f in d.get("dynamic", [])],
+            threads=d.get("threads"),
         )  # fmt: skip
 
     def senders_of(self, stage: int, stages: dict[int, StageSpec]) -> int:
@@ -216,6 +224,7 @@ class Fragmenter:
         if send is not None:
             spec.distribution = send.distribution
             spec.keys = list(send.keys)
+            spec.partition_column = send.partition_column
         spec.kind = "ROOT" if stage_id == 0 else ("LEAF" if leaves else "INTERMEDIATE")
         self.stages[stage_id] = spec
 
@@ -227,26 +236,33 @@ class Fragmenter:
         return self._next_id
 
 
-def place(templates: list[StageSpec], route, servers: dict[str, str],
-          broker_address: str) -> list[StageSpec]:  # fmt: skip
-    """The stages of ``templates`` (``Fragmenter.cut``) with their workers, for one run."""
+def place(templates: list[StageSpec], route, servers: dict[str, str], broker_address: str,
+          partitions=None, parallelism: int = 1) -> list[StageSpec]:  # fmt: skip
+    """The stages of ``templates`` (``Fragmenter.cut``) with their workers, for one run.
+    ``partitions(raw_table, column)`` -> the table's segments by partition, or the reason
+    there are none (``engine.multistage.colocation.place_partitions``); ``parallelism``:
+    workers per server of a stage that receives a hash shuffle (``stageParallelism``)."""
     stages = {t.id: dataclasses.replace(t, workers=[], receivers=[], to_stage=None)
               for t in templates}  # fmt: skip
     ordered = sorted(servers)
+    placed = _place_colocated(stages, partitions, servers)
     for spec in sorted(stages.values(), key=lambda s: -s.id):
         if spec.id == 0:
             spec.workers = [WorkerSpec(0, BROKER, broker_address)]
             continue
         partitioned = [leaf for leaf in spec.leaves if not leaf.dim_table]
         hashed = any(stages[r.stage].distribution == "hash" for r in spec.receives)
-        if partitioned:
+        if spec.id in placed:
+            spec.workers = placed[spec.id]
+        elif partitioned:
             routed = route(partitioned[0].table)
             spec.workers = [
                 WorkerSpec(i, server, servers[server], segments)
                 for i, (server, segments) in enumerate(sorted(routed.items()))
             ] or [WorkerSpec(0, ordered[0], servers[ordered[0]], {})]
         elif hashed:
-            spec.workers = [WorkerSpec(i, s, servers[s]) for i, s in enumerate(ordered)]
+            spread = [s for s in ordered for _ in range(parallelism)]
+            spec.workers = [WorkerSpec(i, s, servers[s]) for i, s in enumerate(spread)]
         else:
             server = ordered[spec.id % len(ordered)]
             spec.workers = [WorkerSpec(0, server, servers[server])]
@@ -261,6 +277,35 @@ def place(templates: list[StageSpec], route, servers: dict[str, str],
             child.to_stage = spec.id
             child.receivers = [w.address for w in spec.workers]
     return [stages[i] for i in sorted(stages)]
+
+
+def _place_colocated(stages: dict[int, StageSpec], partitions,
+                     servers: dict[str, str]) -> dict[int, list[WorkerSpec]]:  # fmt: skip
+    """Workers of each colocated join and its two sides: one per partition, on a server
+    holding all of it. A join that cannot be placed so sends through a hash shuffle."""
+    placed: dict[int, list[WorkerSpec]] = {}
+    for spec in stages.values():
+        sides = [stages[r.stage] for r in spec.receives
+                 if stages[r.stage].distribution == "partitioned"]  # fmt: skip
+        if not sides:
+            continue
+        tables = [(side.leaves[0].table, side.partition_column) for side in sides]
+        found = assign_partitions(tables, partitions, set(servers)) if partitions else \
+            (None, "no partition metadata")  # fmt: skip
+        assignment, reason = found
+        if assignment is None:
+            for side in sides:
+                side.distribution, side.fallback = "hash", reason
+            continue
+        for i, side in enumerate(sides):
+            placed[side.id] = [WorkerSpec(w, p.server, servers[p.server], p.segments[i])
+                               for w, p in enumerate(assignment)]  # fmt: skip
+        placed[spec.id] = [WorkerSpec(w, p.server, servers[p.server])
+                           for w, p in enumerate(assignment)]  # fmt: skip
+        # the partitions are the parallelism: a worker need not split its rows again
+        per_server = max(Counter(p.server for p in assignment).values())
+        spec.threads = max(1, (os.cpu_count() or 1) // per_server)
+    return placed
 
 
 def _top_down(node: Node, visit) -> Node:

@@ -24,6 +24,7 @@ class TableInfo:
     partition_column: str | None = None
     partition_function: str | None = None
     num_partitions: int = 0
+    partition_function_config: tuple[tuple[str, str], ...] = ()  # sorted items
     is_dim_table: bool = False
     primary_keys: tuple[str, ...] = ()
     num_docs: int = 0  # an estimate, read only through stages.size_class (the plan cache)
@@ -205,11 +206,13 @@ class Unnest(Unary):
 @dataclasses.dataclass(eq=False)
 class Exchange(Unary):
     """Data moves between stages: ``hash`` on key fields, ``broadcast`` to every worker,
-    ``singleton`` to one, ``random`` anywhere, ``local`` 1:1 (partitions line up)."""
+    ``singleton`` to one, ``random`` anywhere, ``partitioned`` 1:1 to the worker of the same
+    partition (a colocated join, ``engine.multistage.colocation``)."""
 
     distribution: str
     keys: list[str] = dataclasses.field(default_factory=list)  # field ids
     single_row: bool = False  # a scalar subquery: more than one row is an error
+    partition_column: str | None = None  # ``partitioned``: the table's column it is keyed on
 
 
 def walk(node: Node):

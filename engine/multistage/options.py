@@ -13,6 +13,7 @@ DEFAULT_MAX_ROWS_IN_JOIN = 1 << 20
 DEFAULT_MAX_ROWS_IN_WINDOW = 1 << 20
 DEFAULT_NUM_GROUPS_LIMIT = 100_000
 DEFAULT_TIMEOUT_MS = 10_000
+MAX_STAGE_PARALLELISM = 64  # each worker is a thread on its server
 # DataFusion's memory pool per stage worker: a join, sort or aggregation past it fails the
 # query (245) and the server stays up (SPRIG_MSE_MEMORY_BYTES)
 DEFAULT_MEMORY_BYTES = int(os.environ.get("SPRIG_MSE_MEMORY_BYTES", str(1 << 30)))
@@ -41,6 +42,17 @@ def number(options: dict[str, str], key: str, default: int) -> int:
         raise QueryValidationError(f"Query option {key}={value!r} is not a number") from exc
 
 
+def stage_parallelism(options: dict[str, str]) -> int:
+    """Pinot's ``stageParallelism``: workers per server in the stages a hash shuffle feeds."""
+    value = number(options, "stageParallelism", 1)
+    if not 1 <= value <= MAX_STAGE_PARALLELISM:
+        raise QueryValidationError(
+            f"Query option stageParallelism={value} is out of range: it must be between 1 and "
+            f"{MAX_STAGE_PARALLELISM} (workers per server)"
+        )
+    return value
+
+
 @dataclasses.dataclass(frozen=True)
 class Limits:
     max_rows_in_join: int = DEFAULT_MAX_ROWS_IN_JOIN
@@ -50,7 +62,8 @@ class Limits:
     num_groups: int = DEFAULT_NUM_GROUPS_LIMIT
     error_on_num_groups: bool = False
     memory_bytes: int = DEFAULT_MEMORY_BYTES
-    threads: int = 2
+    threads: int = 2  # DataFusion's partitions per worker: the cores over the workers
+    parallelism: int = 1  # stageParallelism: workers per server of a hash-shuffled stage
 
     @classmethod
     def of(cls, options: dict[str, str], hints: dict[str, dict[str, str]] | None = None) -> Limits:
@@ -64,6 +77,7 @@ class Limits:
                 return hint[hint_key]
             return option(options, key, default)
 
+        parallelism = stage_parallelism(options)
         return cls(
             int(pick(join, "max_rows_in_join", "maxRowsInJoin", DEFAULT_MAX_ROWS_IN_JOIN)),
             str(pick(join, "join_overflow_mode", "joinOverflowMode", "THROW")).upper(),
@@ -73,7 +87,8 @@ class Limits:
             str(pick(agg, "error_on_num_groups_limit", "errorOnNumGroupsLimit", "false")).lower()
             == "true",
             number(options, "maxMemoryBytesPerWorker", DEFAULT_MEMORY_BYTES),
-            max(1, number(options, "stageParallelism", os.cpu_count() or 1)),
+            max(1, (os.cpu_count() or 1) // parallelism),
+            parallelism,
         )
 
     def to_json(self) -> dict:

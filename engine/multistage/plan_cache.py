@@ -31,6 +31,7 @@ class Planned:
     compiled: CompiledQuery
     stages: list[StageSpec]  # templates without workers (``engine.multistage.fragment.place``)
     read: dict[str, TableInfo | None]  # what the planner read from the catalog
+    exchange_stages: dict[int, int]  # id() of each Exchange of compiled.physical -> its stage
 
 
 class PlanCache:
@@ -54,7 +55,9 @@ class PlanCache:
             return info
 
         compiled = compile_request(sql, options, recording)
-        entry = Planned(compiled, Fragmenter(compiled.typing).cut(compiled.physical), read)
+        fragmenter = Fragmenter(compiled.typing)
+        stages = fragmenter.cut(compiled.physical)
+        entry = Planned(compiled, stages, read, dict(fragmenter.stage_of_exchange))
         with self._lock:
             self._entries[key] = entry
         return entry

@@ -35,6 +35,7 @@ from engine.multistage.scope import Scope, bind_columns, column_ids
 from engine.multistage.select_block import SelectPlanner
 from engine.multistage.sql import hints_of, table_hints
 from engine.query.errors import QueryValidationError, TableNotFoundError
+from engine.spi.partition import canonical_name
 
 Catalog = Callable[[str], TableInfo | None]
 
@@ -262,7 +263,7 @@ def _check_partition_hint(table: TableInfo, hints: dict[str, str]) -> None:
     size = hints.get("partition_size", str(table.num_partitions))
     same = (
         table.partition_column is not None and key.lower() == table.partition_column.lower()
-        and function.lower() == (table.partition_function or "").lower()
+        and canonical_name(function) == canonical_name(table.partition_function or "")
         and size.isdigit() and int(size) == table.num_partitions
     )  # fmt: skip
     if not same:

@@ -154,9 +154,10 @@ _PAIR = re.compile(r"(\w+)\s*=\s*'([^']*)'")
 
 
 def table_hints(table: exp.Expression) -> dict[str, str]:
-    """``tableOptions(k='v')`` written in a comment right after a table."""
+    """``tableOptions(k='v')`` written in a comment right after a table (or its alias)."""
     out: dict[str, str] = {}
-    for comment in table.comments or []:
+    alias = table.args.get("alias")
+    for comment in [*(table.comments or []), *((alias.comments or []) if alias else [])]:
         match = _TABLE_HINT.match(comment)
         if match and match.group(1).lower() == "tableoptions":
             out.update(_PAIR.findall(match.group(2)))

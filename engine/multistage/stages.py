@@ -13,6 +13,8 @@ additions that move fewer rows):
   read where the join runs instead, by each of its workers: no exchange at all (Pinot's
   ``tableOptions(is_replicated='true')``, here without a hint); a distribution hint keeps
   the exchange. A lookup join (``join_strategy='lookup'``) reads its dimension so too;
+* colocated join (``engine.multistage.colocation``): both sides read tables partitioned
+  alike on the key; each side goes 1:1 (``partitioned``) to the join worker of its partition;
 * no equality key: right broadcast; a RIGHT or FULL join without keys runs on one worker;
 * aggregation: a partial aggregate where the rows are, hash on the group keys, the final
   one (one worker without keys); SUM/COUNT/MIN/MAX/AVG/BOOL_* split, others move the rows;
@@ -29,6 +31,7 @@ import dataclasses
 from sqlglot import exp
 
 from engine.multistage import functions as fn
+from engine.multistage.colocation import colocated
 from engine.multistage.leaf import single_stage_options
 from engine.multistage.leaf_aggregate import as_leaf_aggregate
 from engine.multistage.logical import (
@@ -118,6 +121,15 @@ class PhysicalPlanner:
         ):
             _check_primary_key(join, right_keys)
             return join.replace_inputs([left, right])  # scanned in the left side's stage
+        columns = colocated(join, left, right, left_keys, right_keys, self.options) \
+            if left_keys else None  # fmt: skip
+        if columns is not None:
+            # 1:1 to the join's worker of each partition (a hash shuffle if placement cannot)
+            return join.replace_inputs([
+                Exchange(left.fields, left, "partitioned", left_keys, partition_column=columns[0]),
+                Exchange(right.fields, right, "partitioned", right_keys,
+                         partition_column=columns[1]),
+            ])  # fmt: skip
         if join.kind in ("right", "full") and not left_keys:
             return join.replace_inputs([_singleton(left), _singleton(right)])
         if join.kind in ("asof", "left_asof") and not left_keys:

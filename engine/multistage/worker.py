@@ -153,7 +153,7 @@ class StageWorker:
         return merge(plan, table, receive.schema)
 
     def _session(self) -> SessionContext:
-        config = SessionConfig().with_target_partitions(self.limits.threads)
+        config = SessionConfig().with_target_partitions(self.spec.threads or self.limits.threads)
         runtime = RuntimeEnvBuilder().with_fair_spill_pool(self.limits.memory_bytes)
         ctx = SessionContext(config, runtime)
         register_builtins(ctx)
@@ -209,6 +209,11 @@ class StageWorker:
             parts = partition(table, self.spec.keys, len(receivers))
         elif self.spec.distribution == "broadcast":
             parts = [table] * len(receivers)
+        elif self.spec.distribution == "partitioned":  # 1:1, to the same partition's worker
+            index = self.worker.index
+            self.client.send(receivers[index], self.request_id, self.spec.id, index, index,
+                             table, self.deadline)  # fmt: skip
+            return
         else:  # singleton (one receiver) or random
             parts = [table] + [table.slice(0, 0)] * (len(receivers) - 1)
         for worker, (address, part) in enumerate(zip(receivers, parts, strict=True)):
