@@ -22,3 +22,8 @@ register(
     generator="tasks.generators.merge_rollup:MergeRollupTaskGenerator",
     executor="tasks.executors.merge_rollup:MergeRollupTaskExecutor",
 )
+register(
+    "UpsertCompactionTask",
+    generator="tasks.generators.upsert_compaction:UpsertCompactionTaskGenerator",
+    executor="tasks.executors.upsert_compaction:UpsertCompactionTaskExecutor",
+)

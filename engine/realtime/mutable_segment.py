@@ -204,7 +204,7 @@ class MutableSegment:
         return build_segment(
             self.to_arrow(),
             self.schema,
-            _without_transforms(self.table_config),
+            self.table_config.without_ingestion_transforms(),
             out_dir,
             segment_name=segment_name or self.name,
             custom_metadata=custom_metadata,
@@ -227,15 +227,3 @@ def _single_chunk(column: pa.ChunkedArray) -> pa.Array:
     if column.num_chunks == 0:
         return pa.array([], type=column.type)
     return pa.concat_arrays(column.chunks)
-
-
-def _without_transforms(table_config: TableConfig) -> TableConfig:
-    """The table config with its ingestion transforms and filter removed: the rows of a
-    mutable segment went through them already, and applying them twice would, e.g., filter
-    on columns that no longer exist."""
-    raw = table_config.to_json()
-    ingestion = dict(raw.get("ingestionConfig") or {})
-    ingestion.pop("transformConfigs", None)
-    ingestion.pop("filterConfig", None)
-    raw["ingestionConfig"] = ingestion
-    return TableConfig(raw)

@@ -294,5 +294,17 @@ class TableConfig:
     def sorted_column(self) -> str | None:
         return self.index_config.sorted_column[0] if self.index_config.sorted_column else None
 
+    def without_ingestion_transforms(self) -> TableConfig:
+        """This config without ``ingestionConfig.transformConfigs`` and ``filterConfig``: for
+        rebuilding rows that went through them already (a consuming segment's, a segment's
+        that a minion rewrites), where applying them twice would, e.g., filter on columns
+        that no longer exist."""
+        raw = self.to_json()
+        ingestion = dict(raw.get("ingestionConfig") or {})
+        ingestion.pop("transformConfigs", None)
+        ingestion.pop("filterConfig", None)
+        raw["ingestionConfig"] = ingestion
+        return TableConfig(raw)
+
     def __repr__(self) -> str:
         return f"TableConfig({self.table_name_with_type!r})"

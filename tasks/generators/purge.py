@@ -115,8 +115,8 @@ class PurgeTaskGenerator(TaskGenerator):
         threshold = threshold_ms(task_config)
         busy = {c.get(SEGMENT_NAME_KEY) for c in ctx.incomplete_subtask_configs()}
         realtime = split_table_name(ctx.table_name)[1] == "REALTIME"
-        candidates = _completed_segments(ctx) if realtime else _all_segments(ctx)
-        keep = _last_of_partitions(candidates) if realtime else set()
+        candidates = completed_segments(ctx) if realtime else _all_segments(ctx)
+        keep = last_of_partitions(candidates) if realtime else set()
         due = []  # (never purged first, then oldest purge, name)
         for segment, metadata in candidates.items():
             if segment in busy:
@@ -145,7 +145,7 @@ def _all_segments(ctx: GenerationContext) -> dict:
     return found
 
 
-def _completed_segments(ctx: GenerationContext) -> dict:
+def completed_segments(ctx: GenerationContext) -> dict:
     """The REALTIME table's completed segments: DONE (or UPLOADED) in ZooKeeper and no
     longer CONSUMING in the ideal state (a commit marks DONE before it moves the ideal
     state). The ideal state is read first, so a commit in between is seen as consuming."""
@@ -155,7 +155,7 @@ def _completed_segments(ctx: GenerationContext) -> dict:
             if is_completed(m, replicas.get(s, {}))}  # fmt: skip
 
 
-def _last_of_partitions(segments: dict) -> set[str]:
+def last_of_partitions(segments: dict) -> set[str]:
     """The newest LLC segment of each partition among ``segments``."""
     newest: dict[int, LLCSegmentName] = {}
     for segment in segments:
