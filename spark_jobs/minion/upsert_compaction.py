@@ -1,10 +1,10 @@
 """UpsertCompactionTask's data work: one completed segment of an upsert table rebuilt with only
 its valid docs (the bitmap the servers agree on), in their original order, under its own
-name and with its custom metadata (stream offsets), through the engine's writer.
+name and with its custom metadata, through the engine's writer.
 
-The order matters: a tie between two docs of one key inside a segment goes to the later doc,
-so the kept docs stay in doc-id order. Rows move between Arrow and Spark through Parquet
-files, as the other minion jobs' do.
+The kept docs stay in doc-id order, so the rebuilt segment reads as the old one did with its
+bitmap applied. Rows move between Arrow and Spark through Parquet files, as the other minion
+jobs' do.
 """
 
 from __future__ import annotations
