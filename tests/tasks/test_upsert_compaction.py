@@ -1,18 +1,30 @@
-"""UpsertCompactionTask end to end, all real: an upsert table over a 4-partition change stream
-consumed by a server, a controller, a broker and a minion with Spark. The generator reads the
-servers' validDocIdsMetadata, the minion takes each segment's bitmap and rebuilds it with only
-its valid docs under the same name; every answer equals the reference model before, during
-(a query loop runs through the swaps) and after, while the committed segments shrink."""
+"""UpsertCompactionTask end to end, all real: an upsert table (deletes, out-of-order values,
+ties) over a 4-partition Kafka topic consumed by a server, a controller, a broker and a minion
+with Spark. Every answer equals the reference model before, during (queries run through the
+swaps) and after compaction, with skipUpsert showing exactly the versions compaction kept;
+each partition's first segment, all of whose docs are superseded, is deleted.
+
+The faults: a server asked for a segment it does not hold, a bitmap of another copy than
+ZooKeeper's (CRC), a subtask made for a copy that changed, and a minion whose download of one
+segment fails (its deep-store file damaged): the segment keeps serving unchanged, nothing is
+lost, and the next run compacts it."""
 
 from __future__ import annotations
 
 import threading
+import types
 import uuid
+from pathlib import Path
 
 import pytest
 
+from engine.realtime.llc_name import LLCSegmentName
+from tasks.errors import SubtaskFailedError
+from tasks.executors.base import SubtaskContext
+from tasks.executors.upsert_compaction import UpsertCompactionTaskExecutor, replica_bitmaps
 from tests.cluster_e2e.realtime_helpers import create_topic, wait_until
 from tests.cluster_e2e.upsert_stream import (
+    PARTITIONS,
     ChangeStream,
     check_full,
     events,
@@ -24,76 +36,195 @@ from tests.cluster_e2e.upsert_stream import (
     table,
     wait_consumed,
 )
+from tests.engine.upsert.test_compaction_replace import CompactedModel
 from tests.tasks.conftest import start_task_cluster, stop_task_cluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 TASK = "UpsertCompactionTask"
 SEGMENT_ROWS = 2_500
+FIRST_KEYS = 100  # per partition: segment 0 holds only these, all superseded later
 
 
 @pytest.fixture(scope="module")
-def task_cluster(zookeeper, kafka, task_redis_url, tmp_path_factory):
-    cluster = start_task_cluster(zookeeper.address, task_redis_url,
-                                 tmp_path_factory.mktemp("upsert-compaction"))  # fmt: skip
+def workdir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("upsert-compaction")
+
+
+@pytest.fixture(scope="module")
+def task_cluster(zookeeper, kafka, task_redis_url, workdir):
+    cluster = start_task_cluster(zookeeper.address, task_redis_url, workdir)
     yield cluster
     stop_task_cluster(cluster)
 
 
-def committed_docs(cluster, name: str) -> dict[str, int]:
-    fields = cluster.call("GET", f"/segments/{name}/zkmetadata?type=REALTIME").json()
-    return {s: int(m["segment.total.docs"]) for s, m in fields.items()
+def first_rows() -> list[dict]:
+    """Per partition 2,500 rows over its 100 first keys (segment 0), then one newer row per
+    key (segment 1): every doc of segment 0 ends superseded."""
+    rows = []
+    for i in range(SEGMENT_ROWS):
+        for p in range(PARTITIONS):
+            rows.append({"id": p + PARTITIONS * (i % FIRST_KEYS), "ts": 500_000 + i,
+                         "amount": i % 97, "city": "ams", "deleted": False})  # fmt: skip
+    for k in range(FIRST_KEYS * PARTITIONS):
+        rows.append({"id": k, "ts": 900_000 + k, "amount": k, "city": "ber", "deleted": False})
+    return rows
+
+
+def zk_segments(cluster, name: str) -> dict[str, dict]:
+    return cluster.call("GET", f"/segments/{name}/zkmetadata?type=REALTIME").json()
+
+
+def committed(cluster, name: str) -> dict[str, dict]:
+    return {s: m for s, m in zk_segments(cluster, name).items()
             if m.get("segment.realtime.status") == "DONE"}  # fmt: skip
 
 
-def test_compaction_keeps_every_answer(task_cluster, kafka):
-    name = f"upc{uuid.uuid4().hex[:6]}"
-    bootstrap = kafka.bootstrap_servers
-    topic = create_topic(bootstrap, f"{name}_changes", partitions=4)
-    models = full_models(SEGMENT_ROWS, 0)
-    stream = ChangeStream(bootstrap, topic, {"full": models})
-    config = table(name, bootstrap, topic, SEGMENT_ROWS, 1,
-                   upsertConfig={"mode": "FULL", "deleteRecordColumn": "deleted", "snapshot": "ENABLE"},
-                   task={"taskTypeConfigsMap": {TASK: {"bufferTimePeriod": "0d",
-                                                       "invalidRecordsThresholdCount": "1"}}})  # fmt: skip
-    for path, body in (("/schemas", schema(name)), ("/tables", config)):
-        response = task_cluster.call("POST", path, json=body)
-        assert response.ok, f"POST {path}: {response.text}"
-    url = task_cluster.broker_url
-    stream.produce(events(30_000, 1_500, seed=77))  # about 7,500 a partition: 3 commits each
-    wait_consumed(url, name, len(stored(models)))
-    commits = sum(offset // SEGMENT_ROWS for offset in stream.offsets)
-    assert commits >= 8
-    wait_until(lambda: len(committed_docs(task_cluster, name)) == commits, "the commits", 120)
-    check_full(url, name, models, repeat=1)
-    before = committed_docs(task_cluster, name)
+def server_admin(cluster) -> dict[str, str]:
+    """instance -> admin URL of the cluster's server."""
+    for instance in cluster.call("GET", "/instances").json()["instances"]:
+        if instance.startswith("Server_"):
+            config = cluster.call("GET", f"/instances/{instance}").json()
+            return {instance: f"http://{config['hostName']}:{config['adminPort']}"}
+    raise AssertionError("no server registered")
 
-    answers, stop = [], threading.Event()
-    expected = [[len(live(models)), sum(r["amount"] for r in live(models))]]
 
-    def ask() -> None:  # through every swap: always the model's answer
-        while not stop.is_set():
-            answers.append(rows_of(url, f"SELECT COUNT(*), SUM(amount) FROM {name}"))
+class Table:
+    """The table under test, its stream and models (compaction-aware)."""
 
-    loop = threading.Thread(target=ask)
-    loop.start()
-    try:
-        debug = task_cluster.run_task(TASK, f"{name}_REALTIME")
-    finally:
-        stop.set()
-        loop.join(60)
-    infos = debug["subtaskInfos"]
-    assert infos and all(i["state"] == "COMPLETED" for i in infos), [i.get("info") for i in infos]
-    assert answers and all(a == expected for a in answers), [a for a in answers if a != expected][
-        :3
-    ]
-    after = committed_docs(task_cluster, name)
-    wait_until(lambda: all(rows_of(url, f"SELECT COUNT(*) FROM {name}") == [[expected[0][0]]]
-                           for _ in range(2)), "answers after the swap", 30)  # fmt: skip
-    check_full(url, name, models, repeat=1)
-    compacted = {i["taskConfig"]["configs"]["segmentName"] for i in infos}
-    assert compacted and all(after.get(s, 0) < before[s] for s in compacted), (before, after)
-    assert sum(after.values()) < sum(before.values())
-    # the skipped versions are gone from the compacted segments
-    assert rows_of(url, f"SELECT COUNT(*) FROM {name}", skipUpsert="true")[0][0] < len(
-        stored(models)
+    def __init__(self, cluster, kafka) -> None:
+        self.name = f"upc{uuid.uuid4().hex[:6]}"
+        self.cluster, self.url = cluster, cluster.broker_url
+        topic = create_topic(kafka.bootstrap_servers, f"{self.name}_changes", PARTITIONS)
+        self.models = full_models(SEGMENT_ROWS, 0)
+        self.compacted = [CompactedModel(m.model) for m in self.models]
+        self.stream = ChangeStream(kafka.bootstrap_servers, topic, {"full": self.models})
+        config = table(self.name, kafka.bootstrap_servers, topic, SEGMENT_ROWS, 1,
+                       upsertConfig={"mode": "FULL", "deleteRecordColumn": "deleted",
+                                     "snapshot": "ENABLE"},
+                       task={"taskTypeConfigsMap": {TASK: {
+                           "bufferTimePeriod": "0d", "invalidRecordsThresholdCount": "1",
+                           "validDocIdsType": "IN_MEMORY"}}})  # fmt: skip
+        for path, body in (("/schemas", schema(self.name)), ("/tables", config)):
+            response = cluster.call("POST", path, json=body)
+            assert response.ok, f"POST {path}: {response.text}"
+
+    @property
+    def resource(self) -> str:
+        return f"{self.name}_REALTIME"
+
+    def produce(self, rows: list[dict]) -> None:
+        self.stream.produce(rows)
+        wait_consumed(self.url, self.name, len(stored(self.models)))
+        commits = sum(offset // SEGMENT_ROWS for offset in self.stream.offsets)
+        wait_until(lambda: len(committed(self.cluster, self.name)) == commits, "the commits", 120)
+
+    def check(self) -> None:
+        """Every answer equals the model's, skipUpsert the versions compaction left."""
+        check_full(self.url, self.name, [types.SimpleNamespace(model=c) for c in self.compacted],
+                   repeat=1)  # fmt: skip
+
+    def totals(self) -> list:
+        rows = live(self.models)
+        return [[len(rows), sum(r["amount"] for r in rows)]]
+
+    def compacted_away(self, infos: list[dict], current: list[set[int]]) -> None:
+        """Record in the models what each successful subtask removed."""
+        for info in infos:
+            if info["state"] != "COMPLETED":
+                continue
+            llc = LLCSegmentName.parse(info["taskConfig"]["configs"]["segmentName"])
+            model = self.compacted[llc.partition]
+            rows = model.oracle.stored[llc.sequence * SEGMENT_ROWS :][:SEGMENT_ROWS]
+            model.dropped |= {id(r) for r in rows if id(r) not in current[llc.partition]}
+
+    def run_compaction(self) -> list[dict]:
+        """Schedules the task while a loop asks COUNT and SUM; each answer is the model's."""
+        current = [m.current() for m in self.compacted]
+        answers, stop = [], threading.Event()
+
+        def ask() -> None:
+            while not stop.is_set():
+                answers.append(rows_of(self.url, f"SELECT COUNT(*), SUM(amount) FROM {self.name}"))
+
+        loop = threading.Thread(target=ask)
+        loop.start()
+        try:
+            infos = self.cluster.run_task(TASK, self.resource)["subtaskInfos"]
+        finally:
+            stop.set()
+            loop.join(60)
+        wrong = [a for a in answers if a != self.totals()]
+        assert answers and not wrong, (len(answers), wrong[:3])
+        self.compacted_away(infos, current)
+        return infos
+
+
+def test_compaction_keeps_every_answer(task_cluster, kafka, workdir):
+    t = Table(task_cluster, kafka)
+    t.produce(first_rows())
+    t.produce(events(22_000, 1_500, seed=77))
+    assert len(committed(task_cluster, t.name)) >= 2 * PARTITIONS
+    t.check()
+    before = committed(task_cluster, t.name)
+    firsts = {s for s in before if LLCSegmentName.parse(s).sequence == 0}
+    newest = {max((s for s in before if LLCSegmentName.parse(s).partition == p),
+                  key=lambda s: LLCSegmentName.parse(s).sequence) for p in range(PARTITIONS)}  # fmt: skip
+
+    # faults first: nothing they touch may change
+    urls = server_admin(task_cluster)
+    victim = sorted(before.keys() - firsts - newest)[0]
+    with pytest.raises(SubtaskFailedError, match="has no IN_MEMORY valid docs of segment"):
+        replica_bitmaps(urls, t.resource, f"{t.name}__0__99__20260101T0000Z", "IN_MEMORY", "1")
+    with pytest.raises(SubtaskFailedError, match=f"CRC mismatch for segment {victim}"):
+        replica_bitmaps(urls, t.resource, victim, "IN_MEMORY", "12345")
+    configs = {"tableName": t.resource, "segmentName": victim, "crc": "12345",
+               "downloadURL": before[victim]["segment.download.url"],
+               "uploadURL": f"{task_cluster.controller_url}/segments"}  # fmt: skip
+    with pytest.raises(SubtaskFailedError, match="ZooKeeper now has CRC"):
+        UpsertCompactionTaskExecutor().execute(
+            SubtaskContext(TASK, "t_0", 1, configs, "test", lambda _m: None)
+        )
+    damaged = damage_deep_store_copy(workdir, victim)
+
+    infos = t.run_compaction()
+    states = {i["taskConfig"]["configs"]["segmentName"]: i["state"] for i in infos}
+    assert states.pop(victim) != "COMPLETED", infos
+    assert set(states.values()) == {"COMPLETED"}, infos
+    assert firsts <= states.keys()  # all invalid: deleted
+    after = committed(task_cluster, t.name)
+    assert not firsts & after.keys()
+    assert after[victim] == before[victim]  # the failed one: untouched
+    shrunk = [s for s in states if s in after]
+    assert shrunk and all(
+        int(after[s]["segment.total.docs"]) < int(before[s]["segment.total.docs"]) for s in shrunk
     )
+    assert all(after[s]["segment.realtime.endOffset"] == before[s]["segment.realtime.endOffset"]
+               for s in shrunk)  # fmt: skip
+    t.check()
+
+    damaged.restore()
+    infos = t.run_compaction()  # the failed segment now; the rest have no invalid doc left
+    assert [i["taskConfig"]["configs"]["segmentName"] for i in infos] == [victim], infos
+    assert infos[0]["state"] == "COMPLETED", infos
+    t.check()
+    # updates, deletes and late rows for keys whose versions now live in compacted copies
+    late = [{**r, "ts": r["ts"] - 300} for r in events(6_000, 1_500, seed=78)]
+    t.produce(late)
+    t.check()
+
+
+class DamagedFile:
+    def __init__(self, path: Path) -> None:
+        self.path, self.saved = path, path.read_bytes()
+        path.write_bytes(b"not a segment")
+
+    def restore(self) -> None:
+        self.path.write_bytes(self.saved)
+
+
+def damage_deep_store_copy(workdir: Path, segment: str) -> DamagedFile:
+    """Overwrite the controller's deep-store file of ``segment`` (kept to restore)."""
+    found = [p for p in workdir.rglob(f"{segment}*") if p.is_file() and "minion" not in p.parts]
+    found = [p for p in found if p.suffix in (".gz", ".tar") or p.name == segment]
+    assert len(found) == 1, found
+    return DamagedFile(found[0])
