@@ -16,7 +16,9 @@ import types
 import uuid
 from pathlib import Path
 
+import orjson
 import pytest
+import requests
 
 from engine.realtime.llc_name import LLCSegmentName
 from tasks.errors import SubtaskFailedError
@@ -32,7 +34,6 @@ from tests.cluster_e2e.upsert_stream import (
     live,
     rows_of,
     schema,
-    stored,
     table,
     wait_consumed,
 )
@@ -114,7 +115,7 @@ class Table:
 
     def produce(self, rows: list[dict]) -> None:
         self.stream.produce(rows)
-        wait_consumed(self.url, self.name, len(stored(self.models)))
+        wait_consumed(self.url, self.name, sum(len(c.skip_upsert()) for c in self.compacted))
         commits = sum(offset // SEGMENT_ROWS for offset in self.stream.offsets)
         wait_until(lambda: len(committed(self.cluster, self.name)) == commits, "the commits", 120)
 
@@ -162,17 +163,15 @@ class Table:
 def test_compaction_keeps_every_answer(task_cluster, kafka, workdir):
     t = Table(task_cluster, kafka)
     t.produce(first_rows())
-    t.produce(events(22_000, 1_500, seed=77))
+    t.produce(events(22_000, 8_000, seed=77))
     assert len(committed(task_cluster, t.name)) >= 2 * PARTITIONS
     t.check()
     before = committed(task_cluster, t.name)
     firsts = {s for s in before if LLCSegmentName.parse(s).sequence == 0}
-    newest = {max((s for s in before if LLCSegmentName.parse(s).partition == p),
-                  key=lambda s: LLCSegmentName.parse(s).sequence) for p in range(PARTITIONS)}  # fmt: skip
 
     # faults first: nothing they touch may change
     urls = server_admin(task_cluster)
-    victim = sorted(before.keys() - firsts - newest)[0]
+    victim = partly_valid(urls, t.resource, sorted(before.keys() - firsts))[0]
     with pytest.raises(SubtaskFailedError, match="has no IN_MEMORY valid docs of segment"):
         replica_bitmaps(urls, t.resource, f"{t.name}__0__99__20260101T0000Z", "IN_MEMORY", "1")
     with pytest.raises(SubtaskFailedError, match=f"CRC mismatch for segment {victim}"):
@@ -200,6 +199,7 @@ def test_compaction_keeps_every_answer(task_cluster, kafka, workdir):
     )
     assert all(after[s]["segment.realtime.endOffset"] == before[s]["segment.realtime.endOffset"]
                for s in shrunk)  # fmt: skip
+    assert all(int(orjson.loads(after[s]["custom.map"])[f"{TASK}.time"]) > 0 for s in shrunk)
     t.check()
 
     damaged.restore()
@@ -208,9 +208,17 @@ def test_compaction_keeps_every_answer(task_cluster, kafka, workdir):
     assert infos[0]["state"] == "COMPLETED", infos
     t.check()
     # updates, deletes and late rows for keys whose versions now live in compacted copies
-    late = [{**r, "ts": r["ts"] - 300} for r in events(6_000, 1_500, seed=78)]
+    late = [{**r, "ts": r["ts"] - 300} for r in events(6_000, 8_000, seed=78)]
     t.produce(late)
     t.check()
+
+
+def partly_valid(urls: dict[str, str], table: str, segments: list[str]) -> list[str]:
+    """The ``segments`` that hold both valid and invalid docs (compacted, not deleted)."""
+    url = next(iter(urls.values()))
+    entries = requests.post(f"{url}/tables/{table}/validDocIdsMetadata?validDocIdsType=IN_MEMORY",
+                            json={"segments": segments}, timeout=30).json()  # fmt: skip
+    return sorted(e["segmentName"] for e in entries if 0 < e["totalValidDocs"] < e["totalDocs"])
 
 
 class DamagedFile:
