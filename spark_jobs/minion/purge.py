@@ -151,6 +151,18 @@ def purge_table(spark, table, spec: PurgeSpec, work_dir: Path):
     return out.cast(table.schema)
 
 
+def segment_contents(segment_dir: Path):
+    """(name, custom metadata, rows as Arrow) of the segment at ``segment_dir``, for a
+    rewrite under its own name."""
+    from engine.segment import load_segment
+
+    segment = load_segment(segment_dir)
+    try:
+        return segment.name, dict(segment.metadata.custom), segment.to_arrow()
+    finally:
+        segment.close()
+
+
 def purge_segment(spark, segment_dir: Path, schema, table_config, spec: PurgeSpec,
                   out_dir: Path, purge_time_ms: int, *, keep_empty: bool = False):  # fmt: skip
     """Rebuild the segment at ``segment_dir`` without its purged rows, under its own name,
@@ -158,15 +170,9 @@ def purge_segment(spark, segment_dir: Path, schema, table_config, spec: PurgeSpe
 
     Returns ``(build_result or None when no row is left, rows_before, rows_after)``; with
     ``keep_empty`` a segment left with no row is rebuilt empty instead of None."""
-    from engine.segment import build_segment, load_segment
+    from engine.segment import build_segment
 
-    segment = load_segment(segment_dir)
-    try:
-        name = segment.name
-        custom = dict(segment.metadata.custom)
-        rows = segment.to_arrow()
-    finally:
-        segment.close()
+    name, custom, rows = segment_contents(segment_dir)
     purged = purge_table(spark, rows, spec, out_dir / "work") if spec.changes_rows else rows
     if purged.num_rows == 0 and not keep_empty:
         return None, rows.num_rows, 0

@@ -43,15 +43,10 @@ def compact_segment(spark, segment_dir: Path, schema, table_config, valid_docs: 
     """Rebuild the segment at ``segment_dir`` with only ``valid_docs``, keeping its name and
     custom metadata and recording ``UpsertCompactionTask.time``. Returns
     ``(build_result, rows_before, rows_after)``."""
-    from engine.segment import build_segment, load_segment
+    from engine.segment import build_segment
+    from spark_jobs.minion.purge import segment_contents
 
-    segment = load_segment(segment_dir)
-    try:
-        name = segment.name
-        custom = dict(segment.metadata.custom)
-        rows = segment.to_arrow()
-    finally:
-        segment.close()
+    name, custom, rows = segment_contents(segment_dir)
     kept = valid_rows(spark, rows, sorted(valid_docs), out_dir / "work")
     custom[COMPACTION_TIME_KEY] = str(compaction_time_ms)
     result = build_segment(kept, schema, table_config.without_ingestion_transforms(),
