@@ -15,6 +15,8 @@ from tasks.errors import TaskConfigError
 from tasks.generators.base import table_task_config
 from tasks.generators.purge import TASK_TYPE as PURGE_TASK
 from tasks.generators.purge import check_declared_purge
+from tasks.generators.upsert_compaction import TASK_TYPE as UPSERT_COMPACTION_TASK
+from tasks.generators.upsert_compaction import UpsertCompactionTaskGenerator
 
 
 class ConfigRejected(BadRequest):
@@ -90,13 +92,15 @@ def _check_ingestion_functions(config: TableConfig) -> None:
 
 def _check_task_sql(data: dict, schema: Schema) -> None:
     """The Spark SQL a task config carries (PurgeTask's purgeFilter and modify.<column>) must
-    be expressions over the schema's columns, never queries (as Pinot validates task configs
-    when a table config comes in)."""
+    be expressions over the schema's columns, never queries, and UpsertCompactionTask's keys
+    must hold (as Pinot validates task configs when a table config comes in)."""
     purge = table_task_config(data, PURGE_TASK)
-    if purge is None:
-        return
+    compaction = table_task_config(data, UPSERT_COMPACTION_TASK)
     try:
-        check_declared_purge(purge, set(schema.columns))
+        if purge is not None:
+            check_declared_purge(purge, set(schema.columns))
+        if compaction is not None:  # Pinot's UpsertCompactionTaskGenerator.validateTaskConfigs
+            UpsertCompactionTaskGenerator().validate(data, compaction)
     except TaskConfigError as exc:
         raise ConfigError(f"task.taskTypeConfigsMap.{exc.key}", exc.message) from exc
 

@@ -131,9 +131,24 @@ class Table:
         check_full(self.url, self.name, [types.SimpleNamespace(model=c) for c in self.compacted],
                    repeat=1)  # fmt: skip
 
-    def totals(self) -> list:
+    def expected_answers(self) -> dict[str, list]:
+        """Queries asked while the task runs -> the model's answers: totals, a GROUP BY and
+        per-key lookups (keys whose versions lie in committed segments)."""
         rows = live(self.models)
-        return [[len(rows), sum(r["amount"] for r in rows)]]
+        groups: dict = {}
+        for r in rows:
+            count, total = groups.get(r["city"], (0, 0))
+            groups[r["city"]] = (count + 1, total + r["amount"])
+        keys = sorted(r["id"] for r in rows)[:: max(1, len(rows) // 40)]
+        by_key = sorted([r["id"], r["ts"], r["amount"]] for r in rows if r["id"] in set(keys))
+        t = self.name
+        return {
+            f"SELECT COUNT(*), SUM(amount) FROM {t}": [[len(rows), sum(r["amount"] for r in rows)]],
+            f"SELECT city, COUNT(*), SUM(amount) FROM {t} GROUP BY city ORDER BY city":
+                [[c, n, a] for c, (n, a) in sorted(groups.items())],
+            f"SELECT id, ts, amount FROM {t} WHERE id IN ({', '.join(map(str, keys))}) "
+            "ORDER BY id LIMIT 1000": by_key,
+        }  # fmt: skip
 
     def compacted_away(self, infos: list[dict], current: list[set[int]]) -> None:
         """Record in the models what each successful subtask removed."""
@@ -146,13 +161,19 @@ class Table:
             model.dropped |= {id(r) for r in rows if id(r) not in current[llc.partition]}
 
     def run_compaction(self) -> list[dict]:
-        """Schedules the task while a loop asks COUNT and SUM; each answer is the model's."""
+        """Schedules the task while a loop asks totals, a GROUP BY and per-key lookups; each
+        answer must be the model's."""
         current = [m.current() for m in self.compacted]
-        answers, stop = [], threading.Event()
+        expected = self.expected_answers()
+        wrong, asked, stop = [], [0], threading.Event()
 
         def ask() -> None:
             while not stop.is_set():
-                answers.append(rows_of(self.url, f"SELECT COUNT(*), SUM(amount) FROM {self.name}"))
+                for sql, want in expected.items():
+                    got = rows_of(self.url, sql)
+                    asked[0] += 1
+                    if got != want:
+                        wrong.append((sql, got, want))
 
         loop = threading.Thread(target=ask)
         loop.start()
@@ -161,8 +182,7 @@ class Table:
         finally:
             stop.set()
             loop.join(60)
-        wrong = [a for a in answers if a != self.totals()]
-        assert answers and not wrong, (len(answers), wrong[:3])
+        assert asked[0] >= len(expected) and not wrong, (asked, wrong[:2])
         self.compacted_away(infos, current)
         return infos
 
@@ -243,3 +263,22 @@ def damage_deep_store_copy(workdir: Path, segment: str) -> DamagedFile:
     found = [p for p in found if p.suffix in (".gz", ".tar") or p.name == segment]
     assert len(found) == 1, found
     return DamagedFile(found[0])
+
+
+def test_a_bad_task_config_is_refused_with_the_key(task_cluster, kafka):
+    name = f"upb{uuid.uuid4().hex[:6]}"
+    bootstrap = kafka.bootstrap_servers
+    assert task_cluster.call("POST", "/schemas", json=schema(name)).ok
+    base = table(name, bootstrap, f"{name}_t", SEGMENT_ROWS, 1, upsertConfig={"mode": "FULL"})
+    for task_config, message in (
+        ({"invalidRecordsThresholdPercent": "101"}, "must be >= 0 and <= 100"),
+        ({"bufferTimePeriod": "1d"}, "or both must be provided"),
+    ):
+        config = {**base, "task": {"taskTypeConfigsMap": {TASK: task_config}}}
+        response = task_cluster.call("POST", "/tables", json=config)
+        assert response.status_code == 400, response.text
+        assert f"task.taskTypeConfigsMap.{TASK}" in response.text and message in response.text
+    no_upsert = {k: v for k, v in base.items() if k != "upsertConfig"}
+    no_upsert["task"] = {"taskTypeConfigsMap": {TASK: {"invalidRecordsThresholdCount": "5"}}}
+    response = task_cluster.call("POST", "/tables", json=no_upsert)
+    assert response.status_code == 400 and "Upsert must be enabled" in response.text, response.text
