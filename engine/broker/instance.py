@@ -226,6 +226,8 @@ class BrokerInstance:
         """Pinot's order: credentials (401) before the query is read; then the application's
         quota, table access (403) and the tables' quotas (429). None admits the query; a query
         that does not parse is left to the runner, which answers its error."""
+        if self.access is None and not self.quotas.active:
+            return None  # nothing to check: no per-query parse, lookup or lock
         principal = None
         if self.access is not None:
             principal = self.access.principal(request.headers.get("authorization"))

@@ -83,6 +83,12 @@ class QueryQuotas:
         self._num_brokers = 1
         self._lock = threading.Lock()  # serializes updates and default-application limiters
 
+    @property
+    def active(self) -> bool:
+        """Whether any quota is set: without one no query needs its tables or options read
+        to be admitted."""
+        return bool(self._tables or self._applications or self._default_application is not None)
+
     def update(self, inputs: QuotaInputs) -> None:
         with self._lock:
             if inputs.disabled:

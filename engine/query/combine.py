@@ -115,16 +115,23 @@ class Finalized:
         self.plan = plan
         self.n = len(keys[0]) if keys else 1
         known = {g: k for g, k in zip(plan.group_by, keys, strict=True)}
+        for fn, state in zip(plan.aggregations, states, strict=True):
+            known[fn.call] = fn.finalize(state)
+        self.lookup = known.get
+        # NULL marks are read only with null handling (``values``): not worked out otherwise
+        self.null_lookup = self._nulls(plan, states, key_nulls).get if plan.null_handling else None
+
+    @staticmethod
+    def _nulls(plan: QueryPlan, states: list[tuple], key_nulls) -> dict:
         nulls: dict = {}
         for g, marks in zip(plan.group_by, key_nulls or [], strict=False):
             if marks is not None:
                 nulls[g] = marks
         for fn, state in zip(plan.aggregations, states, strict=True):
-            known[fn.call] = fn.finalize(state)
             marks = fn.finalize_nulls(state)
             if marks is not None and marks.any():
                 nulls[fn.call] = marks
-        self.lookup, self.null_lookup = known.get, nulls.get
+        return nulls
 
     def values(self, expr) -> tuple[np.ndarray, np.ndarray | None]:
         """(values, NULL marks or None) of ``expr`` for each group."""

@@ -18,9 +18,9 @@ import threading
 import weakref
 
 import numpy as np
-from cachetools import LRUCache
 from pyroaring import BitMap
 
+from engine.common.lru import HitLRU
 from engine.query.docset import DocSet
 
 
@@ -38,16 +38,29 @@ def _nbytes(value) -> int:
     return 64
 
 
+_interned: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+_interned_lock = threading.Lock()
+
+
 class MemoKey:
     """A cache key whose hash is computed once. A plan keeps its memo keys
     (``QueryPlan.segment_memo_key``): a tuple of expressions would be hashed again, node by
     node, on every lookup. Raises TypeError for an unhashable part (a list literal)."""
 
-    __slots__ = ("_hash", "parts")
+    __slots__ = ("__weakref__", "_hash", "parts")
 
     def __init__(self, *parts) -> None:
         self.parts = parts
         self._hash = hash(parts)
+
+    @classmethod
+    def interned(cls, *parts) -> MemoKey:
+        """The one live key equal to ``MemoKey(*parts)``: plans of the same query (a plan
+        cache miss, a schema read anew) then hand the decoded cache the very key it holds,
+        and each lookup is an identity check instead of comparing expression trees."""
+        key = cls(*parts)
+        with _interned_lock:
+            return _interned.setdefault(key, key)
 
     def __hash__(self) -> int:
         return self._hash
@@ -67,7 +80,7 @@ class DecodedCache:
 
     def __init__(self, budget_bytes: int):
         self.budget = budget_bytes
-        self._entries: LRUCache = LRUCache(maxsize=budget_bytes, getsizeof=_nbytes)
+        self._entries = HitLRU(maxsize=budget_bytes, getsizeof=_nbytes)
         # Re-entrant, so that nothing run on the thread holding it (a finalizer started by
         # a garbage collection inside put) can deadlock that thread.
         self._lock = threading.RLock()
@@ -86,8 +99,9 @@ class DecodedCache:
         with self._lock:
             if self._dropped:
                 self._drop_collected()
-            # get, not [] and KeyError: a miss (a memo never kept) is as common as a hit
-            return self._entries.get((id(segment), key))
+            # [] (None on a miss): a repeated query's lookups hit, and get() costs twice the
+            # Python calls of a hit
+            return self._entries[(id(segment), key)]
 
     def put(self, segment, key, value) -> None:
         with self._lock:

@@ -121,7 +121,7 @@ class QueryPlan:
         if folds_constants(self.filter):
             return None
         try:
-            return MemoKey(*parts)
+            return MemoKey.interned(*parts)
         except TypeError:  # an unhashable literal
             return None
 

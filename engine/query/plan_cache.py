@@ -1,8 +1,9 @@
 """Compiled plans, cached: sqlglot parsing costs far more than running a small query, so a
 repeated query must not parse again.
 
-Three LRUs (cachetools' ``LRUCache``), each ``size`` entries: by (SQL, options, schema object), so a repeated query
-against the same schema costs one dict lookup; by (SQL, columns, options), so a schema read
+Three LRUs (cachetools' ``LRUCache``, as ``engine.common.lru.HitLRU``), each ``size`` entries:
+by (SQL, options, schema object), so a repeated query against the same schema costs one dict
+lookup; by (SQL, columns, options), so a schema read
 anew with the same columns still hits; and the parsed SQL by its text, so only planning runs
 when the columns change.
 """
@@ -12,8 +13,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 
-from cachetools import LRUCache
-
+from engine.common.lru import HitLRU
 from engine.query.parser import parse_sql
 from engine.query.plan import QueryPlan, build_plan, columns_from_schema
 
@@ -25,9 +25,9 @@ class PlanCache:
         if size < 1:
             raise ValueError(f"a plan cache needs room for at least one plan, got size={size}")
         self.size = size
-        self._by_schema: LRUCache = LRUCache(size)  # -> (schema, plan)
-        self._by_columns: LRUCache = LRUCache(size)  # -> plan
-        self._parsed: LRUCache = LRUCache(size)  # SQL -> parsed
+        self._by_schema: HitLRU = HitLRU(size)  # -> (schema, plan)
+        self._by_columns: HitLRU = HitLRU(size)  # -> plan
+        self._parsed: HitLRU = HitLRU(size)  # SQL -> parsed
         self._lock = threading.Lock()  # servers and brokers compile from many request threads
 
     def compile(self, sql: str, schema=None, options: dict | None = None) -> QueryPlan:
@@ -57,11 +57,11 @@ class PlanCache:
         self._put(self._by_schema, fast_key, (schema, plan))
         return plan
 
-    def _get(self, cache: LRUCache, key):
+    def _get(self, cache: HitLRU, key):
         """The entry (now the most recently used), or None."""
         with self._lock:
-            return cache.get(key)
+            return cache[key]  # None when absent
 
-    def _put(self, cache: LRUCache, key, value) -> None:
+    def _put(self, cache: HitLRU, key, value) -> None:
         with self._lock:
             cache[key] = value  # evicts the least recently used

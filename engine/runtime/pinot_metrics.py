@@ -81,7 +81,11 @@ class Timer(Meter):
         self._next = 0
 
     def update(self, ms: float, now: float) -> None:
-        self.mark(1, now)
+        # ``mark(1, now)`` inlined: a broker updates six timers per query
+        if now - self._ticked >= _TICK_S:
+            self._tick(now)
+        self.count += 1
+        self._uncounted += 1
         if len(self._values) < _RESERVOIR:
             self._values.append(ms)
         else:

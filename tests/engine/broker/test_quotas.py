@@ -68,3 +68,18 @@ def test_parse_qps_as_pinot():
     assert parse_qps("100") == 100.0 and parse_qps(12.5) == 12.5
     assert parse_qps("0") is None and parse_qps("-1") is None
     assert parse_qps("inf") is None and parse_qps("x") is None and parse_qps(None) is None
+
+
+def test_active_only_while_some_quota_is_set():
+    """The broker skips reading a query's tables and options when no quota is active."""
+    quotas = QueryQuotas()
+    assert not quotas.active
+    quotas.update(inputs(1))
+    assert quotas.active
+    none = dict(table_qps={}, application_qps={}, default_application_qps=None)
+    quotas.update(inputs(1, **none))
+    assert not quotas.active
+    quotas.update(inputs(1, **(none | {"default_application_qps": 5.0})))
+    assert quotas.active  # an application's default quota needs its name read
+    quotas.update(inputs(1, disabled=True))
+    assert not quotas.active

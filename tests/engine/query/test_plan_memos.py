@@ -141,3 +141,17 @@ def test_a_segments_decisions_are_kept_per_plan_shape_and_answer_as_before(synth
     inverted = engine.decoded.get(three[1], no_star.segment_memo_key).filtered
     assert inverted.matched == len(inverted.doc_ids) > 0
     assert inverted.doc_ids.flags.writeable is False  # shared by later queries: read-only
+
+
+def test_equal_plans_hand_the_decoded_cache_one_memo_key():
+    """Two plans of one query (a plan cache miss, a schema read anew) share their memo keys
+    by identity, so a cache lookup never compares expression trees."""
+    from engine.query.plan import compile_query
+
+    sql = "SELECT COUNT(*) FROM t WHERE site = 7 AND country = 'MX'"
+    first, second = compile_query(sql), compile_query(sql)
+    assert first is not second
+    assert first.segment_memo_key is second.segment_memo_key
+    assert first.filter_memo_key is second.filter_memo_key
+    other = compile_query("SELECT COUNT(*) FROM t WHERE site = 8 AND country = 'MX'")
+    assert other.segment_memo_key != first.segment_memo_key
