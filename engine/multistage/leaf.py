@@ -31,6 +31,7 @@ from engine.query.pruning import prune_reason
 from engine.query.segment_view import SegmentView
 
 Docs = np.ndarray | slice | None  # sorted doc ids, a doc range, or every doc
+POSTINGS_SHARE = 1 / 16  # a dynamic filter keeping fewer docs reads them from postings
 
 
 def single_stage_options(options: dict[str, str]) -> dict[str, str]:
@@ -186,20 +187,62 @@ def narrow(view: SegmentView, doc_ids: Docs, matched: int,
             tests.append((1.0, column, keys, None))
     scanned = 0
     for _, column, keys, member in sorted(tests, key=lambda t: t[0]):
-        if member is not None:
+        posted = _posted(view, column, member, doc_ids) if member is not None else None
+        if posted is not None:  # read like an inverted index: no entry scanned
+            doc_ids, matched = posted, len(posted)
+        elif member is not None:
             ids = np.asarray(view.dict_ids(column))  # (not a memmap: no per-slice overhead)
-            keep = member[ids if doc_ids is None else ids[doc_ids]]
+            keep = np.take(member, _at(ids, doc_ids))
         else:
             raw = view.sv_values(column, None)
             keep = keys.test(pa.array(raw if doc_ids is None else raw[doc_ids]))
             if keep is None:
                 continue
-        scanned += matched
-        doc_ids = _kept(doc_ids, keep)
-        matched = len(doc_ids)
+        if posted is None:
+            scanned += matched
+            doc_ids = _kept(doc_ids, keep)
+            matched = len(doc_ids)
         if not matched:
             break
     return doc_ids, matched, scanned
+
+
+def _posted(view: SegmentView, column: str, member: np.ndarray, doc_ids: Docs
+            ) -> np.ndarray | None:  # fmt: skip
+    """The sorted docs of ``doc_ids`` (every doc, or a range) whose ``column`` takes a
+    dictionary entry flagged in ``member``, gathered from the column's postings (its docs
+    grouped by dictionary id, built once per segment like an inverted index) when they are
+    at most ``POSTINGS_SHARE`` of the docs: then reading them beats a pass over every doc.
+    None otherwise (a pass is as cheap)."""
+    if doc_ids is not None and not isinstance(doc_ids, slice):
+        return None
+    counts = view.memo(("dictcounts", column))
+    if counts is None:
+        ids = np.asarray(view.dict_ids(column))
+        counts = np.bincount(ids, minlength=len(member))
+        view.remember(("dictcounts", column), counts)
+    span = view.n if doc_ids is None else doc_ids.stop - doc_ids.start
+    selected = np.flatnonzero(member & (counts > 0))
+    lengths = counts[selected]
+    total = int(lengths.sum())
+    if total > span * POSTINGS_SHARE:
+        return None
+    if not total:
+        return np.zeros(0, dtype=np.int64)
+    order = view.memo(("postings", column))
+    if order is None:
+        order = np.argsort(view.dict_ids(column), kind="stable").astype(np.int32)
+        view.remember(("postings", column), order)
+    starts = (np.cumsum(counts) - counts)[selected]
+    # positions in ``order``: each selected entry's run, as one cumulative sum of steps
+    steps = np.ones(total, dtype=np.int64)
+    steps[0] = starts[0]
+    ends = np.cumsum(lengths)[:-1]
+    steps[ends] = starts[1:] - (starts[:-1] + lengths[:-1]) + 1
+    docs = np.sort(order[np.cumsum(steps)]).astype(np.int64)
+    if isinstance(doc_ids, slice):
+        docs = docs[(docs >= doc_ids.start) & (docs < doc_ids.stop)]
+    return docs
 
 
 def common_key_type(a: pa.DataType, b: pa.DataType) -> pa.DataType | None:
@@ -218,6 +261,13 @@ def _is_number(t: pa.DataType) -> bool:
 
 def _is_text(t: pa.DataType) -> bool:
     return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
+
+
+def _at(values: np.ndarray, doc_ids: Docs) -> np.ndarray:
+    """``values`` of ``doc_ids``: np.take, as fancy indexing would first copy the ids."""
+    if doc_ids is None:
+        return values
+    return values[doc_ids] if isinstance(doc_ids, slice) else np.take(values, doc_ids)
 
 
 def _kept(doc_ids: Docs, keep: np.ndarray) -> np.ndarray:
@@ -243,7 +293,7 @@ def _column(view: SegmentView, column: str, doc_ids: Docs, target: pa.DataType,
             nulls: bool) -> pa.Array:  # fmt: skip
     if view.is_dict_sv(column) and not nulls:
         ids = np.asarray(view.dict_ids(column))
-        values = _arrow_dictionary(view, column).take(ids if doc_ids is None else ids[doc_ids])
+        values = _arrow_dictionary(view, column).take(_at(ids, doc_ids))
     else:
         values = Projection(view, doc_ids).selection_column(Identifier(column))
         if nulls:
