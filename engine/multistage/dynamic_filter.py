@@ -34,7 +34,7 @@ from engine.multistage.stages import equi_keys
 class DynamicFilter:
     leaf: int  # index of the stage's leaf it narrows
     column: str  # the leaf's stored column
-    sql: str  # the distinct non-NULL keys of the join's other side, over the stage's inputs
+    sql: str  # the non-NULL keys of the join's other side (with repeats), over the stage's inputs
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)
@@ -68,8 +68,8 @@ def dynamic_filters(body: Node, targets: dict[str, tuple[int, dict[str, str]]],
                 if origin is None or None in kinds or common_key_type(*kinds) is None:
                     continue
                 key = quote(build_key)
-                sql = (f'SELECT DISTINCT {key} FROM ({render(build)}) AS "$build" '
-                       f"WHERE {key} IS NOT NULL")  # fmt: skip
+                # not DISTINCT: a KeySet takes repeats, and a hash aggregate costs more
+                sql = f'SELECT {key} FROM ({render(build)}) AS "$build" WHERE {key} IS NOT NULL'
                 found.append(DynamicFilter(origin[0], origin[1], sql))
     return found
 

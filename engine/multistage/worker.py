@@ -146,7 +146,7 @@ class StageWorker:
         _register(ctx, f"$leaf{i}", table)
 
     def _keys(self, ctx: SessionContext, sql: str) -> pa.Array:
-        """A dynamic filter's keys: the distinct keys of the join's other side."""
+        """A dynamic filter's keys: the keys of the join's other side (repeats kept)."""
         try:
             table = ctx.sql(sql).to_arrow_table()
         except Exception as exc:
