@@ -132,7 +132,7 @@ class KeySet:
         if common is None:
             return None
         if self.flags is not None and pa.types.is_integer(arrow.type):
-            return self._flagged(dictionary)
+            return self._flagged(dictionary, ordered=True)
         if self.sorted is None and self.flags is None:
             return _is_in(arrow, self.values, common)
         keys = self._numbers().astype(common.to_pandas_dtype(), copy=False)
@@ -150,10 +150,16 @@ class KeySet:
             return self._flagged(array.to_numpy(zero_copy_only=False))
         return None if common is None else _is_in(array, self.values, common)
 
-    def _flagged(self, numbers: np.ndarray) -> np.ndarray:
+    def _flagged(self, numbers: np.ndarray, ordered: bool = False) -> np.ndarray:
+        """The flags of ``numbers``; when they are ``ordered`` (a sorted dictionary), only
+        the run inside the flags' range is looked up."""
+        found = np.zeros(len(numbers), dtype=bool)
+        if ordered:
+            lo, hi = np.searchsorted(numbers, [self.low, self.low + len(self.flags)])
+            found[lo:hi] = np.take(self.flags, numbers[lo:hi].astype(np.int64) - self.low)
+            return found
         offsets = numbers.astype(np.int64) - self.low
         inside = (offsets >= 0) & (offsets < len(self.flags))
-        found = np.zeros(len(numbers), dtype=bool)
         found[inside] = self.flags[offsets[inside]]
         return found
 
@@ -216,14 +222,17 @@ def _posted(view: SegmentView, column: str, member: np.ndarray, doc_ids: Docs
     None otherwise (a pass is as cheap)."""
     if doc_ids is not None and not isinstance(doc_ids, slice):
         return None
-    counts = view.memo(("dictcounts", column))
-    if counts is None:
-        ids = np.asarray(view.dict_ids(column))
-        counts = np.bincount(ids, minlength=len(member))
-        view.remember(("dictcounts", column), counts)
+    runs = view.memo(("dictruns", column))  # (docs of each entry, where its run starts)
+    if runs is None:
+        counts = np.bincount(np.asarray(view.dict_ids(column)), minlength=len(member))
+        runs = counts, np.cumsum(counts) - counts
+        view.remember(("dictruns", column), runs)
+    counts, run_starts = runs
     span = view.n if doc_ids is None else doc_ids.stop - doc_ids.start
-    selected = np.flatnonzero(member & (counts > 0))
+    selected = np.flatnonzero(member)
     lengths = counts[selected]
+    if not lengths.all():  # (an entry no doc of the segment takes)
+        selected, lengths = selected[lengths > 0], lengths[lengths > 0]
     total = int(lengths.sum())
     if total > span * POSTINGS_SHARE:
         return None
@@ -233,7 +242,7 @@ def _posted(view: SegmentView, column: str, member: np.ndarray, doc_ids: Docs
     if order is None:
         order = np.argsort(view.dict_ids(column), kind="stable").astype(np.int32)
         view.remember(("postings", column), order)
-    starts = (np.cumsum(counts) - counts)[selected]
+    starts = run_starts[selected]
     # positions in ``order``: each selected entry's run, as one cumulative sum of steps
     steps = np.ones(total, dtype=np.int64)
     steps[0] = starts[0]

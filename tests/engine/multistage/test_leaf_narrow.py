@@ -38,8 +38,8 @@ def test_narrowed_docs_equal_reference(segment, monkeypatch, share, start_docs, 
     monkeypatch.setattr(leaf, "POSTINGS_SHARE", share)
     seg, rows = segment
     rng = np.random.default_rng(int(selectivity * 1e4))
-    keys_k = pa.array(rng.choice(3_000, max(1, int(3_000 * selectivity)), replace=False),
-                      pa.int64())  # fmt: skip
+    keys_k = rng.choice(3_000, max(1, int(3_000 * selectivity)), replace=False)
+    keys_k = pa.array([-5, *keys_k, 9_000], pa.int64())  # keys outside the dictionary too
     keys_s = pa.array([f"c{i}" for i in range(0, 250, 2)] + ["absent"])
     k, s = rows.column("k").to_numpy(), np.array(rows.column("s").to_pylist())
     expected = np.isin(k, keys_k.to_numpy()) & np.isin(s, keys_s.to_pylist())
