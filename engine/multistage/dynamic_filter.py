@@ -34,7 +34,7 @@ from engine.multistage.stages import equi_keys
 class DynamicFilter:
     leaf: int  # index of the stage's leaf it narrows
     column: str  # the leaf's stored column
-    sql: str  # the distinct non-NULL keys of the join's other side, over the stage's inputs
+    sql: str  # the non-NULL keys of the join's other side (with repeats), over the stage's inputs
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)
@@ -60,7 +60,7 @@ def dynamic_filters(body: Node, targets: dict[str, tuple[int, dict[str, str]]],
             sides.append((join.right, join.left, rights, lefts))
         for probe, build, probe_keys, build_keys in sides:
             origins = _origins(probe, targets)
-            if not origins or not _whole(build, whole):
+            if not origins or not _whole(build, whole) or _unfiltered_scan(build):
                 continue
             for probe_key, build_key in zip(probe_keys, build_keys, strict=True):
                 origin = origins.get(probe_key)
@@ -68,8 +68,8 @@ def dynamic_filters(body: Node, targets: dict[str, tuple[int, dict[str, str]]],
                 if origin is None or None in kinds or common_key_type(*kinds) is None:
                     continue
                 key = quote(build_key)
-                sql = (f'SELECT DISTINCT {key} FROM ({render(build)}) AS "$build" '
-                       f"WHERE {key} IS NOT NULL")  # fmt: skip
+                # not DISTINCT: a KeySet takes repeats, and a hash aggregate costs more
+                sql = f'SELECT {key} FROM ({render(build)}) AS "$build" WHERE {key} IS NOT NULL'
                 found.append(DynamicFilter(origin[0], origin[1], sql))
     return found
 
@@ -97,3 +97,11 @@ def _origins(node: Node, targets) -> dict[str, tuple[int, str]]:
 
 def _whole(node: Node, whole: set[str]) -> bool:
     return all(n.table in whole for n in walk(node) if isinstance(n, Input))
+
+
+def _unfiltered_scan(node: Node) -> bool:
+    """Whether ``node`` only projects a table read whole by this stage: its keys are every
+    key, which rarely narrows and would cost a query and a pass per segment (skipping a
+    dynamic filter is always safe: the join still drops what it would have)."""
+    return all(isinstance(n, Project) or (isinstance(n, Input) and n.table.startswith("$leaf"))
+               for n in walk(node))  # fmt: skip

@@ -31,6 +31,7 @@ from engine.query.pruning import prune_reason
 from engine.query.segment_view import SegmentView
 
 Docs = np.ndarray | slice | None  # sorted doc ids, a doc range, or every doc
+POSTINGS_SHARE = 1 / 16  # a dynamic filter keeping fewer docs reads them from postings
 
 
 def single_stage_options(options: dict[str, str]) -> dict[str, str]:
@@ -131,7 +132,7 @@ class KeySet:
         if common is None:
             return None
         if self.flags is not None and pa.types.is_integer(arrow.type):
-            return self._flagged(dictionary)
+            return self._flagged(dictionary, ordered=True)
         if self.sorted is None and self.flags is None:
             return _is_in(arrow, self.values, common)
         keys = self._numbers().astype(common.to_pandas_dtype(), copy=False)
@@ -149,10 +150,16 @@ class KeySet:
             return self._flagged(array.to_numpy(zero_copy_only=False))
         return None if common is None else _is_in(array, self.values, common)
 
-    def _flagged(self, numbers: np.ndarray) -> np.ndarray:
+    def _flagged(self, numbers: np.ndarray, ordered: bool = False) -> np.ndarray:
+        """The flags of ``numbers``; when they are ``ordered`` (a sorted dictionary), only
+        the run inside the flags' range is looked up."""
+        found = np.zeros(len(numbers), dtype=bool)
+        if ordered:
+            lo, hi = np.searchsorted(numbers, [self.low, self.low + len(self.flags)])
+            found[lo:hi] = np.take(self.flags, numbers[lo:hi].astype(np.int64) - self.low)
+            return found
         offsets = numbers.astype(np.int64) - self.low
         inside = (offsets >= 0) & (offsets < len(self.flags))
-        found = np.zeros(len(numbers), dtype=bool)
         found[inside] = self.flags[offsets[inside]]
         return found
 
@@ -186,20 +193,65 @@ def narrow(view: SegmentView, doc_ids: Docs, matched: int,
             tests.append((1.0, column, keys, None))
     scanned = 0
     for _, column, keys, member in sorted(tests, key=lambda t: t[0]):
-        if member is not None:
+        posted = _posted(view, column, member, doc_ids) if member is not None else None
+        if posted is not None:  # read like an inverted index: no entry scanned
+            doc_ids, matched = posted, len(posted)
+        elif member is not None:
             ids = np.asarray(view.dict_ids(column))  # (not a memmap: no per-slice overhead)
-            keep = member[ids if doc_ids is None else ids[doc_ids]]
+            keep = np.take(member, _at(ids, doc_ids))
         else:
             raw = view.sv_values(column, None)
             keep = keys.test(pa.array(raw if doc_ids is None else raw[doc_ids]))
             if keep is None:
                 continue
-        scanned += matched
-        doc_ids = _kept(doc_ids, keep)
-        matched = len(doc_ids)
+        if posted is None:
+            scanned += matched
+            doc_ids = _kept(doc_ids, keep)
+            matched = len(doc_ids)
         if not matched:
             break
     return doc_ids, matched, scanned
+
+
+def _posted(view: SegmentView, column: str, member: np.ndarray, doc_ids: Docs
+            ) -> np.ndarray | None:  # fmt: skip
+    """The sorted docs of ``doc_ids`` (every doc, or a range) whose ``column`` takes a
+    dictionary entry flagged in ``member``, gathered from the column's postings (its docs
+    grouped by dictionary id, built once per segment like an inverted index) when they are
+    at most ``POSTINGS_SHARE`` of the docs: then reading them beats a pass over every doc.
+    None otherwise (a pass is as cheap)."""
+    if doc_ids is not None and not isinstance(doc_ids, slice):
+        return None
+    runs = view.memo(("dictruns", column))  # (docs of each entry, where its run starts)
+    if runs is None:
+        counts = np.bincount(np.asarray(view.dict_ids(column)), minlength=len(member))
+        runs = counts, np.cumsum(counts) - counts
+        view.remember(("dictruns", column), runs)
+    counts, run_starts = runs
+    span = view.n if doc_ids is None else doc_ids.stop - doc_ids.start
+    selected = np.flatnonzero(member)
+    lengths = counts[selected]
+    if not lengths.all():  # (an entry no doc of the segment takes)
+        selected, lengths = selected[lengths > 0], lengths[lengths > 0]
+    total = int(lengths.sum())
+    if total > span * POSTINGS_SHARE:
+        return None
+    if not total:
+        return np.zeros(0, dtype=np.int64)
+    order = view.memo(("postings", column))
+    if order is None:
+        order = np.argsort(view.dict_ids(column), kind="stable").astype(np.int32)
+        view.remember(("postings", column), order)
+    starts = run_starts[selected]
+    # positions in ``order``: each selected entry's run, as one cumulative sum of steps
+    steps = np.ones(total, dtype=np.int64)
+    steps[0] = starts[0]
+    ends = np.cumsum(lengths)[:-1]
+    steps[ends] = starts[1:] - (starts[:-1] + lengths[:-1]) + 1
+    docs = np.sort(order[np.cumsum(steps)]).astype(np.int64)
+    if isinstance(doc_ids, slice):
+        docs = docs[(docs >= doc_ids.start) & (docs < doc_ids.stop)]
+    return docs
 
 
 def common_key_type(a: pa.DataType, b: pa.DataType) -> pa.DataType | None:
@@ -218,6 +270,13 @@ def _is_number(t: pa.DataType) -> bool:
 
 def _is_text(t: pa.DataType) -> bool:
     return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
+
+
+def _at(values: np.ndarray, doc_ids: Docs) -> np.ndarray:
+    """``values`` of ``doc_ids``: np.take, as fancy indexing would first copy the ids."""
+    if doc_ids is None:
+        return values
+    return values[doc_ids] if isinstance(doc_ids, slice) else np.take(values, doc_ids)
 
 
 def _kept(doc_ids: Docs, keep: np.ndarray) -> np.ndarray:
@@ -243,7 +302,7 @@ def _column(view: SegmentView, column: str, doc_ids: Docs, target: pa.DataType,
             nulls: bool) -> pa.Array:  # fmt: skip
     if view.is_dict_sv(column) and not nulls:
         ids = np.asarray(view.dict_ids(column))
-        values = _arrow_dictionary(view, column).take(ids if doc_ids is None else ids[doc_ids])
+        values = _arrow_dictionary(view, column).take(_at(ids, doc_ids))
     else:
         values = Projection(view, doc_ids).selection_column(Identifier(column))
         if nulls:

@@ -61,6 +61,10 @@ class Input(Node):
 _NONE = '1 AS "$none"'  # a node without columns still has rows
 
 
+def _joins(node: Node) -> bool:
+    return isinstance(node, Join) or any(_joins(c) for c in node.inputs)
+
+
 def quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
@@ -163,6 +167,10 @@ class Renderer:
         on = "" if node.kind == "cross" else f" ON {cond}"
         cols = ", ".join([*(f"{la}.{quote(f.id)}" for f in node.left.fields),
                           *(f"{ra}.{quote(f.id)}" for f in node.right.fields)])  # fmt: skip
+        if node.kind == "inner" and _joins(node.left) and not _joins(node.right):
+            # DataFusion builds its hash table on the left input and, without statistics
+            # of a join's output, keeps it there: the growing side of a star join goes right
+            return f"SELECT {cols or 1} FROM ({right}) AS {ra} JOIN ({left}) AS {la}{on}"
         return f"SELECT {cols or 1} FROM ({left}) AS {la} {word} ({right}) AS {ra}{on}"
 
     def _null_aware(self, node: Join) -> str:

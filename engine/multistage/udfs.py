@@ -11,6 +11,7 @@ The specs travel with each stage (``UdfSpec``) and are registered by the worker.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 import pyarrow as pa
@@ -104,9 +105,18 @@ NEGATE = {"int32": "sprig_negate_int", "int64": "sprig_negate_long"}
 def register_builtins(ctx: SessionContext) -> None:
     """Functions every stage may call: integer negation that fails on overflow, as Pinot's
     (``-Integer.MIN_VALUE`` is an error, not MIN_VALUE again)."""
+    for builtin in _builtins():
+        ctx.register_udf(builtin)
+
+
+@functools.cache
+def _builtins() -> list:
+    """Made once: a UDF object registers in any number of sessions, one per stage worker."""
+    out = []
     for arrow_name, name in NEGATE.items():
         arrow = pa.type_for_alias(arrow_name)
-        ctx.register_udf(udf(_negate(arrow), [arrow], arrow, "immutable", name))
+        out.append(udf(_negate(arrow), [arrow], arrow, "immutable", name))
+    return out
 
 
 def _negate(arrow: pa.DataType):

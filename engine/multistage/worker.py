@@ -33,6 +33,11 @@ from engine.multistage.udfs import register_builtins, register_udf
 from engine.query.errors import QueryError, QueryExecutionError, QueryTimeoutError
 from engine.query.plan import ColumnInfo, compile_query
 
+# A stage reading fewer rows runs its operators in one DataFusion partition: splitting them
+# (round-robin repartition, per-partition hash tables, a final merge) cost more CPU than it
+# saved on SSB's joins, where each server's leaf stage already keeps one of the cores busy.
+PARALLEL_INPUT_ROWS = 1_000_000
+
 
 @dataclasses.dataclass
 class WorkerStats:
@@ -101,6 +106,9 @@ class StageWorker:
             self._read_leaf(ctx, i, self.spec.leaves[i], keys)
         self._check_live()
         try:
+            threads = self.spec.threads or self.limits.threads  # (a colocated worker's own)
+            if threads > 1 and (self.spec.threads or self.stats.input_rows > PARALLEL_INPUT_ROWS):
+                ctx.sql(f"SET datafusion.execution.target_partitions = {threads}")
             df = ctx.sql(self.spec.sql)
             batches = []
             for batch in df.execute_stream():
@@ -138,7 +146,7 @@ class StageWorker:
         _register(ctx, f"$leaf{i}", table)
 
     def _keys(self, ctx: SessionContext, sql: str) -> pa.Array:
-        """A dynamic filter's keys: the distinct keys of the join's other side."""
+        """A dynamic filter's keys: the keys of the join's other side (repeats kept)."""
         try:
             table = ctx.sql(sql).to_arrow_table()
         except Exception as exc:
@@ -153,7 +161,7 @@ class StageWorker:
         return merge(plan, table, receive.schema)
 
     def _session(self) -> SessionContext:
-        config = SessionConfig().with_target_partitions(self.spec.threads or self.limits.threads)
+        config = SessionConfig().with_target_partitions(1)  # more for big inputs (_execute)
         runtime = RuntimeEnvBuilder().with_fair_spill_pool(self.limits.memory_bytes)
         ctx = SessionContext(config, runtime)
         register_builtins(ctx)
