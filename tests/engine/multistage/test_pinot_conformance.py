@@ -62,8 +62,7 @@ def load_tables(cluster, cases, out: Path) -> None:
                 r = cluster.controller("POST", path, json=body)
                 assert r.ok, f"{name}: POST {path}: {r.status_code} {r.text}"
             schema, config = Schema.from_json(schema_json), TableConfig.from_json(config_json)
-            rows = [pc.record(table, row, TS) for row in pc.rows_of(table)]
-            parts = [rows] if table.get("replicated") or len(rows) < 2 else [rows[0::2], rows[1::2]]
+            parts = [[pc.record(table, row, TS) for row in rows] for rows in pc.segments_of(table)]
             arrow_schema = pc.arrow_schema(table)
             for i, part in enumerate(parts):
                 if not part:
