@@ -130,6 +130,9 @@ QUERIES = [
     "SELECT k, AVG(d), MIN(v), MAX(v) FROM a GROUP BY k HAVING COUNT(*) > 1",
     "SELECT v / 2, v % 4, -v FROM a",
     "SELECT COUNT(DISTINCT k), SUM(v) FROM a",
+    # an OR under an AND keeps its parentheses when the filter is split and joined again
+    "SELECT k, v FROM a WHERE (v = d OR d = v + 0.5) AND d > v",
+    "SELECT a.k, m FROM a JOIN b ON a.k = b.k WHERE (v = 1 OR m = 30) AND d < m",
 ]
 
 
