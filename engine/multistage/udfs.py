@@ -279,7 +279,12 @@ def _result_type(function, name: str, arg_types: list[str], literals: dict) -> s
         fmt = str(literals.get(2, ""))
         return "STRING" if "SIMPLE_DATE_FORMAT" in fmt.upper() else "LONG"
     result = function.output_type(arg_types)
+    if key_name in _ARRAY_RESULTS:
+        return str(result)
     return "DOUBLE" if result in ("UNKNOWN", None) else str(result).removesuffix("_ARRAY")
+
+
+_ARRAY_RESULTS = {"jsonextractkey"}  # Pinot's multi-stage type for them is an ARRAY
 
 
 def _number(text: str):
