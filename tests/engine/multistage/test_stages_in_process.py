@@ -120,6 +120,9 @@ QUERIES = [
     "SELECT k FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k AND m > 15)",
     "SELECT k, (SELECT MAX(m) FROM b) FROM a",
     "SELECT k, (SELECT COUNT(*) FROM b WHERE b.k = a.k) FROM a",
+    # a correlated conjunct on the outer row alone (Pinot's framework_test)
+    "SELECT k FROM a WHERE v < (SELECT 0.5 * SUM(m) FROM b WHERE a.v = a.v AND a.k = b.k)",
+    "SELECT k, (SELECT COUNT(*) FROM b WHERE b.k = a.k AND a.v > 1) FROM a",
     "SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) FROM a",
     "SELECT k, SUM(v) OVER (ORDER BY d ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM a",
     "SELECT k FROM a UNION SELECT k FROM b",
