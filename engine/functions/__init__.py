@@ -8,6 +8,7 @@ imports neither of them. Importing it registers every function.
 
 from engine.functions import (  # noqa: F401
     arithmetic,
+    bits,
     datetime,
     geo,
     json,

@@ -283,10 +283,11 @@ def _dtc_type(arg_types: list[str]) -> str:
     return "UNKNOWN"  # resolved by the planner from the output format literal
 
 
-@register("datetimeconvert", 4, 4, _dtc_type)
-def date_time_convert(values, input_format, output_format, granularity):
+@register("datetimeconvert", 4, 5, _dtc_type)
+def date_time_convert(values, input_format, output_format, granularity, timezone="UTC"):
     """Convert ``values`` from ``input_format`` to ``output_format``, bucketed down to
-    ``granularity`` (bucket start inclusive)."""
+    ``granularity`` (bucket start inclusive) on the wall clock of ``timezone`` (Pinot's
+    optional bucketing time zone: a 1:DAYS bucket starts at that zone's midnight)."""
     source, target = date_time_format(input_format), date_time_format(output_format)
     bucket = granularity_ms(str(granularity))
     scalar = np.ndim(values) == 0
@@ -295,9 +296,22 @@ def date_time_convert(values, input_format, output_format, granularity):
     except DateTimeParseError as err:
         raise FunctionValueError(str(err)) from err
     if bucket != 1:
-        millis = np.floor_divide(millis, bucket) * bucket
+        offset = _zone_offset_ms(millis, str(timezone))
+        millis = np.floor_divide(millis + offset, bucket) * bucket - offset
     out = target.from_millis(millis)
     return out[0] if scalar else out
+
+
+def _zone_offset_ms(millis: np.ndarray, timezone: str) -> np.ndarray | int:
+    """Each instant's UTC offset in ``timezone``, in ms (0 for UTC)."""
+    if is_utc(timezone):
+        return 0
+    try:
+        stamps = pa.array(millis).view(pa.timestamp("ms", tz=timezone))
+        local = pc.local_timestamp(stamps).view(pa.int64()).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
+        raise FunctionArgumentError(f"DATETIMECONVERT: unknown time zone '{timezone}'") from err
+    return local - millis
 
 
 @register("timeconvert", 3, 3, _LONG)

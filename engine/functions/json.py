@@ -166,3 +166,31 @@ def json_extract_scalar(values, path, result_type, default=None):
             f"JSONEXTRACTSCALAR: value at {path} is not {target}: {err}"
         ) from err
     return result[0] if scalar else result
+
+
+@register("jsonExtractKey", 2, 2, "STRING_ARRAY")
+def json_extract_key(values, path):
+    """The paths (as JsonPath writes them: ``$['a'][0]``) that ``path`` selects in each
+    document: with a trailing ``.*`` or ``[*]``, every key (or index) of the node before it;
+    else ``path`` itself when present. An unreadable document selects nothing."""
+    text = str(path)
+    wildcard = text.endswith((".*", "[*]"))
+    steps = parse_path(text.removesuffix("[*]").removesuffix(".*") or "$")
+    prefix = "$" + "".join(f"[{s}]" if isinstance(s, int) else f"['{s}']" for s in steps)
+
+    def one(doc):
+        found = _extract(doc, steps)
+        if found is _MISSING:
+            return []
+        if not wildcard:
+            return [prefix]
+        if isinstance(found, dict):
+            return [f"{prefix}['{key}']" for key in found]
+        return [f"{prefix}[{i}]" for i in range(len(found))] if isinstance(found, list) else []
+
+    if np.ndim(values) == 0:
+        return one(values)
+    out = [one(doc) for doc in values]
+    result = np.empty(len(out), dtype=object)
+    result[:] = out
+    return result

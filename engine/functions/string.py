@@ -4,11 +4,14 @@ text is absent."""
 
 from __future__ import annotations
 
+import functools
+import re
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from engine.functions.registry import register
+from engine.functions.registry import FunctionArgumentError, register
 from engine.functions.values import answer_like, arrow_strings
 
 _STRING, _INT, _BOOL = "STRING", "INT", "BOOLEAN"
@@ -169,3 +172,34 @@ def _java_pad(text: str, size: int, pad: str, left: bool) -> str:
 
 register("lpad", 2, 3, _STRING)(_pad(left=True))
 register("rpad", 2, 3, _STRING)(_pad(left=False))
+
+
+# ---- regular expressions over Java's Matcher.find() ----------------------------------------
+
+
+@functools.lru_cache(maxsize=256)
+def _regex(pattern: str) -> re.Pattern:
+    try:
+        return re.compile(pattern)
+    except re.error as err:
+        raise FunctionArgumentError(f"Invalid regular expression {pattern!r}: {err}") from err
+
+
+@register("regexpExtract", 2, 4, _STRING)
+def regexp_extract(a, pattern, group=0, default=""):
+    """Group ``group`` of the first match of ``pattern`` in each value, else ``default``
+    (also when the pattern has fewer groups)."""
+    regex, group = _regex(str(pattern)), int(group)
+
+    def one(value):
+        found = regex.search(str(value))
+        return found.group(group) if found and group <= regex.groups else str(default)
+
+    return _per_value(one, a)
+
+
+@register("regexpLikeVar", 2, 2, _BOOL)
+def regexp_like_var(a, pattern):
+    """REGEXP_LIKE with a pattern per row (a column): does it match anywhere in the value."""
+    out = _per_value(lambda value, p: _regex(str(p)).search(str(value)) is not None, a, pattern)
+    return out.astype(bool) if isinstance(out, np.ndarray) else bool(out)

@@ -23,6 +23,9 @@ def conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
 def and_all(parts: list[exp.Expression]) -> exp.Expression | None:
     out = None
     for part in parts:
+        # sqlglot writes the tree as it is: an OR under AND needs its parentheses back,
+        # or (a OR b) AND c would be rendered, and run, as a OR (b AND c)
+        part = exp.Paren(this=part) if isinstance(part, exp.Or) else part
         out = part if out is None else exp.And(this=out, expression=part)
     return out
 

@@ -25,7 +25,8 @@ from engine.multistage.exchange import schema_bytes, schema_from_bytes
 from engine.multistage.leaf_aggregate import STATE_COLUMN, STATE_SCHEMA, LeafAggregate
 from engine.multistage.logical import Exchange, Field, LeafScan, Node, transform
 from engine.multistage.render import Input, Renderer
-from engine.multistage.udfs import UdfSpec
+from engine.multistage.udafs import UdafSpec
+from engine.multistage.udfs import UdfSpec, spec_from_json
 
 BROKER = "broker"
 
@@ -107,7 +108,7 @@ class StageSpec:
     keys: list[str] = dataclasses.field(default_factory=list)
     to_stage: int | None = None
     receivers: list[str] = dataclasses.field(default_factory=list)  # addresses, by worker
-    udfs: list[UdfSpec] = dataclasses.field(default_factory=list)
+    udfs: list[UdfSpec | UdafSpec] = dataclasses.field(default_factory=list)
     kind: str = "INTERMEDIATE"  # LEAF | INTERMEDIATE | ROOT, for stats
     operators: list[str] = dataclasses.field(default_factory=list)  # for stageStats
     dynamic: list[DynamicFilter] = dataclasses.field(default_factory=list)
@@ -134,7 +135,7 @@ class StageSpec:
             [ReceiveSpec.from_json(r) for r in d["receives"]],
             [LeafSpec.from_json(leaf) for leaf in d["leaves"]],
             [WorkerSpec(**w) for w in d["workers"]], d["distribution"], d["keys"],
-            d["toStage"], d["receivers"], [UdfSpec.from_json(u) for u in d["udfs"]],
+            d["toStage"], d["receivers"], [spec_from_json(u) for u in d["udfs"]],
             d.get("kind", "INTERMEDIATE"), d.get("operators", []),
             [DynamicFilter.from_json(f) for f in d.get("dynamic", [])],
             threads=d.get("threads"),

@@ -24,7 +24,7 @@ SQL_AGGREGATES = {
 }  # fmt: skip
 DISTINCT_AGGREGATES = {
     "distinctcount": "COUNT", "distinctcountbitmap": "COUNT", "distinctsum": "SUM",
-    "distinctavg": "AVG", "segmentpartitioneddistinctcount": "COUNT",
+    "distinctavg": "AVG",
 }  # fmt: skip
 # the aggregations that split into a partial (per worker) and a final step
 DECOMPOSABLE = {"COUNT", "SUM", "MIN", "MAX", "AVG", "BOOL_AND", "BOOL_OR"}

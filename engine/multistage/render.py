@@ -280,6 +280,8 @@ class Renderer:
     def _kind(self, e: exp.Expression) -> str | None:
         if isinstance(e, exp.Cast):
             return "timestamp" if e.to.is_type("timestamp") else None
+        if isinstance(e, exp.Anonymous) and str(e.this).lower() == "to_timestamp_millis":
+            return "timestamp"  # CAST(epoch literal AS TIMESTAMP), already rewritten
         if isinstance(e, exp.Literal):
             return "integer" if not e.is_string and e.this.lstrip("-").isdigit() else None
         if isinstance(e, exp.Column) and e.name in self.types:
@@ -308,6 +310,8 @@ class Renderer:
             return exp.Anonymous(this=fn.SQL_AGGREGATES[k], expressions=args)
         if k in WINDOW_ONLY:
             return n
+        if fn.is_aggregate_call(n) and not self.scalar.declared(name):  # single-stage only
+            return self.scalar.aggregate(name, args)
         return self.scalar(name, args, n)
 
 

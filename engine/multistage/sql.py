@@ -40,6 +40,7 @@ class MultiStageDialect(PinotDialect):
 
     class Tokenizer(Tokenizer):
         HEX_STRINGS = [("x'", "'"), ("X'", "'")]  # bytes literals
+        UNICODE_STRINGS = [("U&'", "'"), ("u&'", "'")]  # U&'d\0061ta' (Calcite, SQL:2003)
         KEYWORDS = {
             **Tokenizer.KEYWORDS,
             "MINUS": TokenType.EXCEPT,
@@ -98,7 +99,7 @@ def parse_query(text: str) -> exp.Expression:
         raise QueryParseError(parse_error_message(err)) from err
     if len(statements) != 1:
         raise QueryParseError("Caught exception while parsing query: expected one query")
-    tree = statements[0]
+    tree = statements[0].transform(_unicode_literal)
     if not isinstance(tree, exp.Query):
         kind = type(tree).__name__.upper()
         raise QueryParseError(f"Caught exception while parsing query: expected SELECT, got {kind}")
@@ -130,6 +131,31 @@ def _check_join_condition(join: exp.Join) -> None:
             "Caught exception while parsing query: INNER, LEFT, RIGHT or FULL join requires "
             f"a condition (NATURAL keyword or ON or USING clause): JOIN {join.this.sql()[:80]}"
         )
+
+
+def _unicode_literal(node: exp.Expression) -> exp.Expression:
+    """``U&'...'`` as a plain string: ``\\XXXX`` and ``\\+XXXXXX`` are code points (with
+    ``UESCAPE 'c'`` another escape character), the escape doubled is itself."""
+    if not isinstance(node, exp.UnicodeString):
+        return node
+    escape = node.args.get("escape")
+    char = escape.name if isinstance(escape, exp.Expression) else "\\"
+    text, out, i = node.this, [], 0
+    while i < len(text):
+        if text[i] != char:
+            out.append(text[i])
+            i += 1
+        elif text[i + 1 : i + 2] == char:
+            out.append(char)
+            i += 2
+        else:
+            plus = text[i + 1 : i + 2] == "+"
+            digits = text[i + 2 : i + 8] if plus else text[i + 1 : i + 5]
+            if not re.fullmatch(r"[0-9A-Fa-f]{6}" if plus else r"[0-9A-Fa-f]{4}", digits):
+                raise QueryParseError(f"Bad Unicode escape in U&'{text}'")
+            out.append(chr(int(digits, 16)))
+            i += 8 if plus else 5
+    return exp.Literal.string("".join(out))
 
 
 def _unquote(value: str) -> str:

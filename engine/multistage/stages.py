@@ -52,6 +52,7 @@ from engine.multistage.logical import (
     ref,
 )
 from engine.multistage.scope import column_ids
+from engine.query.aggregation import is_aggregation
 from engine.query.errors import QueryValidationError
 from engine.query.plan import compile_query
 
@@ -158,8 +159,7 @@ class PhysicalPlanner:
                 leaf = as_leaf_aggregate(agg, compile_query, single_stage_options(self.options))
                 return Exchange(leaf.fields, leaf, "singleton")
             except QueryValidationError:
-                if not all(fn.is_sql_aggregate(a) or _distinct_estimate(a) for a in agg.aggs):
-                    raise
+                # above a join or subquery: the operators run them (engine.multistage.udafs)
                 agg = dataclasses.replace(agg, aggs=[_exact_count(a) for a in agg.aggs])
         inner = self._visit(agg.input)
         split = agg.grouping_sets is None and all(_decomposable(a) for a in agg.aggs) and \
@@ -240,12 +240,18 @@ _DISTINCT_ESTIMATES = {
 
 
 def _distinct_estimate(a: exp.Expression) -> bool:
-    return isinstance(a, exp.Anonymous) and fn.key(str(a.this)) in _DISTINCT_ESTIMATES
+    if not isinstance(a, exp.Anonymous):
+        return False
+    name = fn.key(str(a.this))
+    # a per-segment count means nothing once rows have left their segments
+    return name == "segmentpartitioneddistinctcount" or (
+        name in _DISTINCT_ESTIMATES and not is_aggregation(name)
+    )
 
 
 def _exact_count(a: exp.Expression) -> exp.Expression:
-    """A distinct-count estimate above a join (no single-stage leaf can compute it there)
-    is answered exactly: COUNT(DISTINCT x), which any estimate approximates."""
+    """A distinct-count estimate the single-stage engine lacks, above a join (where no leaf
+    can compute it), is answered exactly: COUNT(DISTINCT x), which any estimate approximates."""
     if not _distinct_estimate(a):
         return a
     return exp.Anonymous(this="COUNT", expressions=[exp.Distinct(expressions=[a.expressions[0]])])

@@ -159,9 +159,14 @@ class SubqueryPlanner:
         where = select.args.get("where")
 
         outer_names = {f.name.lower() for f in scope.fields}
-        inner_conds, pairs = [], []
+        inner_conds, pairs, outer_only = [], [], []
         for c in conjuncts(where.this if where is not None else None):
-            if isinstance(c, exp.EQ) and _is_outer(c.expression, select, outer_names):
+            columns = list(c.find_all(exp.Column))
+            if columns and all(_is_outer(col, select, outer_names) for col in columns):
+                # on the outer row alone: where it is not true the subquery sees no rows,
+                # as the left join's condition says (no match: NULL, or 0 for a COUNT)
+                outer_only.append(c)
+            elif isinstance(c, exp.EQ) and _is_outer(c.expression, select, outer_names):
                 pairs.append((c.this, c.expression))
             elif isinstance(c, exp.EQ) and _is_outer(c.this, select, outer_names):
                 pairs.append((c.expression, c.this))
@@ -182,7 +187,7 @@ class SubqueryPlanner:
         conditions = [
             exp.EQ(this=bind_columns(outer_expr, scope), expression=ref(f))
             for (_, outer_expr), f in zip(pairs, fields[:-1], strict=True)
-        ]
+        ] + [bind_columns(c, scope) for c in outer_only]
         return sub, [value_field], conditions, count
 
 

@@ -42,7 +42,10 @@ SQL_TYPES = {
 
 def arrow_type(pinot_type: str, single_value: bool = True) -> pa.DataType:
     """The Arrow type of a Pinot column (a list of it for a multi-value column)."""
-    base = _ARROW.get(pinot_type.upper(), pa.string())
+    name = pinot_type.upper()
+    if name.endswith("_ARRAY"):  # a function's multi-value result, e.g. STRING_ARRAY
+        name, single_value = name.removesuffix("_ARRAY"), False
+    base = _ARROW.get(name, pa.string())
     return base if single_value else pa.list_(base)
 
 

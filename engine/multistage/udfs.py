@@ -21,7 +21,8 @@ from sqlglot import exp
 
 from engine.functions import lookup
 from engine.multistage.types import arrow_type, pinot_type
-from engine.query.errors import QueryValidationError
+from engine.multistage.udafs import KIND, UdafSpec, register_aggregate, result_type
+from engine.query.errors import QueryError, QueryValidationError
 
 # Pinot name (canonical: lower case, no underscores) -> DataFusion function of equal meaning
 NATIVE = {
@@ -68,7 +69,14 @@ class UdfSpec:
                    data["return_type"])  # fmt: skip
 
 
-def register_udf(ctx: SessionContext, spec: UdfSpec) -> None:
+def spec_from_json(data: dict) -> UdfSpec | UdafSpec:
+    return UdafSpec.from_json(data) if data.get("kind") == KIND else UdfSpec.from_json(data)
+
+
+def register_udf(ctx: SessionContext, spec: UdfSpec | UdafSpec) -> None:
+    if isinstance(spec, UdafSpec):
+        register_aggregate(ctx, spec, parse_type)
+        return
     function = lookup(spec.function)
     literals = dict(spec.literals)
     out_type = parse_type(spec.return_type)
@@ -163,7 +171,11 @@ class ScalarMapper:
         self.ctx: SessionContext | None = None
 
     def __call__(self, name: str, args: list[exp.Expression], node: exp.Expression):
+        if self.declared(name):  # already mapped (a call inside a call, rendered again)
+            return node
         key_name = name.lower().replace("_", "")
+        if key_name == "round" and len(args) == 2 and self._integer(args[0]):
+            return self._udf(name, args)  # Pinot's round(timeValue, roundToNearest)
         if key_name in NATIVE:
             return exp.Anonymous(this=NATIVE[key_name], expressions=args)
         if key_name in _ARITHMETIC and len(args) == 2:
@@ -188,6 +200,38 @@ class ScalarMapper:
         if key_name == "bitnot" and len(args) == 1:  # two's complement: ~x = -1 - x
             return exp.Paren(this=exp.Sub(this=exp.Literal.number(-1), expression=args[0]))
         return self._udf(name, args)
+
+    def _integer(self, arg: exp.Expression) -> bool:
+        if self.arg_types is None or isinstance(arg, exp.Literal):
+            return isinstance(arg, exp.Literal) and not arg.is_string and arg.this.isdigit()
+        return pa.types.is_integer(self.arg_types([arg])[0])
+
+    def declared(self, name: str) -> bool:
+        return any(spec.name == name.lower() for spec in self.specs.values())
+
+    def aggregate(self, name: str, args: list[exp.Expression]) -> exp.Expression:
+        """A single-stage aggregation call as this query's UDAF (``engine.multistage.udafs``)."""
+        site = "agg:" + exp.Anonymous(this=name, expressions=args).sql()
+        columns = [a for a in args if not isinstance(a, exp.Literal | exp.Boolean | exp.Null)]
+        spec = self.specs.get(site)
+        if spec is None:
+            if self.arg_types is None:
+                raise QueryValidationError(f"Aggregation {name} cannot be typed here")
+            positional = iter(range(len(columns)))
+            pinot_args = [a.sql() if isinstance(a, exp.Literal | exp.Boolean | exp.Null)
+                          else f'"${next(positional)}"' for a in args]  # fmt: skip
+            call = f"{name}({', '.join(pinot_args)})"
+            types = self.arg_types(columns) if columns else []
+            try:
+                returns = result_type(call)
+            except QueryError as exc:
+                raise QueryValidationError(f"{name.upper()}: {exc.message}") from exc
+            spec = UdafSpec(f"pinot_agg_{len(self.specs)}", call, tuple(str(t) for t in types),
+                            str(arrow_type(returns)))  # fmt: skip
+            self.specs[site] = spec
+            if self.ctx is not None:
+                register_udf(self.ctx, spec)
+        return exp.Anonymous(this=spec.name, expressions=columns)
 
     def _udf(self, name: str, args: list[exp.Expression]) -> exp.Expression:
         function = lookup(name)
@@ -245,7 +289,12 @@ def _result_type(function, name: str, arg_types: list[str], literals: dict) -> s
         fmt = str(literals.get(2, ""))
         return "STRING" if "SIMPLE_DATE_FORMAT" in fmt.upper() else "LONG"
     result = function.output_type(arg_types)
+    if key_name in _ARRAY_RESULTS:
+        return str(result)
     return "DOUBLE" if result in ("UNKNOWN", None) else str(result).removesuffix("_ARRAY")
+
+
+_ARRAY_RESULTS = {"jsonextractkey"}  # Pinot's multi-stage type for them is an ARRAY
 
 
 def _number(text: str):

@@ -7,7 +7,12 @@ import re
 
 from engine.query.aggregation.base import AggregationFunction, ValueBlock
 from engine.query.aggregation.basic import Avg, Count, Max, Min, MinMaxRange, Sum
-from engine.query.aggregation.histograms import DistinctCount, Mode, Percentile
+from engine.query.aggregation.histograms import (
+    DistinctCount,
+    Mode,
+    Percentile,
+    SegmentPartitionedDistinctCount,
+)
 from engine.query.aggregation.hll import (
     DistinctCountHLL,
     DistinctCountHLLPlus,
@@ -39,7 +44,7 @@ _CLASSES: dict[str, type[AggregationFunction]] = {
                 DistinctCountHLL, PercentileEst, PercentileTDigest, PercentileKLL, VarPop, VarSamp,
                 StddevPop, StddevSamp, FirstWithTime, LastWithTime, Skewness, Kurtosis,
                 DistinctCountRawHLL, DistinctCountHLLPlus, DistinctCountThetaSketch,
-                DistinctCountRawThetaSketch)
+                DistinctCountRawThetaSketch, SegmentPartitionedDistinctCount)
 }  # fmt: skip
 _PERCENTILE_SUFFIX = re.compile(
     r"^(percentile|percentileest|percentiletdigest|percentilekll)(\d+(?:\.\d+)?)$"

@@ -84,3 +84,24 @@ class Mode(_HistogramAggregation):
             if lo < hi:
                 out[g] = float(hist.values[lo + int(np.argmax(hist.counts[lo:hi]))])
         return out
+
+
+class SegmentPartitionedDistinctCount(AggregationFunction):
+    """SEGMENTPARTITIONEDDISTINCTCOUNT: the distinct values of each segment, summed over the
+    segments (exact when no value spans two segments, as for a column partitioned into
+    them). The executor aggregates a segment's rows in one call, so the state is that
+    call's count per group, and merging adds."""
+
+    name = "segmentpartitioneddistinctcount"
+    result_type = "LONG"
+
+    def aggregate(self, block, groups, n_groups):
+        if not block.n_rows:
+            return (np.zeros(n_groups, dtype=np.int64),)
+        return (histogram_from_block(block, groups, n_groups).group_sizes().astype(np.int64),)
+
+    def merge(self, state, groups, n_groups):
+        return (np.bincount(groups, weights=state[0], minlength=n_groups).astype(np.int64),)
+
+    def finalize(self, state):
+        return state[0].astype(np.int64)

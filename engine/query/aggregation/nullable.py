@@ -25,7 +25,18 @@ from engine.query.aggregation.base import AggregationFunction, ValueBlock
 from engine.query.expressions import Function, Identifier
 
 # Aggregations whose answer over no value is a number (0), not NULL.
-_COUNTS = frozenset({"count", "distinctcount", "distinctcounthll"})
+_COUNTS = frozenset(
+    {
+        "count",
+        "distinctcount",
+        "distinctcounthll",
+        "distinctcountrawhll",
+        "distinctcounthllplus",
+        "distinctcountthetasketch",
+        "distinctcountrawthetasketch",
+        "segmentpartitioneddistinctcount",
+    }
+)
 
 
 def with_null_handling(

@@ -149,23 +149,65 @@ class PercentileTDigest(_SketchAggregation):
 
 
 def _quantile(digest, q: float) -> float:
-    """NaN for no values; the 0th and 100th percentiles are the exact min and max (fastdigest
-    interpolates inside the outer centroids, Pinot's t-digest returns the extremes)."""
+    """Pinot's t-digest (``MergingDigest.quantile``, t-digest 3.2) over the digest's
+    centroids: NaN for no values; the min below the first unit of weight and the max above
+    the last; a centroid of one value answers its value within half a unit of it, else
+    neighbouring centroids interpolate by weight. So small inputs give Pinot's figures
+    exactly (fastdigest's own interpolation differs)."""
     if digest.is_empty():
         return np.nan
-    if q <= 0.0:
-        return digest.min()
-    if q >= 1.0:
-        return digest.max()
-    return digest.quantile(q)
+    centroids = digest.centroids
+    means = [m for m, _ in centroids]
+    weights = [w for _, w in centroids]
+    n, total = len(means), float(sum(weights))
+    if n == 1:
+        return means[0]
+    lowest, highest = digest.min(), digest.max()
+    index = q * total
+    if index < 1:
+        return lowest
+    if weights[0] > 1 and index < weights[0] / 2:
+        return lowest + (index - 1) / (weights[0] / 2 - 1) * (means[0] - lowest)
+    if index > total - 1:
+        return highest
+    if weights[-1] > 1 and total - index <= weights[-1] / 2:
+        return highest - (total - index - 1) / (weights[-1] / 2 - 1) * (highest - means[-1])
+    so_far = weights[0] / 2
+    for i in range(n - 1):
+        step = (weights[i] + weights[i + 1]) / 2
+        if so_far + step > index:
+            left_unit = right_unit = 0.0
+            if weights[i] == 1:
+                if index - so_far < 0.5:
+                    return means[i]
+                left_unit = 0.5
+            if weights[i + 1] == 1:
+                if so_far + step - index <= 0.5:
+                    return means[i + 1]
+                right_unit = 0.5
+            z1 = index - so_far - left_unit
+            z2 = so_far + step - index - right_unit
+            return _weighted(means[i], z2, means[i + 1], z1)
+        so_far += step
+    z1 = index - total - weights[-1] / 2.0
+    return _weighted(means[-1], z1, highest, weights[-1] / 2 - z1)
+
+
+def _weighted(x1: float, w1: float, x2: float, w2: float) -> float:
+    """t-digest's ``weightedAverage``: the mean by weight, kept between the two values."""
+    low, high = min(x1, x2), max(x1, x2)
+    return max(low, min(high, (x1 * w1 + x2 * w2) / (w1 + w2)))
 
 
 class PercentileKLL(PercentileEst):
-    """PERCENTILEKLL: the same KLL sketch, returning DOUBLE as Pinot does."""
+    """PERCENTILEKLL: the same KLL sketch, returning DOUBLE as Pinot does, and with the
+    Java library's default rank criterion (INCLUSIVE: the smallest value whose rank reaches
+    p; the Python binding's default is exclusive)."""
 
     name = "percentilekll"
     result_type = "DOUBLE"
 
     def finalize(self, state):
         q = float(self.params[0]) / 100.0
-        return np.array([s.get_quantile(q) if not s.is_empty() else np.nan for s in state[0]])
+        return np.array([s.get_quantile(q, True) if not s.is_empty() else np.nan
+                         for s in state[0]])  # fmt: skip

@@ -11,6 +11,7 @@ import decimal
 import json
 import math
 import re
+import struct
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -131,7 +132,62 @@ def arrow_schema(table: dict):
 
 def rows_of(table: dict) -> list[list]:
     """The input rows in schema order, segment breakers dropped."""
-    return [r for r in table.get("inputs") or [] if r != ["------"]]
+    return [r for r in table.get("inputs") or [] if r != BREAKER]
+
+
+BREAKER = ["------"]
+
+
+def segments_of(table: dict) -> list[list[list]]:
+    """The rows of each segment Pinot's harness builds (empty ones left out): a replicated
+    table is one segment; otherwise row i of each run between breakers goes to partition
+    ``i % partitionCount``, or by the Java hash codes of its ``partitionColumns``, and each
+    partition's part of each run is a segment."""
+    if table.get("replicated"):
+        return [rows_of(table)]
+    count = int(table.get("partitionCount", 4))
+    names = [c["name"] for c in table["schema"]]
+    keys = [(names.index(c), table["schema"][names.index(c)]["type"])
+            for c in table.get("partitionColumns") or []]  # fmt: skip
+    runs: list[list[list]] = [[]]
+    for row in table.get("inputs") or []:
+        if row == BREAKER:
+            runs.append([])
+        else:
+            runs[-1].append(row)
+    out = []
+    for run in runs:
+        parts: list[list[list]] = [[] for _ in range(count)]
+        for i, row in enumerate(run):
+            if table.get("partitionColumns") is None:
+                part = i % count
+            else:
+                total = sum(java_hash(row[position], kind) for position, kind in keys)
+                part = (total & 0x7FFFFFFF) % count
+            parts[part].append(row)
+        out += [p for p in parts if p]
+    return out
+
+
+def java_hash(value, pinot_type: str) -> int:
+    """Java's ``hashCode`` of a column value (Integer, Long, Double, String, Boolean)."""
+    if value is None:
+        return 0
+    if pinot_type == "INT":
+        return int(value) & 0xFFFFFFFF
+    if pinot_type in ("LONG", "TIMESTAMP") and not isinstance(value, str):
+        v = int(value) & 0xFFFFFFFFFFFFFFFF
+        return (v ^ (v >> 32)) & 0xFFFFFFFF
+    if pinot_type in ("FLOAT", "DOUBLE"):
+        bits = struct.unpack(">Q", struct.pack(">d", float(value)))[0]
+        return (bits ^ (bits >> 32)) & 0xFFFFFFFF
+    if pinot_type == "BOOLEAN":
+        return 1231 if value else 1237
+    h = 0
+    units = str(value).encode("utf-16-be")
+    for i in range(0, len(units), 2):
+        h = (31 * h + int.from_bytes(units[i : i + 2], "big")) & 0xFFFFFFFF
+    return h
 
 
 def record(table: dict, row: list, ts: int, stored: bool = True) -> dict:

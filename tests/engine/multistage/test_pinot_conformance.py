@@ -27,9 +27,10 @@ from tests.engine.multistage import pinot_cases as pc
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 CASES_DIR = REPO_ROOT.parent / "shared" / "pinot-mse-queries"
-# the target is 0.95; 1254/1316 (95.3%) pass now, after the single-stage merge of
-# null-aware states was fixed and SKEWNESS, KURTOSIS and the theta sketches were added
-MIN_PASS_RATE = 0.94
+# the target is 0.95; 1290/1316 (98.0%) pass now: of the 26 left, 21 need BIG_DECIMAL
+# values past decimal128(38, 18), 4 are Pinot behaviour not copied, 1 is JOIN LATERAL over an
+# aggregate (test-artifacts/mse-nonpassing.md says which and why)
+MIN_PASS_RATE = 0.97
 TS = 1_700_000_000_000
 
 
@@ -62,8 +63,7 @@ def load_tables(cluster, cases, out: Path) -> None:
                 r = cluster.controller("POST", path, json=body)
                 assert r.ok, f"{name}: POST {path}: {r.status_code} {r.text}"
             schema, config = Schema.from_json(schema_json), TableConfig.from_json(config_json)
-            rows = [pc.record(table, row, TS) for row in pc.rows_of(table)]
-            parts = [rows] if table.get("replicated") or len(rows) < 2 else [rows[0::2], rows[1::2]]
+            parts = [[pc.record(table, row, TS) for row in rows] for rows in pc.segments_of(table)]
             arrow_schema = pc.arrow_schema(table)
             for i, part in enumerate(parts):
                 if not part:
@@ -136,6 +136,7 @@ def reference_db(cases):
     return con
 
 
+@pytest.mark.timeout(1200)  # 171 tables to load and 1316 queries: slow on a busy machine
 def test_pinot_multistage_queries(mse_cluster):
     cluster, cases = mse_cluster
     reference = reference_db(cases)

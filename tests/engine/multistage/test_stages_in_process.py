@@ -120,6 +120,9 @@ QUERIES = [
     "SELECT k FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k AND m > 15)",
     "SELECT k, (SELECT MAX(m) FROM b) FROM a",
     "SELECT k, (SELECT COUNT(*) FROM b WHERE b.k = a.k) FROM a",
+    # a correlated conjunct on the outer row alone (Pinot's framework_test)
+    "SELECT k FROM a WHERE v < (SELECT 0.5 * SUM(m) FROM b WHERE a.v = a.v AND a.k = b.k)",
+    "SELECT k, (SELECT COUNT(*) FROM b WHERE b.k = a.k AND a.v > 1) FROM a",
     "SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) FROM a",
     "SELECT k, SUM(v) OVER (ORDER BY d ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM a",
     "SELECT k FROM a UNION SELECT k FROM b",
@@ -130,6 +133,9 @@ QUERIES = [
     "SELECT k, AVG(d), MIN(v), MAX(v) FROM a GROUP BY k HAVING COUNT(*) > 1",
     "SELECT v / 2, v % 4, -v FROM a",
     "SELECT COUNT(DISTINCT k), SUM(v) FROM a",
+    # an OR under an AND keeps its parentheses when the filter is split and joined again
+    "SELECT k, v FROM a WHERE (v = d OR d = v + 0.5) AND d > v",
+    "SELECT a.k, m FROM a JOIN b ON a.k = b.k WHERE (v = 1 OR m = 30) AND d < m",
 ]
 
 

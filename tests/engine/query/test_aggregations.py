@@ -346,3 +346,17 @@ def test_theta_sketches_count_distinct_values_and_merge_by_union():
         make("distinctcountthetasketch", "", "x = 1").aggregate(
             ValueBlock(1, raw=np.array([1])), None, 1
         )
+
+
+def test_tdigest_and_kll_percentiles_of_few_values_are_pinots():
+    """Pinot's expected outputs (UDFAggregates.json) on seven values: its t-digest answers
+    a singleton centroid's own value near it, and KLL takes the smallest value whose rank
+    reaches p (INCLUSIVE)."""
+    values = np.array([300, 400, 100, 1, 1.01, 1.5, 1.75])
+    ints = np.array([2, 2, 3, 100, 101, 150, 175])
+    cases = [("percentiletdigest", values, 50, 1.75), ("percentiletdigest", values, 5, 1.0),
+             ("percentiletdigest", ints, 75, 150), ("percentilekll", values[2:6], 50, 1.01),
+             ("percentilekll", ints[2:6], 75, 101), ("percentiletdigest", values[2:6], 50, 1.5)]  # fmt: skip
+    for name, data, p, expected in cases:
+        fn = make(name, p)
+        assert fn.finalize(fn.aggregate(ValueBlock(len(data), raw=data), None, 1))[0] == expected
