@@ -40,7 +40,7 @@ from engine.query.explain import explain_response
 from engine.query.intermediate import CONSUMING_KEY, FRESHNESS_KEY, merged_freshness
 from engine.query.parser import parse_sql
 from engine.query.plan_cache import PlanCache
-from engine.query.response import error_response
+from engine.query.response import ENGINE_KEY, SINGLE_STAGE, error_response
 from engine.query.time_boundary import with_time_boundary
 from engine.runtime import SchemaCache
 from engine.runtime.metrics import PerTableChildren
@@ -49,8 +49,6 @@ log = logging.getLogger(__name__)
 
 _TABLE_CACHE_SIZE = 1024
 CLIENT_QUERY_ID = "clientQueryId"  # Pinot's query option: the client's id for a cancel
-ENGINE_KEY = "queryEngine"  # Sprig's: which engine answered (MULTI_STAGE or SINGLE_STAGE)
-SINGLE_STAGE = "SINGLE_STAGE"
 
 
 @dataclasses.dataclass

@@ -29,15 +29,12 @@ from engine.multistage.options import DEFAULT_TIMEOUT_MS, number
 from engine.multistage.plan_cache import PlanCache
 from engine.multistage.stats import stage_stats, totals
 from engine.query.errors import QueryError, QueryExecutionError
-from engine.query.response import column_json, error_response
+from engine.query.response import ENGINE_KEY, MULTI_STAGE, column_json, error_response
 from engine.runtime import Request, Response
 from engine.runtime.http_limits import MAX_BODY_BYTES
 from engine.runtime.outbound import reply_error
 
 log = logging.getLogger(__name__)
-
-ENGINE_KEY = "queryEngine"  # Sprig's: which engine answered
-MULTI_STAGE = "MULTI_STAGE"
 
 
 class HttpTransport:

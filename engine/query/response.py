@@ -13,6 +13,11 @@ from engine.query.intermediate import FRESHNESS_KEY, STAT_KEYS, empty_stats
 _INTEGER_TYPES = {"INT", "LONG"}
 _FLOAT_TYPES = {"FLOAT", "DOUBLE", "BIG_DECIMAL"}
 
+# Sprig's response field: which engine answered
+ENGINE_KEY = "queryEngine"
+SINGLE_STAGE = "SINGLE_STAGE"
+MULTI_STAGE = "MULTI_STAGE"
+
 
 def json_float(value: float):
     """Floats as Pinot's JSON writes them: non-finite values become strings."""
