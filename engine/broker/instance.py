@@ -30,12 +30,13 @@ import socket
 
 import urllib3
 
+from engine.broker.broker_query import BrokerQuery
 from engine.broker.errors import (
     BROKER_REQUEST_ERROR_CODE,
     BROKER_RESOURCE_MISSING_ERROR_CODE,
     BadBrokerRequest,
 )
-from engine.broker.handler import BrokerQuery, QueryRunner
+from engine.broker.handler import QueryRunner
 from engine.broker.metrics import BrokerMetrics
 from engine.broker.multistage import MultiStageHandler
 from engine.broker.query_log import QueryLogger

@@ -18,8 +18,9 @@ import urllib3
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
+from engine.broker.broker_query import BrokerQuery
 from engine.broker.errors import BROKER_RESOURCE_MISSING_ERROR_CODE
-from engine.broker.handler import BrokerQuery, QueryRunner
+from engine.broker.handler import QueryRunner
 from engine.broker.metrics import BrokerMetrics
 from engine.broker.routes import TableUnroutableError
 from engine.broker.routing import RoutingManager

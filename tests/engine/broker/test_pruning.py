@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from engine.broker.broker_query import parse_query_options
 from engine.broker.errors import BadBrokerRequest
-from engine.broker.handler import parse_query_options
 from engine.broker.pruning import ColumnPartitioning, SegmentInfo, prune, time_intervals
 from engine.broker.routes import RoutingSnapshot, ServerAddress, TableRoute
 from engine.broker.selection import BalancedSelector
