@@ -200,10 +200,12 @@ class PartitionMetadata:
             return
         old = self.entries.location[slots]
         old_sid = segment_of(old)
-        for sid in np.unique(old_sid):
+        # while consuming, the keys moved almost always come from one segment (the consuming one)
+        single = bool((old_sid == old_sid[0]).all())
+        for sid in old_sid[:1] if single else np.unique(old_sid):
             owner = self.segments.get(int(sid))
             if owner is not None:
-                owner.clear_docs(doc_of(old[old_sid == sid]))
+                owner.clear_docs(doc_of(old if single else old[old_sid == sid]))
         self.entries.location[slots] = pack(tracked.sid, docs)
         self.entries.cmp[slots] = cmp
         self.entries.deleted[slots] = deleted
