@@ -43,9 +43,9 @@ import numpy as np
 import orjson
 import pyarrow as pa
 import requests
-from confluent_kafka import Producer
 
-from bench.realtime_stack import PRODUCER, Cluster
+from bench.realtime import produce_all
+from bench.realtime_stack import Cluster
 from engine.spi import Schema, TableConfig
 from engine.upsert.context import UpsertContext
 from engine.upsert.ingest import index_batch
@@ -112,19 +112,18 @@ def change_events(n: int, keys: int, seed: int) -> list[bytes]:
     return out
 
 
+class Payloads:
+    """Pre-serialised events in the shape ``bench.realtime.produce_all`` reads."""
+
+    def __init__(self, payloads: list[bytes]) -> None:
+        self.payloads = payloads
+
+    def event(self, i: int, _now_s: float) -> bytes:
+        return self.payloads[i]
+
+
 def produce(bootstrap: str, topic: str, payloads: list[bytes]) -> None:
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, **PRODUCER})
-    for i, payload in enumerate(payloads):
-        while True:
-            try:
-                producer.produce(topic, payload, partition=0)
-                break
-            except BufferError:
-                producer.poll(0.05)
-        if i % 10_000 == 0:
-            producer.poll(0)
-    if producer.flush(300) != 0:
-        raise RuntimeError(f"could not produce {len(payloads)} events to {topic}")
+    produce_all(bootstrap, topic, Payloads(payloads), len(payloads))
 
 
 class Bench:
