@@ -41,8 +41,8 @@ from pathlib import Path
 
 import numpy as np
 import orjson
-import pyarrow as pa
 import psutil
+import pyarrow as pa
 import requests
 
 from bench.realtime import produce_all
