@@ -2,8 +2,10 @@
 
 Pinot keeps a ConcurrentHashMap of key objects, the first thing its users complain about
 (16 GB maps, apache/pinot#9529). Integer and hashed keys here live in sorted numpy arrays
-instead: a large sorted ``base`` and a small sorted ``delta`` that new keys are merged into,
-folded into ``base`` once it holds ``DELTA_LIMIT`` keys. A key costs 8 bytes (16 hashed) plus a
+instead: a large sorted ``base``, a sorted ``delta`` folded into ``base`` once it holds
+``DELTA_LIMIT`` keys (or an eighth of ``base``), and a small sorted ``recent`` that a consumed
+batch's new keys go into, merged into ``delta`` at ``RECENT_LIMIT`` keys (so a small batch
+copies a few thousand keys, not the whole delta). A key costs 8 bytes (16 hashed) plus a
 4-byte slot, with no Python object. Lookups are vectorised binary searches. Raw keys of other
 types (``hashFunction: NONE`` on a string or composite key) use a dict, exact as Pinot's map.
 """
@@ -15,6 +17,8 @@ import numpy as np
 from engine.upsert.keys import Keys
 
 DELTA_LIMIT = 1 << 16
+RECENT_LIMIT = 1 << 12
+LEVELS = 3  # base, delta, recent
 
 
 class SortedKeyIndex:
@@ -23,12 +27,12 @@ class SortedKeyIndex:
 
     def __init__(self, low_of=None) -> None:
         self._low_of = low_of
-        self._keys = [np.zeros(0, np.int64), np.zeros(0, np.int64)]  # base, delta
-        self._slots = [np.zeros(0, np.int32), np.zeros(0, np.int32)]
+        self._keys = [np.zeros(0, np.int64) for _ in range(LEVELS)]  # base, delta, recent
+        self._slots = [np.zeros(0, np.int32) for _ in range(LEVELS)]
         self._dead = 0  # removed entries still in the arrays (slot -1)
 
     def __len__(self) -> int:
-        return len(self._keys[0]) + len(self._keys[1]) - self._dead
+        return sum(len(k) for k in self._keys) - self._dead
 
     @property
     def nbytes(self) -> int:
@@ -37,7 +41,7 @@ class SortedKeyIndex:
     def lookup(self, keys: Keys) -> np.ndarray:
         """The slot of each key, -1 when absent."""
         out = np.full(len(keys), -1, dtype=np.int64)
-        for level in (0, 1):
+        for level in range(LEVELS):
             self._find(level, keys, out)
         return out
 
@@ -69,15 +73,23 @@ class SortedKeyIndex:
             return
         order = np.argsort(keys.main, kind="stable")
         new_keys, new_slots = keys.main[order], slots[order].astype(np.int32)
-        at = np.searchsorted(self._keys[1], new_keys)
-        self._keys[1] = np.insert(self._keys[1], at, new_keys)
-        self._slots[1] = np.insert(self._slots[1], at, new_slots)
+        level = 2 if len(new_keys) < RECENT_LIMIT else 1
+        self._merge_into(level, new_keys, new_slots)
+        if len(self._keys[2]) >= RECENT_LIMIT:
+            self._merge_into(1, self._keys[2], self._slots[2])
+            self._keys[2], self._slots[2] = np.zeros(0, np.int64), np.zeros(0, np.int32)
         if len(self._keys[1]) >= max(DELTA_LIMIT, len(self._keys[0]) // 8):
             self._fold()
 
+    def _merge_into(self, level: int, keys: np.ndarray, slots: np.ndarray) -> None:
+        """Sorted ``keys`` into the sorted ``level`` (one pass over both)."""
+        at = np.searchsorted(self._keys[level], keys)
+        self._keys[level] = np.insert(self._keys[level], at, keys)
+        self._slots[level] = np.insert(self._slots[level], at, slots)
+
     def remove(self, keys: Keys, slots: np.ndarray) -> None:
         """Forget ``keys`` (present, with these slots)."""
-        for level in (0, 1):
+        for level in range(LEVELS):
             stored, stored_slots = self._keys[level], self._slots[level]
             if not len(stored):
                 continue
@@ -98,8 +110,8 @@ class SortedKeyIndex:
         live = slots >= 0
         keys, slots = keys[live], slots[live]
         order = np.argsort(keys, kind="stable")
-        self._keys = [keys[order], np.zeros(0, np.int64)]
-        self._slots = [slots[order], np.zeros(0, np.int32)]
+        self._keys = [keys[order]] + [np.zeros(0, np.int64) for _ in range(LEVELS - 1)]
+        self._slots = [slots[order]] + [np.zeros(0, np.int32) for _ in range(LEVELS - 1)]
         self._dead = 0
 
 

@@ -27,7 +27,7 @@ from engine.upsert.entries import Entries, doc_of, pack, segment_of
 from engine.upsert.key_index import key_index_for
 from engine.upsert.keys import Keys
 from engine.upsert.rows import SegmentRows
-from engine.upsert.validity import TrackedSegment
+from engine.upsert.validity import TrackedSegment, doc_bitmap
 
 log = logging.getLogger(__name__)
 
@@ -141,12 +141,12 @@ class PartitionMetadata:
             self.watermark = max(self.watermark, tracked.max_comparison)
             if ctx.ttl > 0 and tracked.max_comparison < self.watermark - ctx.ttl:
                 # all its keys expired: not scanned; the snapshot says what is valid, else all
-                valid = preloaded if preloaded is not None else BitMap(docs.astype(np.uint32))
-                picked = np.isin(docs, np.asarray(valid.to_array(), dtype=np.int64))
+                valid = preloaded if preloaded is not None else doc_bitmap(docs)
+                picked = _in_bitmap(docs, valid)
                 tracked.set_docs(docs[picked], deleted[picked])
                 return
         if preloaded is not None and replacing is None:
-            picked = np.isin(docs, np.asarray(preloaded.to_array(), dtype=np.int64))
+            picked = _in_bitmap(docs, preloaded)
             self._insert_uncompared(tracked, keys.take(picked), cmp[picked], docs[picked],
                                     deleted[picked])  # fmt: skip
             keys, cmp, docs, deleted = (
@@ -200,10 +200,12 @@ class PartitionMetadata:
             return
         old = self.entries.location[slots]
         old_sid = segment_of(old)
-        for sid in np.unique(old_sid):
+        # while consuming, the keys moved almost always come from one segment (the consuming one)
+        single = bool((old_sid == old_sid[0]).all())
+        for sid in old_sid[:1] if single else np.unique(old_sid):
             owner = self.segments.get(int(sid))
             if owner is not None:
-                owner.clear_docs(doc_of(old[old_sid == sid]))
+                owner.clear_docs(doc_of(old if single else old[old_sid == sid]))
         self.entries.location[slots] = pack(tracked.sid, docs)
         self.entries.cmp[slots] = cmp
         self.entries.deleted[slots] = deleted
@@ -251,14 +253,33 @@ class PartitionMetadata:
                 self._drop_slots(live[gone])
 
 
+def _in_bitmap(docs: np.ndarray, bitmap: BitMap) -> np.ndarray:
+    """Which of ``docs`` (ids of one segment) are in ``bitmap``: a mask over the doc ids,
+    one pass, where ``np.isin`` would sort both."""
+    if not len(docs) or not len(bitmap):
+        return np.zeros(len(docs), dtype=bool)
+    members = np.frombuffer(bitmap.to_array(), dtype=np.uint32)
+    mask = np.zeros(max(int(docs.max()), int(members[-1])) + 1, dtype=bool)
+    mask[members] = True
+    return mask[docs]
+
+
 def _winners(keys: Keys, cmp: np.ndarray, docs: np.ndarray) -> np.ndarray:
     """Per key the position of its doc with the largest value (a tie: the later doc)."""
     if not len(keys):
         return np.zeros(0, dtype=np.int64)
-    group, _ = keys.group()
     ranks = dense_rank([stored_order_key(v) for v in cmp]) if cmp.dtype == object else cmp
-    order = np.lexsort((docs, ranks, group))
-    last = np.r_[group[order][1:] != group[order][:-1], True]
+    if keys.main.dtype == object:
+        group, _ = keys.group()
+        by_key = [group]
+    else:  # integer or hashed keys sort as they are: no grouping pass, winners in key order
+        by_key = [keys.main] if keys.low is None else [keys.low, keys.main]
+    order = np.lexsort((docs, ranks, *by_key))
+    last = np.zeros(len(order), dtype=bool)
+    last[-1] = True
+    for column in by_key:
+        ordered = column[order]
+        last[:-1] |= ordered[1:] != ordered[:-1]
     return order[last]
 
 

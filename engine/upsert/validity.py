@@ -8,10 +8,21 @@ changed since the last copy (``frozen``).
 
 from __future__ import annotations
 
+import array
 import dataclasses
 
 import numpy as np
 from pyroaring import BitMap, FrozenBitMap
+
+
+def doc_bitmap(docs: np.ndarray) -> BitMap:
+    """``docs`` as a bitmap; through an ``array.array`` of uint32, which pyroaring copies in C
+    (from a numpy array it iterates element by element, about 6x slower)."""
+    return BitMap(_uint32(docs))
+
+
+def _uint32(docs: np.ndarray) -> array.array:
+    return array.array("I", np.ascontiguousarray(docs, dtype=np.uint32).tobytes())
 
 
 @dataclasses.dataclass(eq=False)
@@ -38,16 +49,15 @@ class TrackedSegment:
         """Docs become their keys' current versions (``deleted``: tombstones)."""
         if not len(docs):
             return
-        docs = docs.astype(np.uint32, copy=False)
-        self.valid.update(docs)
+        self.valid.update(_uint32(docs))
         if self.queryable is not None:
-            self.queryable.update(docs[~deleted])
+            self.queryable.update(_uint32(docs[~deleted]))
         self.version += 1
 
     def clear_docs(self, docs: np.ndarray) -> None:
         if not len(docs):
             return
-        gone = BitMap(docs.astype(np.uint32, copy=False))
+        gone = doc_bitmap(docs)
         self.valid -= gone
         if self.queryable is not None:
             self.queryable -= gone
