@@ -22,6 +22,7 @@ from cluster.api import (
     tables,
     tenants,
     upload,
+    upsert,
     zk,
 )
 from cluster.api.metrics import metrics
@@ -95,6 +96,16 @@ urlpatterns = [
         "tables/<str:table>/forceCommit",
         realtime_ops.ForceCommitView.as_view(),
         name="table-force-commit",
+    ),
+    path(
+        "tables/<str:table>/validDocIdsMetadata",
+        upsert.ValidDocIdsMetadataView.as_view(),
+        name="table-valid-doc-ids-metadata",
+    ),
+    path(
+        "tables/<str:table>/upsertSummary",
+        upsert.UpsertSummaryView.as_view(),
+        name="table-upsert-summary",
     ),
     path("table/<str:table>/jobs", table_views.TableJobsView.as_view(), name="table-jobs"),
     path(

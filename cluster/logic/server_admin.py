@@ -1,5 +1,5 @@
 """The controller asking servers on their admin ports (``consumingSegmentsInfo``,
-``needReload``), in parallel.
+``needReload``, ``validDocIdsMetadata``), in parallel.
 
 A server is asked at the address it registered itself; an address written through the REST
 API (``POST``/``PUT /instances``) only where the outbound policy allows, at the address it
@@ -33,10 +33,11 @@ def table_path(table: str, tail: str) -> str:
     return f"/tables/{quote(table, safe='')}/{tail}"
 
 
-def ask_servers(store: ClusterStore, servers, path: str,
-                timeout_s: float = SERVER_TIMEOUT_S) -> dict[str, tuple[object, str | None]]:  # fmt: skip
-    """server -> (its JSON answer to ``GET path``, None), or (None, why) when it could not be
-    asked or did not answer, or (UNREADABLE, why); each within ``timeout_s``."""
+def ask_servers(store: ClusterStore, servers, path: str, timeout_s: float = SERVER_TIMEOUT_S, *,
+                body: object = None) -> dict[str, tuple[object, str | None]]:  # fmt: skip
+    """server -> (its JSON answer to ``GET path``, or ``POST path`` with ``body`` as JSON when
+    given, None), or (None, why) when it could not be asked or did not answer, or
+    (UNREADABLE, why); each within ``timeout_s``."""
     out: dict[str, tuple[object, str | None]] = {}
     targets: dict[str, Target] = {}
     policy = outbound_policy()
@@ -54,17 +55,23 @@ def ask_servers(store: ClusterStore, servers, path: str,
             out[server] = None, str(exc)
     if targets:
         headers = auth_headers(settings.PINOT_PROPERTIES, CONTROLLER_SERVER_ADMIN)
+        payload = None
+        if body is not None:
+            payload = orjson.dumps(body)
+            headers = {**headers, "Content-Type": "application/json"}
         with ThreadPoolExecutor(max_workers=min(16, len(targets))) as pool:
-            futures = {s: pool.submit(_ask, target, timeout_s, headers)
+            futures = {s: pool.submit(_ask, target, timeout_s, headers, payload)
                        for s, target in targets.items()}  # fmt: skip
             out.update({server: future.result() for server, future in futures.items()})
     return out
 
 
-def _ask(target: Target, timeout_s: float,
-         headers: dict[str, str]) -> tuple[object, str | None]:  # fmt: skip
+def _ask(target: Target, timeout_s: float, headers: dict[str, str],
+         payload: bytes | None = None) -> tuple[object, str | None]:  # fmt: skip
+    method = "GET" if payload is None else "POST"
     try:
-        with opened(target, timeout=urllib3.Timeout(total=timeout_s), headers=headers) as response:
+        with opened(target, method, timeout=urllib3.Timeout(total=timeout_s), body=payload,
+                    headers=headers) as response:  # fmt: skip
             if response.status != 200:
                 return None, f"HTTP {response.status}"
             data = response.read(MAX_ANSWER_BYTES + 1)

@@ -149,6 +149,8 @@ def convert(arr: pa.Array, data_type: DataType) -> pa.Array:
         arr = arr.combine_chunks()
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
+    if pa.types.is_null(arr.type):  # a field no record of the batch has a value for
+        return pa.nulls(len(arr), data_type.arrow_type)
     if data_type is DataType.BOOLEAN:
         return _to_boolean(arr)
     if data_type is DataType.TIMESTAMP:

@@ -8,6 +8,7 @@ are dropped), then type coercion with null defaults.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterable
 
 import numpy as np
@@ -78,32 +79,25 @@ def prepare_rows(
         num_read += n
         if n == 0:
             continue
+        shape = functools.partial(_shape, transformer=transformer, schema=schema,
+                                  nullable=nullable, source=source)  # fmt: skip
         try:
-            transformed = transformer.transform(batch)
-        except IngestError as exc:
-            row = None if exc.row is None else int(positions[exc.row])
-            raise IngestError(exc.message, row=row, source=source) from exc
-        failed = {int(positions[pos]): message for pos, message in transformed.bad_rows.items()}
-        num_filtered += transformed.num_filtered
-        if transformed.keep is not None:
-            positions = positions[transformed.keep]
-        try:
-            result = coerce_table(transformed.table, schema, nullable=nullable)
-        except IngestError as exc:
-            row = None if exc.row is None else int(positions[exc.row])
-            raise IngestError(exc.message, row=row, source=source) from exc
-        failed |= {int(positions[pos]): message for pos, message in result.bad_rows.items()}
-        if result.bad_rows:
-            good = np.ones(len(positions), dtype=bool)
-            good[list(result.bad_rows)] = False
-            positions = positions[good]
-        kept.append(positions)
-        for row in sorted(failed):
-            error = IngestError(failed[row], row=row, source=source)
+            part = shape(batch, positions)
+        except IngestError:
+            raise
+        except Exception as exc:  # a bug met on unusual input: see _row_by_row
+            if not continue_on_error:
+                raise
+            part = _row_by_row(shape, batch, positions, exc)
+        num_filtered += part.num_filtered
+        kept.append(part.positions)
+        for row in sorted(part.failed):
+            error = IngestError(part.failed[row], row=row, source=source)
             if not continue_on_error:
                 raise error
             errors.append(error)
-        tables.append(result.table)
+        if part.table is not None:
+            tables.append(part.table)
     if tables:
         table = pa.concat_tables(tables)
     else:
@@ -112,3 +106,60 @@ def prepare_rows(
         ).table
     positions = np.concatenate(kept) if kept else np.zeros(0, dtype=np.int64)
     return PreparedRows(table, errors, num_read, num_filtered, positions)
+
+
+@dataclasses.dataclass
+class _Shaped:
+    table: pa.Table | None  # None: no row of the batch passed
+    positions: np.ndarray  # input position of each row of ``table``
+    failed: dict[int, str]  # input position -> why the row was skipped
+    num_filtered: int
+
+
+def _shape(batch, positions: np.ndarray, *, transformer, schema: Schema, nullable,
+           source: str) -> _Shaped:  # fmt: skip
+    """Transform, filter and coerce one batch whose rows are at input ``positions``."""
+    try:
+        transformed = transformer.transform(batch)
+    except IngestError as exc:
+        row = None if exc.row is None else int(positions[exc.row])
+        raise IngestError(exc.message, row=row, source=source) from exc
+    failed = {int(positions[pos]): message for pos, message in transformed.bad_rows.items()}
+    if transformed.keep is not None:
+        positions = positions[transformed.keep]
+    try:
+        result = coerce_table(transformed.table, schema, nullable=nullable)
+    except IngestError as exc:
+        row = None if exc.row is None else int(positions[exc.row])
+        raise IngestError(exc.message, row=row, source=source) from exc
+    failed |= {int(positions[pos]): message for pos, message in result.bad_rows.items()}
+    if result.bad_rows:
+        good = np.ones(len(positions), dtype=bool)
+        good[list(result.bad_rows)] = False
+        positions = positions[good]
+    return _Shaped(result.table, positions, failed, transformed.num_filtered)
+
+
+def _row_by_row(shape, batch, positions: np.ndarray, first: Exception) -> _Shaped:
+    """A batch that failed in an unforeseen way (a bug met on unusual input, not a bad value
+    the coercion reports): shaped again one row at a time, so the rows that still fail are
+    skipped as error rows and the rest are kept. Pinot skips a row that throws; a consuming
+    segment must never stop on one."""
+    if batch.num_rows == 1:
+        why = f"cannot be ingested: {type(first).__name__}: {first}"
+        return _Shaped(None, positions[:0], {int(positions[0]): why}, 0)
+    parts = []
+    for i in range(batch.num_rows):
+        try:
+            parts.append(shape(batch.slice(i, 1), positions[i : i + 1]))
+        except IngestError as exc:
+            parts.append(_Shaped(None, positions[:0], {int(positions[i]): exc.message}, 0))
+        except Exception as exc:  # this row is reported; the others go on
+            parts.append(_row_by_row(shape, batch.slice(i, 1), positions[i : i + 1], exc))
+    tables = [p.table for p in parts if p.table is not None and p.table.num_rows]
+    return _Shaped(
+        pa.concat_tables(tables) if tables else None,
+        np.concatenate([p.positions for p in parts]),
+        {row: why for p in parts for row, why in p.failed.items()},
+        sum(p.num_filtered for p in parts),
+    )

@@ -6,8 +6,9 @@ the airlineStats, billing and clientSalaryNulls (null handling) tables from Apac
 example configs (examples/pinot), with a replica on each server; loads their raw data through
 the Spark batch ingestion job; creates the githubEvents (hybrid, with RealtimeToOffline) and
 airlineStats REALTIME tables and streams their sample data into the local Kafka until Ctrl-C
-(sprig/stack/example_streams.py); and prints the console URL, example queries and what to
-watch.
+(sprig/stack/example_streams.py); creates the upsert tables of Pinot's upsertMeetupRsvp example
+and streams RSVP changes (updates and deletes) into them (sprig/stack/upsert_examples.py); and
+prints the console URL, example queries and what to watch.
 ``--external`` runs the same against the ZooKeeper and deep store named by SPRIG_ZK and
 SPRIG_DEEP_STORE_URI instead of local ones.
 """
@@ -32,7 +33,14 @@ from monitoring.lag_table import ensure_lag_table, start_sampling
 from sprig.commands.stack import quickstart_state_path
 from sprig.errors import CommandError
 from sprig.runtime import REPO_ROOT, AlreadyRunning, SingleInstanceLock, wait_for_stop_signal
-from sprig.stack import LocalStack, ServiceError, ServiceProcess, check_java, example_streams
+from sprig.stack import (
+    LocalStack,
+    ServiceError,
+    ServiceProcess,
+    check_java,
+    example_streams,
+    upsert_examples,
+)
 from sprig.stack.cluster import (
     broker_process,
     controller_process,
@@ -184,11 +192,14 @@ def run(args: argparse.Namespace) -> int:
         if kafka and not args.no_data:
             controller = f"http://127.0.0.1:{port}"
             example_streams.create_stream_tables(controller, kafka, EXAMPLES_DIR, REPLICATION)
+            upsert_examples.create_upsert_tables(controller, kafka, EXAMPLES_DIR)
             streams = example_streams.start_sample_streams(kafka, EXAMPLES_DIR, args.stream_rate)
+            streams.append(upsert_examples.start_rsvp_stream(kafka, EXAMPLES_DIR, args.stream_rate))
             # a real consumer group for the Kafka consumers page, behind part of the time
             demo = DemoGroup(kafka, example_streams.GITHUB_TABLE, args.stream_rate).start()
             guide = example_streams.guide(console, broker_url, kafka, args.stream_rate,
                                           EXAMPLES_DIR, data_dir)  # fmt: skip
+            guide += upsert_examples.guide(console, args.stream_rate)
         if kafka:  # lag history of the stack's own Kafka for /console/consumers
             try:
                 ensure_lag_table(f"http://127.0.0.1:{port}", kafka, replicas=REPLICATION)

@@ -108,29 +108,29 @@ def create_stream_tables(
     ensure_topic(bootstrap, GITHUB_TABLE)
     created = []
     folder = examples / "minions" / "stream" / GITHUB_TABLE
-    if not _exists(controller, f"{GITHUB_TABLE}_OFFLINE"):
-        _post(controller, "/schemas", read_config(folder / f"{GITHUB_TABLE}_schema.json"))
+    if not exists(controller, f"{GITHUB_TABLE}_OFFLINE"):
+        post(controller, "/schemas", read_config(folder / f"{GITHUB_TABLE}_schema.json"))
         offline = read_config(folder / f"{GITHUB_TABLE}_offline_table_config.json")
         offline["segmentsConfig"]["replication"] = str(replicas)
-        _post(controller, "/tables", offline)
+        post(controller, "/tables", offline)
         created.append(f"{GITHUB_TABLE}_OFFLINE")
-    if not _exists(controller, f"{GITHUB_TABLE}_REALTIME"):
+    if not exists(controller, f"{GITHUB_TABLE}_REALTIME"):
         realtime = read_config(folder / f"{GITHUB_TABLE}_realtime_table_config.json")
         _local_stream(realtime, realtime["tableIndexConfig"]["streamConfigs"], bootstrap, replicas)
         realtime["tableIndexConfig"]["streamConfigs"].update(GITHUB_FLUSH)
         realtime["task"]["taskTypeConfigsMap"]["RealtimeToOfflineSegmentsTask"].update(
             GITHUB_REALTIME_TO_OFFLINE
         )
-        _post(controller, "/tables", realtime)
+        post(controller, "/tables", realtime)
         created.append(f"{GITHUB_TABLE}_REALTIME")
 
     airline = read_config(examples / "stream" / AIRLINE_TABLE /
                           f"{AIRLINE_TABLE}_realtime_table_config.json")  # fmt: skip
     stream_map = airline["ingestionConfig"]["streamIngestionConfig"]["streamConfigMaps"][0]
     ensure_topic(bootstrap, stream_map["stream.kafka.topic.name"])
-    if not _exists(controller, f"{AIRLINE_TABLE}_REALTIME"):
+    if not exists(controller, f"{AIRLINE_TABLE}_REALTIME"):
         _local_stream(airline, stream_map, bootstrap, replicas)
-        _post(controller, "/tables", airline)
+        post(controller, "/tables", airline)
         created.append(f"{AIRLINE_TABLE}_REALTIME")
     return created
 
@@ -165,11 +165,11 @@ def _local_stream(config: dict, stream_map: dict, bootstrap: str, replicas: int)
     config["segmentsConfig"]["replicasPerPartition"] = str(replicas)
 
 
-def _exists(controller: str, table_with_type: str) -> bool:
+def exists(controller: str, table_with_type: str) -> bool:
     return requests.get(f"{controller}/tables/{table_with_type}", timeout=30).status_code == 200
 
 
-def _post(controller: str, path: str, body: dict) -> None:
+def post(controller: str, path: str, body: dict) -> None:
     response = requests.post(f"{controller}{path}", json=body, timeout=60)
     if not response.ok:
         name = body.get("tableName") or body.get("schemaName")

@@ -1,6 +1,8 @@
 """`sprig quickstart` as a person runs it: a cluster with Pinot's example tables loaded
 through the Spark ingestion job, the example queries answered by the broker, the githubEvents
-and airlineStats REALTIME tables growing from the quickstart's producers, the printed
+and airlineStats REALTIME tables growing from the quickstart's producers, the upsert tables of
+Pinot's upsertMeetupRsvp answering one row per key (without the deleted ones where deletes
+are honoured) while their producer updates and deletes keys, the printed
 SegmentGenerationAndPushTask recipe working, and Ctrl-C stopping every process, producers
 included. `--external` uses a given ZooKeeper and deep store."""
 
@@ -105,6 +107,7 @@ def test_quickstart_loads_the_examples_and_answers_the_example_queries(tmp_path)
         _check_null_handling(broker)
         console = re.search(r"Console: (http://localhost:\d+)", text).group(1)
         _check_streams(broker, console, text)
+        _check_upsert(broker, text)
         _check_kafka(console, tmp_path)
         _check_airline_push_task(broker, console, text)
         _stop(proc, log, pids)
@@ -160,6 +163,42 @@ def _check_streams(broker: str, console: str, text: str) -> None:
     assert _answer(broker, "SELECT COUNT(*) FROM airlineStats WHERE DaysSinceEpoch <= 16100") == (
         offline_part
     )
+
+
+def _rows(broker: str, sql: str, options: str = "") -> list:
+    body = {"sql": sql, **({"queryOptions": options} if options else {})}
+    response = requests.post(f"{broker}/query/sql", json=body, timeout=60).json()
+    assert response["exceptions"] == [], (sql, response)
+    return response["resultTable"]["rows"]
+
+
+def _check_upsert(broker: str, text: str) -> None:
+    """upsertMeetupRsvp (Pinot's example) holds one row per event, its newest version, while
+    the producer changes each event every 10 s; skipUpsert shows every version; the twin
+    table with deleteRecordColumn leaves the cancelled events out."""
+    table, deletes = "upsertMeetupRsvp", "upsertMeetupRsvpWithDeletes"
+    assert f"SELECT COUNT(*) FROM {table}" in text and deletes in text
+    every = f"SELECT COUNT(*) FROM {table}"
+    _wait_answer(broker, every, lambda n: n == 100)  # all 100 events seen
+    _wait_answer(broker, f"SET skipUpsert=true; {every}", lambda n: n >= 250, timeout_s=60)
+    assert _rows(broker, f"SELECT COUNT(*), COUNT(DISTINCT event_id) FROM {table}") == [[100, 100]]
+    # a key's row is its newest version (the producer may change it between the two queries)
+    for _ in range(5):
+        latest = _rows(broker, f"SELECT rsvp_count, mtime FROM {table} WHERE event_id = 'e-0007'")
+        versions = _rows(broker, f"SELECT rsvp_count, mtime FROM {table} WHERE event_id = "
+                         "'e-0007' ORDER BY mtime DESC LIMIT 1", "skipUpsert=true")  # fmt: skip
+        if latest == versions:
+            break
+    assert latest == versions and len(latest) == 1
+    # deletes: the live events are those whose newest version is not a cancellation
+    for _ in range(5):
+        kept = _rows(broker, f"SELECT COUNT(*), COUNT(DISTINCT event_id) FROM {deletes}")[0]
+        tombstones = _rows(broker, f"SELECT COUNT(*) FROM {deletes} WHERE deleted = true",
+                           "skipUpsert=true")[0][0]  # fmt: skip
+        if tombstones and kept[0] < 100:
+            break
+        time.sleep(2)
+    assert tombstones > 0 and kept[0] == kept[1] < 100, (kept, tombstones)
 
 
 def _check_kafka(console: str, tmp_path: Path) -> None:

@@ -41,6 +41,16 @@ def test_types_are_coerced_and_nulls_defaulted():
     assert [r["m"] for r in rows] == [0, 0, 0]  # missing metric column
 
 
+def test_a_column_of_only_nulls_gets_defaults_whatever_its_type():
+    # a JSON batch where no record has the field decodes it as Arrow's null type (once this
+    # stopped a consuming segment with "Unsupported cast from int64 to null")
+    data = pa.table({name: pa.nulls(2) for name in ("s", "b", "t", "i", "f", "m")})
+    result = coerce_table(data, SCHEMA)
+    assert result.bad_rows == {}
+    row = result.table.to_pylist()[0]
+    assert (row["s"], row["b"], row["t"], row["i"], row["m"]) == ("null", 0, 0, -(2**31), 0)
+
+
 def test_scalar_input_for_multi_value_column_is_wrapped():
     rows = coerce_table(pa.table({"mv": [5, None]}), SCHEMA).table.column("mv").to_pylist()
     assert rows == [[5], [-(2**63)]]
