@@ -87,6 +87,16 @@ def add_table(cluster: ConsoleCluster, schema: dict, config: dict, tars) -> None
     cluster.rows[table] = ROWS_PER_SEGMENT * len(tars)
 
 
+def drop_realtime_table(cluster: ConsoleCluster, table: str) -> None:
+    """Delete a REALTIME table and its schema, waiting until the table is gone (the session's
+    other tests count the cluster's tables)."""
+    cluster.api("DELETE", f"/tables/{table}", params={"type": "REALTIME"})
+    deadline = time.monotonic() + 30
+    while cluster.api("GET", f"/tables/{table}").ok and time.monotonic() < deadline:
+        time.sleep(0.3)
+    cluster.api("DELETE", f"/schemas/{table}")
+
+
 def wait_online(cluster: ConsoleCluster, table: str, timeout_s: float = 60) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:

@@ -7,7 +7,6 @@ resume from the smallest offset, each after a confirmation. An OFFLINE table has
 
 from __future__ import annotations
 
-import time
 import uuid
 
 import orjson
@@ -16,7 +15,7 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 from playwright.sync_api import expect
 
-from tests.console.conftest import screenshot
+from tests.console.conftest import drop_realtime_table, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.slow]
 TABLE = "clicks_rt"
@@ -74,12 +73,7 @@ def realtime_table(console_cluster, kafka):
     try:
         yield produce
     finally:
-        # the session's other tests count the cluster's tables
-        console_cluster.api("DELETE", f"/tables/{TABLE}", params={"type": "REALTIME"})
-        deadline = time.monotonic() + 30
-        while console_cluster.api("GET", f"/tables/{TABLE}").ok and time.monotonic() < deadline:
-            time.sleep(0.3)
-        console_cluster.api("DELETE", f"/schemas/{TABLE}")
+        drop_realtime_table(console_cluster, TABLE)
 
 
 def test_partitions_consume_and_commit(page, console_cluster, realtime_table):

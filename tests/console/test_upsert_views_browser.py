@@ -6,7 +6,6 @@ thresholds: partition 0's segment is half invalid (due), partition 1's one tenth
 
 from __future__ import annotations
 
-import time
 import uuid
 
 import orjson
@@ -16,7 +15,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from playwright.sync_api import expect
 
 from tests.cluster_e2e.upsert_stream import schema, table
-from tests.console.conftest import screenshot
+from tests.console.conftest import drop_realtime_table, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.slow]
 TABLE = "rsvp_upsert"
@@ -48,11 +47,7 @@ def upsert_table(console_cluster, kafka):
     try:
         yield
     finally:
-        console_cluster.api("DELETE", f"/tables/{TABLE}", params={"type": "REALTIME"})
-        deadline = time.monotonic() + 30
-        while console_cluster.api("GET", f"/tables/{TABLE}").ok and time.monotonic() < deadline:
-            time.sleep(0.3)
-        console_cluster.api("DELETE", f"/schemas/{TABLE}")
+        drop_realtime_table(console_cluster, TABLE)
 
 
 def test_upsert_panel_shows_mode_keys_and_compaction(page, console_cluster, upsert_table):
