@@ -62,6 +62,13 @@ def is_aggregate_call(node: exp.Expression) -> bool:
     )  # fmt: skip
 
 
+def zero_over_no_rows(node: exp.Expression) -> bool:
+    """Whether an aggregation over no rows is 0 rather than NULL (the counts, SUM0)."""
+    name = call_name(node.this if isinstance(node, exp.Filter) else node)
+    k = key(name or "")
+    return k == "sum0" or k.startswith(("count", "distinctcount"))
+
+
 def is_sql_aggregate(node: exp.Expression) -> bool:
     """Whether the operators compute ``node`` (else only the single-stage engine can)."""
     if isinstance(node, exp.Filter):

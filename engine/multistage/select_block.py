@@ -126,7 +126,8 @@ class SelectPlanner:
                 scope.relations.append((alias, fields))
                 continue
             if isinstance(item, exp.Lateral):
-                item = item.this
+                node = self.subqueries.lateral(node, scope, join, self._bind_on)
+                continue
             right, alias, fields = self.p.relation(item, scope, self.ctes)
             scope.relations.append((alias, fields))
             node = self.p.join(node, right, join, scope, self._bind_on)

@@ -27,9 +27,9 @@ from tests.engine.multistage import pinot_cases as pc
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 CASES_DIR = REPO_ROOT.parent / "shared" / "pinot-mse-queries"
-# the issue's target is 0.95; 1290/1316 (98.0%) pass now: of the 26 left, 21 need BIG_DECIMAL
-# values past decimal128(38, 18), 4 are Pinot behaviour not copied, 1 is JOIN LATERAL over an
-# aggregate (test-artifacts/mse-nonpassing.md says which and why)
+# the issue's target is 0.95; 1291/1316 (98.1%) pass now: of the 25 left, 21 need BIG_DECIMAL
+# values past decimal128(38, 18) and 4 are Pinot behaviour not copied (the closing notes of
+# issue 25 say which and why)
 MIN_PASS_RATE = 0.97
 TS = 1_700_000_000_000
 

@@ -123,6 +123,23 @@ QUERIES = [
     # a correlated conjunct on the outer row alone (Pinot's framework_test)
     "SELECT k FROM a WHERE v < (SELECT 0.5 * SUM(m) FROM b WHERE a.v = a.v AND a.k = b.k)",
     "SELECT k, (SELECT COUNT(*) FROM b WHERE b.k = a.k AND a.v > 1) FROM a",
+    # a correlated COUNT over no rows is 0 also inside an expression
+    "SELECT k, (SELECT COUNT(*) + 1 FROM b WHERE b.k = a.k) FROM a",
+    "SELECT k, (SELECT 2 * SUM(m) + COUNT(*) FROM b WHERE b.k = a.k) FROM a",
+    # JOIN LATERAL: a plain filter, and an aggregation (one row per outer row)
+    "SELECT a.k, x.m FROM a JOIN LATERAL (SELECT m FROM b WHERE b.k = a.k) AS x ON TRUE",
+    "SELECT a.k, x.m FROM a, LATERAL (SELECT m FROM b WHERE b.k = a.k) AS x",
+    "SELECT a.k, x.m FROM a LEFT JOIN LATERAL (SELECT m FROM b WHERE b.k = a.k) AS x ON TRUE",
+    "SELECT a.k, x.m FROM a LEFT JOIN LATERAL (SELECT m FROM b WHERE b.k = a.k) x ON x.m > 15",
+    "SELECT a.k, x.mm FROM a JOIN LATERAL (SELECT m FROM b WHERE b.k = a.k AND b.m > a.v)"
+    " AS x(mm) ON TRUE",
+    "SELECT a.k, x.m FROM a CROSS JOIN LATERAL (SELECT m FROM b) AS x",
+    "SELECT a.k, x.s FROM a JOIN LATERAL (SELECT SUM(m) AS s FROM b WHERE b.k = a.k) x ON TRUE",
+    "SELECT a.k, x.s FROM a JOIN LATERAL (SELECT SUM(m) AS s FROM b WHERE b.k = a.k) x ON x.s > 1",
+    "SELECT * FROM a CROSS JOIN LATERAL (SELECT COUNT(*) AS c, MAX(m) AS mx FROM b"
+    " WHERE b.k = a.k AND m > 5) AS x",
+    "SELECT a.k, x.s, x.c FROM a LEFT JOIN LATERAL (SELECT SUM(m) AS s, COUNT(*) AS c FROM b"
+    " WHERE b.k = a.k AND a.v > 1) AS x ON TRUE",
     "SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) FROM a",
     "SELECT k, SUM(v) OVER (ORDER BY d ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM a",
     "SELECT k FROM a UNION SELECT k FROM b",
@@ -148,6 +165,24 @@ def test_equal_to_duckdb(engine, sql):
 def test_order_limit_offset_is_kept(engine):
     sql = "SELECT k, v FROM a ORDER BY v DESC NULLS LAST LIMIT 3 OFFSET 1"
     assert run(engine, sql) == reference(sql)
+
+
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        ("SELECT a.k FROM a RIGHT JOIN LATERAL (SELECT m FROM b WHERE b.k = a.k) x ON TRUE",
+         "RIGHT JOIN LATERAL is not supported"),
+        ("SELECT a.k FROM a LEFT JOIN LATERAL (SELECT SUM(m) s FROM b WHERE b.k = a.k) x"
+         " ON x.s > 1", "LEFT JOIN LATERAL over an aggregation must be ON TRUE"),
+        ("SELECT a.k FROM a JOIN LATERAL (SELECT SUM(m) s FROM b WHERE b.m > a.v) x ON TRUE",
+         "its WHERE must equate an inner column with an outer one"),
+        ("SELECT a.k FROM a JOIN LATERAL (SELECT SUM(m) s FROM b WHERE b.k = a.k LIMIT 1) x"
+         " ON TRUE", "without GROUP BY, HAVING, DISTINCT or LIMIT"),
+    ],
+)  # fmt: skip
+def test_lateral_forms_not_supported_say_why(engine, sql, message):
+    with pytest.raises(QueryError, match=message):
+        run(engine, sql)
 
 
 def test_scalar_subquery_of_many_rows_fails(engine):
