@@ -28,6 +28,8 @@ from pathlib import Path
 import orjson
 import requests
 
+from engine.common.env import seconds_from_env
+from engine.common.errors import ConfigError
 from monitoring.errors import MonitoringError
 from monitoring.lag_table import ensure_lag_table, start_sampling
 from sprig.commands.stack import quickstart_state_path
@@ -62,7 +64,8 @@ EXAMPLES_DIR = REPO_ROOT / "examples" / "pinot"
 EXAMPLE_TABLES = ("airlineStats", "billing", "clientSalaryNulls")
 LOAD_TIMEOUT_S = 300
 STREAM_RATE_PER_S = 10.0  # records a second into each example topic
-LAG_SAMPLE_INTERVAL_S = 30  # the Kafka consumer lag page's history, a few points a minute
+# the Kafka consumer lag page's history, a few points a minute; the variable lets a test wait less
+LAG_SAMPLE_ENV, LAG_SAMPLE_INTERVAL_S = "SPRIG_QUICKSTART_LAG_SAMPLE_S", 30.0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -113,6 +116,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.stream_rate <= 0:
         raise CommandError(f"--stream-rate must be above 0, got {args.stream_rate:g}")
+    try:
+        lag_interval_s = seconds_from_env(LAG_SAMPLE_ENV, LAG_SAMPLE_INTERVAL_S, zero_ok=False)
+    except ConfigError as exc:
+        raise CommandError(str(exc)) from None
     try:
         check_java()
     except ServiceError as exc:
@@ -203,8 +210,8 @@ def run(args: argparse.Namespace) -> int:
         if kafka:  # lag history of the stack's own Kafka for /console/consumers
             try:
                 ensure_lag_table(f"http://127.0.0.1:{port}", kafka, replicas=REPLICATION)
-                stop_sampling = start_sampling(kafka, LAG_SAMPLE_INTERVAL_S)
-                print(f"Sampling consumer lag of {kafka} every {LAG_SAMPLE_INTERVAL_S} s into "
+                stop_sampling = start_sampling(kafka, lag_interval_s)
+                print(f"Sampling consumer lag of {kafka} every {lag_interval_s:g} s into "
                       f"the consumer_offsets table: {console}/console/consumers", flush=True)  # fmt: skip
             except MonitoringError as exc:  # the batch cluster is still worth running
                 print(f"Consumer lag history is not sampled: {exc}", flush=True)

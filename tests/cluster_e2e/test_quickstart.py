@@ -22,6 +22,8 @@ import fastavro
 import orjson
 import pytest
 import requests
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
 from kazoo.client import KazooClient
 
 from sprig.stack.process import free_port
@@ -292,16 +294,30 @@ def test_external_needs_zookeeper_and_deep_store(tmp_path):
     assert "--external needs SPRIG_ZK and SPRIG_DEEP_STORE_URI" in result.stderr
 
 
+def test_a_lag_sample_interval_that_is_not_a_positive_number_is_refused(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "sprig", "quickstart"], cwd=REPO,
+        env={**os.environ, "SPRIG_RUN_DIR": str(tmp_path), "SPRIG_QUICKSTART_LAG_SAMPLE_S": "0"},
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "SPRIG_QUICKSTART_LAG_SAMPLE_S: must be above 0 seconds, got '0'" in result.stderr
+    assert not (tmp_path / "quickstart.lock").exists()
+
+
 def test_external_runs_on_the_given_zookeeper_and_deep_store(tmp_path, zookeeper):
+    """One `--external --no-data` run serves two stories: the cluster lives on the given
+    ZooKeeper and deep store, and the quickstart samples its own Kafka's consumer lag."""
     cluster = f"qs_{uuid.uuid4().hex[:8]}"
     deep_store = tmp_path / "shared-deepstore"
     proc, log = _start(tmp_path, "--external", "--no-data", env_extra={
         "SPRIG_ZK": zookeeper.address, "SPRIG_DEEP_STORE_URI": str(deep_store),
-        "SPRIG_CLUSTER_NAME": cluster,
+        "SPRIG_CLUSTER_NAME": cluster, "SPRIG_QUICKSTART_LAG_SAMPLE_S": "2",
     })  # fmt: skip
     try:
         text = _wait_ready(proc, log, 300)
         assert f"{zookeeper.address} (external)" in text
+        _check_samples_its_own_kafka(text)
         pids = _pids(text)
         assert len(pids) == 7, text  # redis, kafka + the five Sprig processes
         client = KazooClient(hosts=zookeeper.address)
@@ -322,3 +338,38 @@ def test_external_runs_on_the_given_zookeeper_and_deep_store(tmp_path, zookeeper
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _check_samples_its_own_kafka(text: str) -> None:
+    """`sprig quickstart` samples its own Kafka's consumer lag into the consumer_offsets
+    table, so the console's consumer-lag page has data: a group that commits in the
+    quickstart's Kafka is listed with its lag, and its samples reach the table through the
+    broker."""
+    kafka = re.search(r"Sampling consumer lag of (\S+) every 2 s", text).group(1)
+    console = re.search(r"Console: (http://localhost:\d+)", text).group(1)
+    # one partition, created up front: an auto-created topic has several
+    admin = AdminClient({"bootstrap.servers": kafka})
+    admin.create_topics([NewTopic("qs-orders", num_partitions=1)])["qs-orders"].result(10)
+    producer = Producer({"bootstrap.servers": kafka})
+    for n in range(3):
+        producer.produce("qs-orders", value=b"%d" % n)
+        assert producer.flush(10) == 0
+    consumer = Consumer({"bootstrap.servers": kafka, "group.id": "qs-readers",
+                         "enable.auto.commit": False})  # fmt: skip
+    consumer.commit(offsets=[TopicPartition("qs-orders", 0, 1)], asynchronous=False)
+    consumer.close()
+
+    described = requests.get(f"{console}/consumerGroups/qs-readers", timeout=30).json()
+    assert [(p["committed"], p["endOffset"], p["lag"]) for p in described["partitions"]] == [
+        (1, 3, 2)
+    ]
+    deadline = time.monotonic() + 90  # the next sampling round, then consumption
+    series = {}
+    while not series and time.monotonic() < deadline:
+        time.sleep(1)
+        series = (
+            requests.get(f"{console}/consumerGroups/qs-readers/lagHistory", timeout=30)
+            .json()
+            .get("series", {})
+        )
+    assert [p["lag"] for p in series["qs-orders/0"]][-1:] == [2], series
