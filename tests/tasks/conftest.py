@@ -6,6 +6,9 @@ shared Redis, and a table whose config names the example TestTask.
 The minions are started once per module on a cluster of their own; every test uses that
 cluster name, so the minions' registrations are visible to it. Tests use their own table
 names, since the cluster's ZooKeeper state outlives a test (its database does not).
+
+The end-to-end task tests (purge, merge/rollup, realtime-to-offline) share one cluster of
+processes, ``task_cluster``, for the whole package: each makes tables of its own.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import copy
 import os
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -158,6 +162,11 @@ class TaskCluster:
     processes: list[ServiceProcess]
     cluster_name: str
 
+    @property
+    def redis_url(self) -> str:
+        """The Redis its controller and minion exchange subtasks and reports through."""
+        return self.processes[0].env["SPRIG_REDIS_URL"]
+
     def call(self, method: str, path: str, **kwargs) -> requests.Response:
         return requests.request(method, f"{self.controller_url}{path}", timeout=60, **kwargs)
 
@@ -245,3 +254,35 @@ def start_task_cluster(zk_address: str, redis_url: str, workdir: Path,
 def stop_task_cluster(cluster: TaskCluster) -> None:
     for process in reversed(cluster.processes):
         process.stop()
+
+
+# The shared task cluster's Redis database: not task_redis_url's, whose minions (start_minion,
+# with the example task plugin) live while the shared cluster does and would take its subtasks.
+TASK_CLUSTER_REDIS_DB = 8
+
+
+@pytest.fixture(scope="package")
+def task_cluster(zookeeper, redis_server, tmp_path_factory) -> Iterator[TaskCluster]:
+    """One controller, server, broker and minion (with Spark) for the package's end-to-end
+    task tests, started once instead of once per module; each test makes tables of its own."""
+    redis_url = f"{redis_server.url.rsplit('/', 1)[0]}/{TASK_CLUSTER_REDIS_DB}"
+    cluster = start_task_cluster(zookeeper.address, redis_url,
+                                 tmp_path_factory.mktemp("task-cluster"))  # fmt: skip
+    yield cluster
+    stop_task_cluster(cluster)
+
+
+@pytest.fixture
+def task_cluster_celery(task_cluster, monkeypatch):
+    """tasks.logic.celery_link (send_attempt, read_report) on the task cluster's Redis for one
+    test, to hand its minion a subtask as its controller would."""
+    from celery import Celery
+
+    import tasks.logic.celery_link as link
+
+    app = Celery("sprig")
+    app.config_from_object("django.conf:settings", namespace="CELERY")
+    app.conf.broker_url = app.conf.result_backend = task_cluster.redis_url
+    monkeypatch.setattr(link, "app", app)
+    yield app
+    app.close()

@@ -23,7 +23,7 @@ import requests
 
 from tasks.errors import SubtaskFailedError
 from tests.engine.query import conformance
-from tests.tasks.conftest import TaskCluster, start_task_cluster, stop_task_cluster
+from tests.tasks.conftest import TaskCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 TASK = "MergeRollupTask"
@@ -32,14 +32,6 @@ WEEKLY_CONCAT = {
     "7day.mergeType": "concat", "7day.bucketTimePeriod": "7d", "7day.bufferTimePeriod": "1d",
     "7day.maxNumParallelBuckets": "10",
 }  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def task_cluster(zookeeper, task_redis_url, tmp_path_factory):
-    cluster = start_task_cluster(zookeeper.address, task_redis_url,
-                                 tmp_path_factory.mktemp("merge"))  # fmt: skip
-    yield cluster
-    stop_task_cluster(cluster)
 
 
 def day_tars(rows_by_day, schema_json, config_json, out):

@@ -17,23 +17,11 @@ import pytest
 import requests
 
 from tests.engine.query import conformance
-from tests.tasks.conftest import (
-    TaskCluster,
-    start_task_cluster,
-    stop_task_cluster,
-)
+from tests.tasks.conftest import TaskCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 TASK = "PurgeTask"
 DAYS = 3
-
-
-@pytest.fixture(scope="module")
-def task_cluster(zookeeper, task_redis_url, tmp_path_factory):
-    cluster = start_task_cluster(zookeeper.address, task_redis_url,
-                                 tmp_path_factory.mktemp("purge"))  # fmt: skip
-    yield cluster
-    stop_task_cluster(cluster)
 
 
 @pytest.fixture(scope="module")

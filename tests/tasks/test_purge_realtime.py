@@ -18,20 +18,11 @@ import pytest
 from confluent_kafka import Producer
 
 from tests.cluster_e2e.realtime_helpers import create_topic, kafka_stream_configs
-from tests.tasks.conftest import start_task_cluster, stop_task_cluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 TASK = "PurgeTask"
 GONE = ("gone", "u3")  # the users whose records are purged
 BASE_MS = 1_750_000_000_000
-
-
-@pytest.fixture(scope="module")
-def task_cluster(zookeeper, kafka, task_redis_url, tmp_path_factory):
-    cluster = start_task_cluster(zookeeper.address, task_redis_url,
-                                 tmp_path_factory.mktemp("purge-rt"))  # fmt: skip
-    yield cluster
-    stop_task_cluster(cluster)
 
 
 def configs(name: str, bootstrap: str, topic: str) -> tuple[dict, dict]:

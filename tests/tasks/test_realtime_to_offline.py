@@ -18,8 +18,6 @@ import requests
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.tasks.test_purge import start_task_cluster, stop_task_cluster
-
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 TASK = "RealtimeToOfflineSegmentsTask"
 BASE_MS = 1_699_999_200_000  # a multiple of the 1h bucket
@@ -63,14 +61,6 @@ def configs(name: str, bootstrap: str, topic: str, split: bool) -> tuple[dict, d
         "tenants": {}, "metadata": {}, "tableIndexConfig": {},
     }  # fmt: skip
     return realtime, offline
-
-
-@pytest.fixture(scope="module")
-def task_cluster(zookeeper, kafka, task_redis_url, tmp_path_factory):
-    cluster = start_task_cluster(zookeeper.address, task_redis_url,
-                                 tmp_path_factory.mktemp("rto"))  # fmt: skip
-    yield cluster
-    stop_task_cluster(cluster)
 
 
 def produce(bootstrap: str, topic: str) -> tuple[int, int, int]:
@@ -131,7 +121,7 @@ def completed_segments(cluster, raw: str) -> int:
 
 
 @pytest.mark.parametrize("split", [True, False], ids=["per-partition", "one-subtask"])
-def test_windows_move_with_exact_hybrid_answers(task_cluster, kafka, celery_link, split):
+def test_windows_move_with_exact_hybrid_answers(task_cluster, kafka, task_cluster_celery, split):
     name = f"rto{uuid.uuid4().hex[:6]}"
     topic = f"{name}_events"
     admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
