@@ -24,9 +24,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    args, extra = parser.parse_known_args(argv)
+    passthrough = getattr(args, "passthrough", None)
+    if extra and passthrough is None:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if passthrough is not None:  # a verb that hands its other arguments on, in their order
+        setattr(args, passthrough, extra)
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse(parser, argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 0

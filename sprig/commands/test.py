@@ -17,10 +17,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Run ruff (lint and format check), import-linter (the packages' layers; "
         "engine/ imports no Django) and pytest. Extra arguments go to pytest, e.g. "
         "`sprig test -m 'not slow'` for the fast part or `sprig test tests/engine -x`.",
+        allow_abbrev=False,
     )
     parser.add_argument("--no-lint", action="store_true", help="skip ruff and import-linter")
-    parser.add_argument("pytest_args", nargs=argparse.REMAINDER, help="arguments passed to pytest")
-    parser.set_defaults(func=run)
+    # every other argument, options first or not, goes to pytest as given (an argparse
+    # REMAINDER positional refused `sprig test -m 'not slow'`): see sprig.cli.main
+    parser.set_defaults(func=run, passthrough="pytest_args")
 
 
 def _step(title: str, argv: list[str]) -> int:

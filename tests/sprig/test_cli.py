@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sprig.cli import build_parser
+from sprig.cli import build_parser, parse
 from sprig.stack.process import free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -44,6 +44,28 @@ def test_every_stack_action_has_help(action):
 def test_the_parser_knows_every_verb():
     choices = build_parser()._subparsers._group_actions[0].choices
     assert set(VERBS) <= set(choices)
+
+
+@pytest.mark.parametrize(
+    ("argv", "no_lint", "pytest_args"),
+    [
+        (["test", "-m", "not slow"], False, ["-m", "not slow"]),
+        (["test", "--no-lint", "--durations=0", "tests/engine", "-x"], True,
+         ["--durations=0", "tests/engine", "-x"]),
+        (["test", "tests/x.py", "--no-lint", "-k", "a or b"], True, ["tests/x.py", "-k", "a or b"]),
+        (["test"], False, []),
+    ],
+)  # fmt: skip
+def test_sprig_test_hands_every_other_argument_to_pytest_in_order(argv, no_lint, pytest_args):
+    args = parse(build_parser(), argv)
+    assert (args.no_lint, args.pytest_args) == (no_lint, pytest_args)
+
+
+def test_other_verbs_still_refuse_unknown_arguments(capsys):
+    with pytest.raises(SystemExit) as info:
+        parse(build_parser(), ["stack", "status", "--bogus"])
+    assert info.value.code == 2
+    assert "unrecognized arguments: --bogus" in capsys.readouterr().err
 
 
 def test_unknown_stack_service_is_a_clear_error(tmp_path):
