@@ -1,18 +1,23 @@
-"""Upsert and dedup tables end to end (issue 24.10): a controller, two servers and a broker as
-processes, the session's Kafka, and a generated change stream of 200,000 events over 20,000
-keys in 4 partitions read by a FULL table (deletes, deletedKeysTTL, snapshots with preload, 2
-replicas) and a PARTIAL one (every strategy). Every answer equals the reference model after
-consumption, after commits, after a server SIGKILLed mid-consumption and restarted, and after
-UpsertCompactionTask rewrote the committed segments."""
+"""Upsert and dedup tables end to end (issue 24.10): a controller, two servers, a broker and a
+minion with Spark as processes, the session's Kafka and Redis, and a generated change stream of
+200,000 events over 20,000 keys in 4 partitions read by a FULL table (deletes, deletedKeysTTL,
+snapshots with preload, 2 replicas) and a PARTIAL one (every strategy). Every answer (COUNT,
+SUM, every key's row, GROUP BY, and skipUpsert) equals the reference model after consumption,
+after commits, after a server SIGKILLed mid-consumption and restarted, and (FULL table) after
+UpsertCompactionTask rewrote or deleted committed segments on the minion. The dedup table gets
+the first three check points; Pinot has no compaction for dedup."""
 
 from __future__ import annotations
 
 import signal
 import time
+import types
 import uuid
 
 import pytest
 
+from sprig.stack.cluster import minion_process
+from tests.cluster_e2e.conftest import start_cluster, stop_cluster
 from tests.cluster_e2e.realtime_helpers import create_topic, wait_until
 from tests.cluster_e2e.upsert_stream import (
     STRATEGIES,
@@ -22,6 +27,7 @@ from tests.cluster_e2e.upsert_stream import (
     check_full,
     check_partial,
     dedup_models,
+    drop_compacted,
     events,
     full_models,
     partial_models,
@@ -30,11 +36,42 @@ from tests.cluster_e2e.upsert_stream import (
     table,
     wait_consumed,
 )
+from tests.engine.upsert.test_compaction_replace import CompactedModel
+from tests.tasks.conftest import TaskCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 SEGMENT_ROWS = 12_500
 DELETED_TTL = 300
+COMPACTION = "UpsertCompactionTask"
+COMPACTIONS = 4  # tableMaxNumTasks: one Spark job each, on a local[1] minion
+# IN_MEMORY: the bitmaps the servers hold when the task reads them, so the model (whose current
+# versions are read at the same quiet moment) says exactly which docs compaction keeps; a
+# SNAPSHOT bitmap is as of the last commit, and would keep docs superseded since.
+COMPACTION_CONFIG = {"bufferTimePeriod": "0d", "invalidRecordsThresholdPercent": "0",
+                     "invalidRecordsThresholdCount": "1", "validDocIdsType": "IN_MEMORY",
+                     "tableMaxNumTasks": str(COMPACTIONS)}  # fmt: skip
+
+
+@pytest.fixture
+def upsert_cluster(zookeeper, kafka, redis_server, tmp_path):
+    """The realtime cluster (controller, two servers, a broker) plus one minion with a
+    prewarmed local[1] SparkSession, on a Redis database of its own (the minion warms Spark
+    while the stream is consumed)."""
+    redis = redis_server.url.rsplit("/", 1)[0] + "/10"
+    running = start_cluster(zookeeper.address, tmp_path, servers=2, extra_env={
+        "SPRIG_REDIS_URL": redis, "SPRIG_TASK_DRIVER_INTERVAL_S": "0.2"})  # fmt: skip
+    minion = minion_process(tmp_path, {**running.env, "SPRIG_DATA_DIR": str(tmp_path / "minion"),
+                                       "SPRIG_MINION_SPARK_PREWARM": "true",
+                                       "SPRIG_SPARK_MASTER": "local[1]",
+                                       "SPRIG_SPARK_DRIVER_MEMORY": "1g"})  # fmt: skip
+    try:
+        minion.start()
+        minion.wait_ready()
+        yield running
+    finally:
+        minion.stop()
+        stop_cluster(running)
 
 
 def online_segments(cluster, name: str) -> int:
@@ -48,8 +85,8 @@ def create(cluster, name: str, body_schema: dict, body_table: dict) -> None:
         assert response.ok, f"POST {path}: {response.status_code} {response.text}"
 
 
-def test_upsert_tables_match_the_model(realtime_cluster, kafka):
-    cluster = realtime_cluster
+def test_upsert_tables_match_the_model(upsert_cluster, kafka):
+    cluster = upsert_cluster
     bootstrap = kafka.bootstrap_servers
     topic = create_topic(bootstrap, f"changes_{uuid.uuid4().hex[:8]}", partitions=4)
     full = full_models(SEGMENT_ROWS, DELETED_TTL)
@@ -59,6 +96,7 @@ def test_upsert_tables_match_the_model(realtime_cluster, kafka):
         "changes", bootstrap, topic, SEGMENT_ROWS, 2,
         upsertConfig={"mode": "FULL", "deleteRecordColumn": "deleted",
                       "deletedKeysTTL": DELETED_TTL, "snapshot": "ENABLE", "preload": "ENABLE"},
+        task={"taskTypeConfigsMap": {COMPACTION: COMPACTION_CONFIG}},
     ))  # fmt: skip
     create(cluster, "profiles", schema("profiles", partial=True), table(
         "profiles", bootstrap, topic, SEGMENT_ROWS, 1,
@@ -98,6 +136,32 @@ def test_upsert_tables_match_the_model(realtime_cluster, kafka):
     wait_until(lambda: online_segments(cluster, "changes") == 12, "12 commits of changes", 180)
     settle()
     assert sum(m.model.deleted_purged for m in full) > 0  # deletedKeysTTL expired some keys
+    # 5. UpsertCompactionTask on the minion rewrites (or deletes) committed segments
+    compact_and_check(cluster, full, partial)
+
+
+def compact_and_check(cluster, full: list, partial: list) -> None:
+    """One UpsertCompactionTask run on ``changes`` (the stream is quiet), then every answer
+    equals the model again. skipUpsert is exact too: it counts the consuming segments' rows,
+    the untouched committed segments' rows and, of each compacted segment, only the versions
+    that were their keys' current ones (tombstones included) when the task read the bitmaps;
+    a deleted segment (every doc superseded) counts none."""
+    compacted = [CompactedModel(m.model) for m in full]
+    current = [c.current() for c in compacted]
+    tasks = TaskCluster(cluster.controller_url, cluster.broker_url, [], cluster.env[
+        "SPRIG_CLUSTER_NAME"])  # fmt: skip
+    infos = tasks.run_task(COMPACTION, "changes_REALTIME", timeout_s=900)["subtaskInfos"]
+    # every segment is most of it superseded, so the task takes the most invalid four, and
+    # both replicas agree on each (EQUAL consensus), or it would have skipped the segment
+    assert len(infos) == COMPACTIONS, infos
+    assert {i["state"] for i in infos} == {"COMPLETED"}, infos
+    drop_compacted(compacted, infos, current, SEGMENT_ROWS)
+    models = [types.SimpleNamespace(model=c) for c in compacted]
+    assert len(stored(models)) < len(stored(full))
+    url = cluster.broker_url
+    wait_consumed(url, "changes", len(stored(models)))  # both replicas serve the new copies
+    check_full(url, "changes", models)
+    check_partial(url, "profiles", partial)
 
 
 def test_dedup_table_keeps_first_rows(realtime_cluster, kafka):

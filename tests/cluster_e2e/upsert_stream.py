@@ -13,6 +13,7 @@ import orjson
 import requests
 from confluent_kafka import Producer
 
+from engine.realtime.llc_name import LLCSegmentName
 from tests.cluster_e2e.realtime_helpers import kafka_stream_configs
 from tests.engine.upsert.oracle import DedupOracle, UpsertOracle
 from tests.engine.upsert.test_partial_upsert import merge as partial_merge
@@ -149,6 +150,21 @@ class DedupAt:
 
     def add_at(self, _offset: int, row: dict) -> None:
         self.model.add(row)
+
+
+def drop_compacted(compacted: list, infos: list[dict], current: list[set[int]],
+                   segment_rows: int) -> None:  # fmt: skip
+    """Record in the per-partition ``CompactedModel``s what each COMPLETED UpsertCompactionTask
+    subtask of ``infos`` removed from its segment: the versions that were not their keys'
+    current ones (``current``, per partition, read before the task) when the bitmap was read.
+    Segment ``n`` of a partition holds its offsets ``n * segment_rows`` onwards."""
+    for info in infos:
+        if info["state"] != "COMPLETED":
+            continue
+        llc = LLCSegmentName.parse(info["taskConfig"]["configs"]["segmentName"])
+        model = compacted[llc.partition]
+        rows = model.oracle.stored[llc.sequence * segment_rows :][:segment_rows]
+        model.dropped |= {id(r) for r in rows if id(r) not in current[llc.partition]}
 
 
 def live(models) -> list[dict]:

@@ -29,6 +29,7 @@ from tests.cluster_e2e.upsert_stream import (
     PARTITIONS,
     ChangeStream,
     check_full,
+    drop_compacted,
     events,
     full_models,
     live,
@@ -150,16 +151,6 @@ class Table:
             "ORDER BY id LIMIT 1000": by_key,
         }  # fmt: skip
 
-    def compacted_away(self, infos: list[dict], current: list[set[int]]) -> None:
-        """Record in the models what each successful subtask removed."""
-        for info in infos:
-            if info["state"] != "COMPLETED":
-                continue
-            llc = LLCSegmentName.parse(info["taskConfig"]["configs"]["segmentName"])
-            model = self.compacted[llc.partition]
-            rows = model.oracle.stored[llc.sequence * SEGMENT_ROWS :][:SEGMENT_ROWS]
-            model.dropped |= {id(r) for r in rows if id(r) not in current[llc.partition]}
-
     def run_compaction(self) -> list[dict]:
         """Schedules the task while a loop asks totals, a GROUP BY and per-key lookups; each
         answer must be the model's."""
@@ -185,7 +176,7 @@ class Table:
             stop.set()
             loop.join(60)
         assert asked[0] >= len(expected) and not wrong, (asked, wrong[:2])
-        self.compacted_away(infos, current)
+        drop_compacted(self.compacted, infos, current, SEGMENT_ROWS)
         return infos
 
 
