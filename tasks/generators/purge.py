@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import orjson
 
-from engine.clusterstate import split_table_name
+from engine.clusterstate import ClusterStore, split_table_name
 from engine.clusterstate.segment_status import is_completed
 from engine.realtime.llc_name import LLCSegmentName
 from engine.spi.periods import period_ms
@@ -115,7 +115,8 @@ class PurgeTaskGenerator(TaskGenerator):
         threshold = threshold_ms(task_config)
         busy = {c.get(SEGMENT_NAME_KEY) for c in ctx.incomplete_subtask_configs()}
         realtime = split_table_name(ctx.table_name)[1] == "REALTIME"
-        candidates = completed_segments(ctx) if realtime else _all_segments(ctx)
+        candidates = (completed_segments(ctx.store, ctx.table_name) if realtime
+                      else _all_segments(ctx.store, ctx.table_name))  # fmt: skip
         keep = last_of_partitions(candidates) if realtime else set()
         due = []  # (never purged first, then oldest purge, name)
         for segment, metadata in candidates.items():
@@ -136,22 +137,22 @@ class PurgeTaskGenerator(TaskGenerator):
         ]  # fmt: skip
 
 
-def _all_segments(ctx: GenerationContext) -> dict:
+def _all_segments(store: ClusterStore, table: str) -> dict:
     found = {}
-    for segment in ctx.store.segment_names(ctx.table_name):
-        metadata = ctx.store.segment_metadata(ctx.table_name, segment)
+    for segment in store.segment_names(table):
+        metadata = store.segment_metadata(table, segment)
         if metadata is not None:
             found[segment] = metadata
     return found
 
 
-def completed_segments(ctx: GenerationContext) -> dict:
-    """The REALTIME table's completed segments: DONE (or UPLOADED) in ZooKeeper and no
+def completed_segments(store: ClusterStore, table: str) -> dict:
+    """The REALTIME ``table``'s completed segments: DONE (or UPLOADED) in ZooKeeper and no
     longer CONSUMING in the ideal state (a commit marks DONE before it moves the ideal
     state). The ideal state is read first, so a commit in between is seen as consuming."""
-    ideal = ctx.store.ideal_state(ctx.table_name)
+    ideal = store.ideal_state(table)
     replicas = ideal.segments if ideal else {}
-    return {s: m for s, m in _all_segments(ctx).items()
+    return {s: m for s, m in _all_segments(store, table).items()
             if is_completed(m, replicas.get(s, {}))}  # fmt: skip
 
 

@@ -2,9 +2,9 @@
 subtask per completed segment of an upsert table with enough invalid docs.
 
 Keys, with Pinot's names and defaults: ``bufferTimePeriod`` (7d: only segments whose end time
-is at least that old), ``invalidRecordsThresholdPercent`` (0.0, 0 to 100)
-and ``invalidRecordsThresholdCount`` (1, at least 1): one of them must be set, and a segment
-is due when both hold; ``validDocIdsType`` (SNAPSHOT: the bitmap the server last wrote to
+is at least that old), ``invalidRecordsThresholdPercent`` and ``invalidRecordsThresholdCount``
+(read, checked and applied by ``engine.spi.upsert_compaction.CompactionThresholds``, the rule
+the console shares); ``validDocIdsType`` (SNAPSHOT: the bitmap the server last wrote to
 disk, which needs ``snapshot`` not DISABLE; IN_MEMORY: the live one; SNAPSHOT_WITH_DELETE and
 IN_MEMORY_WITH_DELETE also drop the tombstones, which needs a ``deleteRecordColumn``);
 ``validDocIdsConsensusMode`` (EQUAL: every ONLINE replica reports the same valid docs, else
@@ -14,8 +14,9 @@ the segment waits; MOST_VALID_DOCS; UNSAFE: any one), ``ignoreCrcMismatch`` (fal
 The counts come from the ONLINE replicas' ``validDocIdsMetadata`` (server admin API); an
 entry counts only when its CRC is ZooKeeper's and its server is GOOD. A segment whose docs
 are all invalid gets a subtask that deletes it (Pinot's generator deletes it itself; here a
-generator writes nothing), except the newest completed segment of each partition, whose end
-offset starts the partition's next segment. The others go most invalid first. A table with an
+generator writes nothing), except the newest completed segment of each partition
+(``kept_segments``), whose end offset starts the partition's next segment. The others go most
+invalid first. A table with an
 unfinished task of this type gets none. Refused for OFFLINE tables, tables that do not upsert
 and tables with ``metadataTTL`` (docs of keys that left the map stay valid without being in
 it, so a bitmap does not say which docs are superseded).
@@ -34,9 +35,16 @@ import logging
 import orjson
 import requests
 
+from engine.clusterstate import ClusterStore
 from engine.common.errors import ConfigError
 from engine.spi.periods import period_ms
 from engine.spi.table_config import TableConfig
+from engine.spi.upsert_compaction import (
+    TASK_TYPE,
+    VALID_DOC_IDS_TYPE,
+    CompactionThresholds,
+    Verdict,
+)
 from engine.spi.upsert_config import Toggle, UpsertConfig
 from tasks.errors import TaskConfigError
 from tasks.generators.base import TABLE_NAME_KEY, UPLOAD_URL_KEY, GenerationContext, TaskGenerator
@@ -44,20 +52,15 @@ from tasks.generators.purge import completed_segments, last_of_partitions
 
 log = logging.getLogger(__name__)
 
-TASK_TYPE = "UpsertCompactionTask"
 SEGMENT_NAME_KEY = "segmentName"
 DOWNLOAD_URL_KEY = "downloadURL"
 CRC_KEY = "crc"  # Pinot's ORIGINAL_SEGMENT_CRC_KEY
 KEEP_EMPTY_KEY = "keepEmptySegment"  # "true": never delete it (a partition's newest)
 BUFFER_KEY = "bufferTimePeriod"
-PERCENT_KEY = "invalidRecordsThresholdPercent"
-COUNT_KEY = "invalidRecordsThresholdCount"
-VALID_DOC_IDS_TYPE = "validDocIdsType"
 CONSENSUS_MODE = "validDocIdsConsensusMode"
 IGNORE_CRC_KEY = "ignoreCrcMismatch"
 BATCH_KEY = "numSegmentsBatchPerServerRequest"
 MAX_TASKS_KEY = "tableMaxNumTasks"
-TYPES = ("SNAPSHOT", "SNAPSHOT_WITH_DELETE", "IN_MEMORY", "IN_MEMORY_WITH_DELETE")
 MODES = ("EQUAL", "MOST_VALID_DOCS", "UNSAFE")
 SERVER_TIMEOUT_S = 60
 
@@ -72,6 +75,10 @@ class Rules:
     ignore_crc: bool = False
     batch: int = 500
     max_tasks: int | None = None
+
+    @property
+    def thresholds(self) -> CompactionThresholds:
+        return CompactionThresholds(self.percent, self.count, self.kind, configured=True)
 
 
 def _key(key: str) -> str:
@@ -90,21 +97,15 @@ def _parsed(task_config: dict, key: str, parse, what: str):
 
 def rules_of(task_config: dict[str, str], upsert: UpsertConfig | None = None) -> Rules:
     """The task config read and checked with Pinot's rules and messages."""
-    percent = _parsed(task_config, PERCENT_KEY, float, "a number")
-    count = _parsed(task_config, COUNT_KEY, int, "an integer")
-    if percent is None and count is None:
-        raise TaskConfigError(TASK_TYPE, f"{PERCENT_KEY} or {COUNT_KEY} or both must be provided")
-    if percent is not None and not 0 <= percent <= 100:
-        raise TaskConfigError(_key(PERCENT_KEY), f"{PERCENT_KEY} must be >= 0 and <= 100")
-    if count is not None and count < 1:
-        raise TaskConfigError(_key(COUNT_KEY), f"{COUNT_KEY} must be >= 1")
+    try:
+        thresholds = CompactionThresholds.of_task(task_config)
+    except ConfigError as exc:
+        raise TaskConfigError(exc.field, exc.message) from None
     try:
         buffer_ms = period_ms(task_config.get(BUFFER_KEY) or "7d")
     except ValueError as exc:
         raise TaskConfigError(_key(BUFFER_KEY), str(exc)) from None
-    kind = str(task_config.get(VALID_DOC_IDS_TYPE) or "SNAPSHOT").strip().upper()
-    if kind not in TYPES:
-        raise TaskConfigError(_key(VALID_DOC_IDS_TYPE), f"must be one of {', '.join(TYPES)}")
+    kind = thresholds.valid_doc_ids_type
     if upsert is not None and kind.startswith("SNAPSHOT") and upsert.snapshot is Toggle.DISABLE:
         raise TaskConfigError(_key(VALID_DOC_IDS_TYPE),
                               f"'snapshot' must not be 'DISABLE' with validDocIdsType: {kind}")  # fmt: skip
@@ -119,7 +120,7 @@ def rules_of(task_config: dict[str, str], upsert: UpsertConfig | None = None) ->
     for key, value in ((BATCH_KEY, batch), (MAX_TASKS_KEY, max_tasks)):
         if value is not None and value < 1:
             raise TaskConfigError(_key(key), "must be at least 1")
-    return Rules(buffer_ms, percent or 0.0, count if count is not None else 1, kind, mode,
+    return Rules(buffer_ms, thresholds.percent, thresholds.count, kind, mode,
                  str(task_config.get(IGNORE_CRC_KEY, "false")).lower() == "true",
                  batch or 500, max_tasks)  # fmt: skip
 
@@ -205,7 +206,7 @@ def agreed_counts(entries: list[dict], replicas: int, crc: str, mode: str) -> tu
 def select(found: dict[str, list[dict]], due: dict, replicas: dict[str, dict], keep: set[str],
            rules: Rules) -> tuple[list[str], list[str]]:  # fmt: skip
     """(segments to delete, segments to compact most invalid first) among ``due`` (name ->
-    ZK metadata)."""
+    ZK metadata); ``keep``: the partitions' newest completed segments, never deleted."""
     deletions, compactions = [], []
     for segment, metadata in due.items():
         counts = agreed_counts(found.get(segment, []), len(replicas.get(segment, {})),
@@ -213,12 +214,18 @@ def select(found: dict[str, list[dict]], due: dict, replicas: dict[str, dict], k
         if counts is None:
             continue
         total, invalid = counts
-        if total and invalid == total:
-            if segment not in keep:
-                deletions.append(segment)
-        elif invalid >= rules.count and 100.0 * invalid / max(total, 1) >= rules.percent:
+        verdict = rules.thresholds.verdict(total, invalid, newest=segment in keep)
+        if verdict is Verdict.DELETE:
+            deletions.append(segment)
+        elif verdict is Verdict.COMPACT:
             compactions.append((-invalid, segment))
     return sorted(deletions), [segment for _, segment in sorted(compactions)]
+
+
+def kept_segments(store: ClusterStore, table: str) -> set[str]:
+    """The newest completed segment of each partition of ``table`` (with type): the task
+    never deletes these (the console marks them so too)."""
+    return last_of_partitions(completed_segments(store, table))
 
 
 class UpsertCompactionTaskGenerator(TaskGenerator):
@@ -232,7 +239,7 @@ class UpsertCompactionTaskGenerator(TaskGenerator):
         rules = rules_of(task_config, checked_upsert({**table_config, "tableName": ctx.table_name}))
         if ctx.incomplete_subtask_configs():
             return []  # Pinot: one task of this type per table at a time
-        completed = completed_segments(ctx)
+        completed = completed_segments(ctx.store, ctx.table_name)
         horizon = ctx.now_ms - rules.buffer_ms
         due = {s: m for s, m in completed.items()
                if m.download_url and m.end_time_ms is not None and m.end_time_ms <= horizon}  # fmt: skip

@@ -91,6 +91,13 @@ def test_selection_deletes_the_fully_invalid_and_orders_the_rest():
     assert select(found, due, replicas, set(), Rules(percent=10.0)) == (["a", "e"], ["c", "b"])
 
 
+def test_an_empty_segment_is_deleted_unless_its_partitions_newest():
+    found = {"empty": [entry("empty", 0, 0)], "newest": [entry("newest", 0, 0)]}
+    due = {s: zk() for s in found}
+    replicas = {s: {"Server_1": "u"} for s in found}
+    assert select(found, due, replicas, {"newest"}, Rules()) == (["empty"], [])
+
+
 def test_selection_needs_the_replicas_to_agree_under_equal():
     two = {"Server_1": "u1", "Server_2": "u2"}
     found = {"s": [entry("s", 100, 40), entry("s", 100, 50)],

@@ -38,3 +38,27 @@ def test_both_thresholds_must_hold_inclusive():
 def test_bad_values_name_their_key(task, key):
     with pytest.raises(ConfigError, match=f"UpsertCompactionTask.{key}"):
         CompactionThresholds.of(config(**task))
+
+
+def test_a_partitions_newest_segment_is_never_deleted():
+    thresholds = CompactionThresholds()
+    assert thresholds.verdict(100, 100, newest=True) is Verdict.KEEP
+    assert thresholds.verdict(100, 60, newest=True) is Verdict.COMPACT  # rewritten, kept
+    assert thresholds.verdict(0, 0) is Verdict.DELETE  # empty: Pinot deletes it too
+    assert thresholds.verdict(0, 0, newest=True) is Verdict.KEEP
+
+
+@pytest.mark.parametrize(("task", "field", "message"), [
+    ({"validDocIdsType": "SNAPSHOT"}, "UpsertCompactionTask",
+     "invalidRecordsThresholdPercent or invalidRecordsThresholdCount or both must be provided"),
+    ({"invalidRecordsThresholdPercent": "100.5"}, "UpsertCompactionTask.invalidRecordsThreshold"
+     "Percent", "invalidRecordsThresholdPercent must be >= 0 and <= 100"),
+    ({"invalidRecordsThresholdCount": "2.5"}, "UpsertCompactionTask.invalidRecordsThresholdCount",
+     "'2.5' is not an integer"),
+])  # fmt: skip
+def test_the_task_configs_own_rules(task, field, message):
+    with pytest.raises(ConfigError) as raised:
+        CompactionThresholds.of_task(task)
+    assert (raised.value.field, raised.value.message) == (field, message)
+    with pytest.raises(ConfigError, match=f"task.taskTypeConfigsMap.{field}"):
+        CompactionThresholds.of(config(**task))
