@@ -6,8 +6,9 @@
 - ``upsert_summary``: what the console's table page shows: the table's effective
   ``upsertConfig``/``dedupConfig`` (Pinot's defaults filled in), primary keys per partition
   and server (the servers' ``/tables/{t}/metadata``), and per completed segment its valid and
-  invalid docs and what UpsertCompactionTask's thresholds make of it
-  (``engine.spi.upsert_compaction``).
+  invalid docs and what UpsertCompactionTask would do with it: the task's own rule
+  (``engine.spi.upsert_compaction``, with its partitions' newest completed segments never
+  deleted, ``tasks.generators.upsert_compaction.kept_segments``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from engine.realtime.llc_name import LLCSegmentName
 from engine.spi import TableConfig
 from engine.spi.upsert_compaction import CompactionThresholds
 from engine.spi.upsert_config import DedupConfig, Toggle, UpsertConfig, UpsertMode
+from tasks.generators.upsert_compaction import kept_segments
 
 BATCH_SIZE = 500  # Pinot's serverRequestBatchSize default
 
@@ -138,8 +140,9 @@ def _compaction(store: ClusterStore, table: str, config_json: dict,
     by_segment: dict[str, list[dict]] = {}
     for entry in entries:
         by_segment.setdefault(str(entry.get("segmentName")), []).append(entry)
-    segments = [_segment(name, replicas, thresholds) for name, replicas in sorted(
-        by_segment.items())]  # fmt: skip
+    newest = kept_segments(store, table) if by_segment else set()
+    segments = [_segment(name, replicas, thresholds, name in newest)
+                for name, replicas in sorted(by_segment.items())]  # fmt: skip
     return {
         "taskConfigured": thresholds.configured, "validDocIdsType": kind,
         "invalidRecordsThresholdPercent": thresholds.percent,
@@ -147,9 +150,11 @@ def _compaction(store: ClusterStore, table: str, config_json: dict,
     }, errors  # fmt: skip
 
 
-def _segment(name: str, replicas: list[dict], thresholds: CompactionThresholds) -> dict:
+def _segment(name: str, replicas: list[dict], thresholds: CompactionThresholds,
+             newest: bool) -> dict:  # fmt: skip
     """One completed segment: the counts of its replicas (the first when they agree; when
-    they do not, the task's default EQUAL consensus leaves it alone)."""
+    they do not, the task's default EQUAL consensus leaves it alone); ``newest``: its
+    partition's newest completed segment, which the task never deletes."""
     counts = {(int(r.get("totalDocs") or 0), int(r.get("totalInvalidDocs") or 0))
               for r in replicas}  # fmt: skip
     total, invalid = min(counts)
@@ -160,6 +165,6 @@ def _segment(name: str, replicas: list[dict], thresholds: CompactionThresholds) 
         "servers": sorted(str(r.get("instanceId")) for r in replicas),
         "totalDocs": total, "totalValidDocs": total - invalid, "totalInvalidDocs": invalid,
         "invalidPercent": round(100.0 * invalid / total, 2) if total else 0.0,
-        "replicasAgree": agree,
-        "verdict": thresholds.verdict(total, invalid).value if agree else None,
+        "replicasAgree": agree, "newestOfPartition": newest,
+        "verdict": thresholds.verdict(total, invalid, newest=newest).value if agree else None,
     }  # fmt: skip

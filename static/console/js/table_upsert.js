@@ -40,6 +40,10 @@ function keyCounts(counts) {
 }
 
 const VERDICT = { COMPACT: ["due for compaction", "warn"], DELETE: ["all invalid: deleted by the task", "error"], KEEP: ["below the thresholds", "ok"] };
+// all invalid but its partition's newest completed segment: the task keeps it (its end offset
+// is where the partition's next segment starts)
+const KEPT_NEWEST = ["all invalid, kept: the partition's newest", "ok"];
+const verdictBadge = (s) => badge(...(s.verdict === "KEEP" && s.newestOfPartition && s.totalValidDocs === 0 ? KEPT_NEWEST : VERDICT[s.verdict]));
 
 function compaction(c) {
   if (c.configError) return el("p", { class: "error-text" }, `UpsertCompactionTask config: ${c.configError}`);
@@ -55,7 +59,7 @@ function compaction(c) {
       { label: "Total docs", class: "num", render: (s) => String(s.totalDocs) },
       { label: "Valid docs", class: "num", render: (s) => String(s.totalValidDocs) },
       { label: "Invalid %", class: "num", render: (s) => s.invalidPercent.toFixed(1) },
-      { label: "Compaction", render: (s) => s.replicasAgree ? badge(...VERDICT[s.verdict]) : badge("replicas disagree: left alone", "warn") },
+      { label: "Compaction", render: (s) => s.replicasAgree ? verdictBadge(s) : badge("replicas disagree: left alone", "warn") },
     ], c.segments, { empty: "No completed segment has valid-doc counts yet (they come once a segment commits).", testid: "upsert-segments" }),
   ];
 }
