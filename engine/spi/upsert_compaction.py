@@ -63,8 +63,8 @@ class CompactionThresholds:
         if kind not in VALID_DOC_IDS_TYPES:
             raise ConfigError(_key(VALID_DOC_IDS_TYPE),
                               f"must be one of {', '.join(VALID_DOC_IDS_TYPES)}")  # fmt: skip
-        percent = _number(task_config, PERCENT_KEY, float, "a number")
-        count = _number(task_config, COUNT_KEY, int, "an integer")
+        percent = task_number(task_config, PERCENT_KEY, float, "a number")
+        count = task_number(task_config, COUNT_KEY, int, "an integer")
         if percent is None and count is None:
             raise ConfigError(TASK_TYPE, f"{PERCENT_KEY} or {COUNT_KEY} or both must be provided")
         if percent is not None and not 0 <= percent <= 100:
@@ -89,7 +89,9 @@ def _key(key: str) -> str:
     return f"{TASK_TYPE}.{key}"
 
 
-def _number(task_config: dict, key: str, parse, what: str):
+def task_number(task_config: dict, key: str, parse, what: str):
+    """``parse`` of the task config's ``key`` (None when absent or empty); ConfigError naming
+    ``UpsertCompactionTask.<key>`` when it is not ``what``."""
     raw = task_config.get(key)
     if raw in (None, ""):
         return None

@@ -44,6 +44,7 @@ from engine.spi.upsert_compaction import (
     VALID_DOC_IDS_TYPE,
     CompactionThresholds,
     Verdict,
+    task_number,
 )
 from engine.spi.upsert_config import Toggle, UpsertConfig
 from tasks.errors import TaskConfigError
@@ -85,20 +86,12 @@ def _key(key: str) -> str:
     return f"{TASK_TYPE}.{key}"
 
 
-def _parsed(task_config: dict, key: str, parse, what: str):
-    raw = task_config.get(key)
-    if raw in (None, ""):
-        return None
-    try:
-        return parse(str(raw).strip())
-    except ValueError:
-        raise TaskConfigError(_key(key), f"{raw!r} is not {what}") from None
-
-
 def rules_of(task_config: dict[str, str], upsert: UpsertConfig | None = None) -> Rules:
     """The task config read and checked with Pinot's rules and messages."""
     try:
         thresholds = CompactionThresholds.of_task(task_config)
+        batch = task_number(task_config, BATCH_KEY, int, "an integer")
+        max_tasks = task_number(task_config, MAX_TASKS_KEY, int, "an integer")
     except ConfigError as exc:
         raise TaskConfigError(exc.field, exc.message) from None
     try:
@@ -115,8 +108,6 @@ def rules_of(task_config: dict[str, str], upsert: UpsertConfig | None = None) ->
     mode = str(task_config.get(CONSENSUS_MODE) or "EQUAL").strip().upper()
     if mode not in MODES:
         raise TaskConfigError(_key(CONSENSUS_MODE), f"must be one of {', '.join(MODES)}")
-    batch = _parsed(task_config, BATCH_KEY, int, "an integer")
-    max_tasks = _parsed(task_config, MAX_TASKS_KEY, int, "an integer")
     for key, value in ((BATCH_KEY, batch), (MAX_TASKS_KEY, max_tasks)):
         if value is not None and value < 1:
             raise TaskConfigError(_key(key), "must be at least 1")
