@@ -19,6 +19,10 @@ from engine.upsert.keys import Keys
 DELTA_LIMIT = 1 << 16
 RECENT_LIMIT = 1 << 12
 LEVELS = 3  # base, delta, recent
+# from this many keys a lookup sorts them first: binary searches of sorted keys walk the
+# stored array in order (cache-friendly), about 4x less CPU for a segment's 250k keys in
+# random order (a preload, a replay), more than the sort costs
+SORTED_LOOKUP_MIN = 1 << 12
 
 
 class SortedKeyIndex:
@@ -40,6 +44,14 @@ class SortedKeyIndex:
 
     def lookup(self, keys: Keys) -> np.ndarray:
         """The slot of each key, -1 when absent."""
+        if len(keys) < SORTED_LOOKUP_MIN:
+            return self._lookup(keys)
+        order = np.argsort(keys.main, kind="stable")
+        out = np.empty(len(keys), dtype=np.int64)
+        out[order] = self._lookup(keys.take(order))
+        return out
+
+    def _lookup(self, keys: Keys) -> np.ndarray:
         out = np.full(len(keys), -1, dtype=np.int64)
         for level in range(LEVELS):
             self._find(level, keys, out)
