@@ -207,6 +207,17 @@ def wait_consumed(broker_url: str, name: str, expected: int, timeout_s: float = 
     raise AssertionError(f"{name}: expected {expected} stored rows, last answer {last}")
 
 
+def check_groups(broker_url: str, name: str, rows: list[dict]) -> None:
+    """A GROUP BY over ``name`` equals the model's ``rows`` grouped."""
+    groups: dict = {}
+    for r in rows:
+        count, total = groups.get(r["city"], (0, 0))
+        groups[r["city"]] = (count + 1, total + r["amount"])
+    got = rows_of(broker_url, f"SELECT city, COUNT(*), SUM(amount) FROM {name} "
+                              "GROUP BY city ORDER BY city")  # fmt: skip
+    assert got == [[c, n, s] for c, (n, s) in sorted(groups.items())]
+
+
 def check_full(broker_url: str, name: str, models, *, repeat: int = 2) -> None:
     """Every answer equals the model's; asked ``repeat`` times, so both replica groups
     answer (the broker picks the group by request id)."""
@@ -220,13 +231,7 @@ def check_full(broker_url: str, name: str, models, *, repeat: int = 2) -> None:
             broker_url, f"SELECT id, ts, amount, city FROM {name} ORDER BY id LIMIT 100000"
         )
         assert got == sorted([r["id"], r["ts"], r["amount"], r["city"]] for r in rows)
-        groups: dict = {}
-        for r in rows:
-            count, total = groups.get(r["city"], (0, 0))
-            groups[r["city"]] = (count + 1, total + r["amount"])
-        got = rows_of(broker_url, f"SELECT city, COUNT(*), SUM(amount) FROM {name} "
-                                  "GROUP BY city ORDER BY city")  # fmt: skip
-        assert got == [[c, n, s] for c, (n, s) in sorted(groups.items())]
+        check_groups(broker_url, name, rows)
         assert rows_of(
             broker_url, f"SELECT COUNT(*), SUM(amount) FROM {name}", skipUpsert="true"
         ) == [[len(every), sum(r["amount"] for r in every)]]
@@ -255,3 +260,4 @@ def check_dedup(broker_url: str, name: str, models) -> None:
     ]
     got = rows_of(broker_url, f"SELECT id, ts FROM {name} ORDER BY id, ts LIMIT 100000")
     assert got == sorted([r["id"], r["ts"]] for r in kept)
+    check_groups(broker_url, name, kept)
