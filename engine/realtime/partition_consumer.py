@@ -257,21 +257,33 @@ class PartitionConsumer:
         self.stall.recreated()
 
     def _index(self, batch, catching_up: bool) -> None:
-        take = len(batch)
-        if not catching_up:
-            # each message yields at most one row: stop exactly at the row target, so every
-            # replica ends this segment at the same offset
-            take = min(take, max(self.row_limit - self.segment.num_docs, 0))
-        if take == 0:
-            return
-        values = batch.values if take == len(batch) else batch.values[:take]
+        start = 0
+        while start < len(batch):
+            take = len(batch) - start
+            if not catching_up:
+                # each message yields at most one row: stop exactly at the row target, so
+                # every replica ends this segment at the same offset. Messages that yield no
+                # row (malformed, filtered, a dedup duplicate) leave room: index the rest of
+                # the batch in slices rather than fetch it again from Kafka slice by slice
+                take = min(take, max(self.row_limit - self.segment.num_docs, 0))
+            if take == 0:
+                return
+            self._index_slice(batch, start, start + take)
+            start += take
+
+    def _index_slice(self, batch, begin: int, end: int) -> None:
+        take = end - begin
+        values = batch.values if take == len(batch) else batch.values[begin:end]
         decoded = self._decoder.decode(values)
         rows = decoded.batch
+        positions = decoded.positions  # of each row's message in the whole batch
+        if begin:
+            positions = [begin + p for p in positions]
         if self._metadata_columns:
             rows = with_message_metadata(
-                rows, batch, decoded.positions, self.partition, self._metadata_columns
+                rows, batch, positions, self.partition, self._metadata_columns
             )
-        stamp = batch.timestamps_ms[take - 1]
+        stamp = batch.timestamps_ms[end - 1]
         stats = self.stats
 
         def account(result) -> None:
@@ -281,14 +293,14 @@ class PartitionConsumer:
             stats.rows_indexed += result.indexed
             stats.rows_filtered += result.filtered
             for position, why in decoded.errors.items():
-                self._record_bad(batch.offsets[position], why)
+                self._record_bad(batch.offsets[begin + position], why)
             for error in result.errors:
-                self._record_bad(batch.offsets[decoded.positions[error.row]], error.message)
+                self._record_bad(batch.offsets[positions[error.row]], error.message)
             if stamp >= 0:
                 stats.last_message_time_ms = stamp
             stats.last_consumed_at_ms = now_ms()
             self.current_offset = (
-                batch.offsets[take - 1] + 1 if take < len(batch) else batch.next_offset
+                batch.offsets[end - 1] + 1 if end < len(batch) else batch.next_offset
             )
 
         self.segment.index(

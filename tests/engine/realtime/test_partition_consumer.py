@@ -210,3 +210,41 @@ def test_time_limit_and_force_commit_end_consumption(kafka, topic, tmp_path):
     thread.join(20)
     assert forced.state is ConsumerState.DISCARDED
     assert forced.stop_reason == proto.REASON_FORCE_COMMIT
+
+
+class CountingConsumer(KafkaPartitionConsumer):
+    fetches = 0
+
+    def fetch(self, start, end=None, timeout_ms=5000):
+        self.fetches += 1
+        return super().fetch(start, end, timeout_ms)
+
+
+def test_messages_without_rows_near_the_target_are_indexed_from_the_same_fetch(kafka, tmp_path):
+    """Near the row target only (target - rows) messages may be indexed at a time; when most
+    yield no row (malformed here; filtered or dedup duplicates alike), the rest of the fetched
+    batch is indexed in slices, not fetched again from Kafka a few messages at a time."""
+    name = f"clicks_{uuid.uuid4().hex[:8]}"
+    admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
+    admin.create_topics([NewTopic(name, num_partitions=1)])[name].result(10)
+    producer = Producer({"bootstrap.servers": kafka.bootstrap_servers, "linger.ms": 50})
+    good = set(range(15)) | set(range(190, 200))  # 15 rows, 175 malformed, then 10 rows
+    for offset in range(200):
+        producer.produce(name, message(offset + 1000) if offset in good else b"{bad", partition=0)
+    assert producer.flush(10) == 0
+    config = table_config(kafka, name)
+    stream = table_stream_configs(config)[0]
+    consumer = CountingConsumer(stream, 0)
+    pc = PartitionConsumer(
+        segment=MutableSegment("clicks__0__0__20260101T0000Z", SCHEMA, config), stream=stream,
+        partition=0, start_offset=0, row_limit=20, consumer=consumer,
+        completion=ScriptedController([CompletionResponse(proto.DISCARD)]),
+        metadata=KafkaMetadataProvider(stream), build_dir=tmp_path, hold_ms=20,
+    )  # fmt: skip
+    assert pc.run() is ConsumerState.DISCARDED
+    # exactly at the target: 15 rows, the 175 malformed messages, 5 more rows
+    assert pc.segment.num_docs == 20 and pc.current_offset == 195
+    assert pc.stats.rows_malformed == 175 and pc.stats.messages == 195
+    assert pc.stats.recent_errors[-1][0] == 189
+    # slice by slice from Kafka would be 35 fetches of 5 messages (each a seek) and more
+    assert consumer.fetches <= 10
