@@ -23,6 +23,7 @@ from sqlglot import exp
 from engine.multistage.clauses import conjuncts
 from engine.multistage.logical import Join, Node, walk
 from engine.multistage.render import Input
+from engine.multistage.scope import column_ids
 
 DENSE_SLACK = 8  # a key range at most this many times the keys (+64K) is a position table
 
@@ -69,12 +70,42 @@ def star_join(body: Node, whole: set[str], render, types: dict[str, pa.DataType]
         if found is None:
             return None  # the topmost join: a chain below it would not remove its hash join
         fact, dims = found
-        replaced = _replace(body, node, Input(node.fields, "$star"))
+        # the joined rows carry only the columns something above the joins reads
+        read = _read_above(body, node)
+        kept = [f for f in node.fields if f.id in read] or node.fields[:1]
+        replaced = _replace(body, node, Input(kept, "$star"))
         fact_input = fact.table if isinstance(fact, Input) else None
         dimensions = [StarDimension(render(side), probe, key) for side, probe, key in dims]
-        return StarJoin(render(fact), fact_input, dimensions, [f.id for f in node.fields],
+        return StarJoin(render(fact), fact_input, dimensions, [f.id for f in kept],
                         render(replaced))  # fmt: skip
     return None
+
+
+def _read_above(node: Node, target: Node) -> set[str]:
+    """The field ids that the nodes outside ``target`` output or name in an expression (a
+    superset of what they read: each node's fields and every expression it holds)."""
+    if node is target:
+        return set()
+    ids = {f.id for f in node.fields} | _named(
+        [getattr(node, f.name) for f in dataclasses.fields(node)]
+    )
+    for child in node.inputs:
+        ids |= _read_above(child, target)
+    return ids
+
+
+def _named(value) -> set[str]:
+    if isinstance(value, exp.Expression):
+        return column_ids(value)
+    if isinstance(value, Node | str):
+        return set()  # a node has its own turn
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list | tuple):
+        return set().union(*(_named(v) for v in value))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _named([getattr(value, f.name) for f in dataclasses.fields(value)])
+    return set()
 
 
 def _chain(join: Join, whole: set[str], types) -> tuple[Node, list] | None:
@@ -133,7 +164,8 @@ def join_star(star: StarJoin, fact: pa.Table, dimensions: list[pa.Table]) -> pa.
         if lookup is None:
             return None
         lookups.append(lookup)
-    columns = {name: fact.column(name) for name in fact.column_names}
+    wanted = {*star.fields, *(d.probe for d in star.dimensions)}
+    columns = {name: fact.column(name) for name in fact.column_names if name in wanted}
     for dim, table, lookup in zip(star.dimensions, dimensions, lookups, strict=True):
         positions = lookup.find(columns[dim.probe])
         matched = positions >= 0
@@ -142,7 +174,8 @@ def join_star(star: StarJoin, fact: pa.Table, dimensions: list[pa.Table]) -> pa.
             columns = {name: column.take(rows) for name, column in columns.items()}
             positions = positions[matched]
         for name in table.column_names:
-            columns[name] = table.column(name).take(positions)
+            if name in wanted:
+                columns[name] = table.column(name).take(positions)
     return pa.table({name: columns[name] for name in star.fields})
 
 

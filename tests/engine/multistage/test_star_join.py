@@ -94,6 +94,10 @@ STARS = [
     # snowflake: the second dimension joins on the first one's column
     "SELECT d3.c, SUM(f.v) FROM f JOIN d1 ON f.k1 = d1.k JOIN d3 ON d1.s = d3.k GROUP BY d3.c",
     "SELECT f.v, d1.a FROM f JOIN d1 ON f.k1 = d1.k JOIN d3 ON f.k3 = d3.k WHERE d3.c = 'm'",
+    # columns read above the joins only by HAVING or a CASE
+    "SELECT d1.a, SUM(f.v) FROM f JOIN d1 ON f.k1 = d1.k GROUP BY d1.a HAVING MAX(d1.s) > 1",
+    "SELECT COUNT(*), SUM(CASE WHEN d3.c = 'm' THEN f.v ELSE 0 END) FROM f JOIN d1 "
+    "ON f.k1 = d1.k JOIN d3 ON f.k3 = d3.k",
 ]
 NOT_STARS = [
     "SELECT d1.a, COUNT(*), SUM(f.v) FROM f LEFT JOIN d1 ON f.k1 = d1.k GROUP BY d1.a",
