@@ -187,12 +187,16 @@ class KeyPositions:
         self.dense: np.ndarray | None = None
         self.low = int(keys.min()) if len(keys) else 0
         self.high = int(keys.max()) if len(keys) else -1
+        self.unique = True
         if self.high - self.low < DENSE_SLACK * len(keys) + (1 << 16):
             self.dense = np.full(self.high - self.low + 1, -1, dtype=np.int64)
             self.dense[keys - self.low] = rows
+            # a repeated key wrote one slot twice (no sort needed to tell)
+            self.unique = int(np.count_nonzero(self.dense >= 0)) == len(keys)
         else:
             order = np.argsort(keys, kind="stable")
             self.sorted, self.rows = keys[order], rows[order]
+            self.unique = not (self.sorted[1:] == self.sorted[:-1]).any()
 
     @classmethod
     def of(cls, column: pa.ChunkedArray) -> KeyPositions | None:
@@ -201,11 +205,8 @@ class KeyPositions:
         rows = np.arange(len(keys), dtype=np.int64)
         if valid is not None:
             keys, rows = keys[valid], rows[valid]
-        if len(keys) > 1:
-            ordered = np.sort(keys)
-            if (ordered[1:] == ordered[:-1]).any():
-                return None
-        return cls(keys, rows)
+        found = cls(keys, rows)
+        return found if found.unique else None
 
     def find(self, column: pa.ChunkedArray) -> np.ndarray:
         """The dimension row of each value of ``column``, -1 where none (or NULL)."""

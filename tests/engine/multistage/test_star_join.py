@@ -128,6 +128,8 @@ def test_other_joins_keep_the_hash_join(data, sql):
 def test_repeated_dimension_keys_fall_back():
     keys = pa.chunked_array([pa.array([1, 2, None, 2], pa.int32())])
     assert KeyPositions.of(keys) is None
+    sparse = pa.chunked_array([pa.array([1, 2**40, None, 2**40], pa.int64())])  # sorted search
+    assert KeyPositions.of(sparse) is None
     assert KeyPositions.of(pa.chunked_array([pa.array([1, None, None], pa.int32())])) is not None
 
 
