@@ -110,7 +110,10 @@ class StageWorker:
             self._read_leaf(ctx, i, self.spec.leaves[i], keys)
         self._check_live()
         sql = self.spec.sql
-        if star is not None and self._star(ctx, star, sides):
+        # big inputs go to DataFusion's parallel hash joins, which stream into the operators
+        # above; the star's lookups run on one core and gather every joined row first
+        if star is not None and self.stats.input_rows <= PARALLEL_INPUT_ROWS and \
+                self._star(ctx, star, sides):  # fmt: skip
             sql = star.sql
         try:
             threads = self.spec.threads or self.limits.threads  # (a colocated worker's own)
