@@ -34,14 +34,22 @@ from engine.multistage.stages import equi_keys
 class DynamicFilter:
     leaf: int  # index of the stage's leaf it narrows
     column: str  # the leaf's stored column
-    sql: str  # the non-NULL keys of the join's other side (with repeats), over the stage's inputs
+    build: str  # the join's other side, over the stage's inputs
+    key: str  # its key's field id
+
+    @property
+    def sql(self) -> str:
+        """The other side's non-NULL keys (not DISTINCT: a KeySet takes repeats, and a hash
+        aggregate costs more than the repeats)."""
+        key = quote(self.key)
+        return f'SELECT {key} FROM ({self.build}) AS "$build" WHERE {key} IS NOT NULL'
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)
 
     @classmethod
     def from_json(cls, d: dict) -> DynamicFilter:
-        return cls(int(d["leaf"]), d["column"], d["sql"])
+        return cls(int(d["leaf"]), d["column"], d["build"], d["key"])
 
 
 def dynamic_filters(body: Node, targets: dict[str, tuple[int, dict[str, str]]],
@@ -67,10 +75,7 @@ def dynamic_filters(body: Node, targets: dict[str, tuple[int, dict[str, str]]],
                 kinds = (types.get(probe_key), types.get(build_key))
                 if origin is None or None in kinds or common_key_type(*kinds) is None:
                     continue
-                key = quote(build_key)
-                # not DISTINCT: a KeySet takes repeats, and a hash aggregate costs more
-                sql = f'SELECT {key} FROM ({render(build)}) AS "$build" WHERE {key} IS NOT NULL'
-                found.append(DynamicFilter(origin[0], origin[1], sql))
+                found.append(DynamicFilter(origin[0], origin[1], render(build), build_key))
     return found
 
 

@@ -25,6 +25,7 @@ from engine.multistage.exchange import schema_bytes, schema_from_bytes
 from engine.multistage.leaf_aggregate import STATE_COLUMN, STATE_SCHEMA, LeafAggregate
 from engine.multistage.logical import Exchange, Field, LeafScan, Node, transform
 from engine.multistage.render import Input, Renderer
+from engine.multistage.star import StarJoin, star_join
 from engine.multistage.udafs import UdafSpec
 from engine.multistage.udfs import UdfSpec, spec_from_json
 
@@ -115,6 +116,7 @@ class StageSpec:
     partition_column: str | None = None  # a ``partitioned`` send: its table's column
     fallback: str | None = None  # why a ``partitioned`` send became a hash shuffle
     threads: int | None = None  # DataFusion's partitions per worker, when not the query's
+    star: StarJoin | None = None  # its joins as key lookups (engine.multistage.star)
 
     def to_json(self) -> dict:
         return {
@@ -125,7 +127,7 @@ class StageSpec:
             "keys": self.keys, "toStage": self.to_stage, "receivers": self.receivers,
             "udfs": [u.to_json() for u in self.udfs], "kind": self.kind,
             "operators": self.operators, "dynamic": [d.to_json() for d in self.dynamic],
-            "threads": self.threads,
+            "threads": self.threads, "star": self.star.to_json() if self.star else None,
         }  # fmt: skip
 
     @classmethod
@@ -138,7 +140,7 @@ class StageSpec:
             d["toStage"], d["receivers"], [spec_from_json(u) for u in d["udfs"]],
             d.get("kind", "INTERMEDIATE"), d.get("operators", []),
             [DynamicFilter.from_json(f) for f in d.get("dynamic", [])],
-            threads=d.get("threads"),
+            threads=d.get("threads"), star=StarJoin.from_json(d.get("star")),
         )  # fmt: skip
 
     def senders_of(self, stage: int, stages: dict[int, StageSpec]) -> int:
@@ -219,9 +221,9 @@ class Fragmenter:
         dynamic = dynamic_filters(body, targets, whole, self._render, self.typing.types)
         schema = (STATE_SCHEMA if isinstance(node, LeafAggregate)
                   else self.typing.schema(body.fields))  # fmt: skip
-        spec = StageSpec(
-            stage_id, sql, schema, receives, leaves, [], operators=operators, dynamic=dynamic
-        )
+        spec = StageSpec(stage_id, sql, schema, receives, leaves, [], operators=operators,
+                         dynamic=dynamic,
+                         star=star_join(body, whole, self._render, self.typing.types))  # fmt: skip
         if send is not None:
             spec.distribution = send.distribution
             spec.keys = list(send.keys)

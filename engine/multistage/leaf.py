@@ -67,15 +67,18 @@ def scan(plan: QueryPlan, segments: list, columns: list[str], schema: pa.Schema,
         if plan.filter is not None and prune_reason(view, plan.filter):
             continue
         stats["numSegmentsProcessed"] += 1
-        if plan.filter is None:
+        tests = key_tests(view, dynamic)
+        if plan.filter is None or _few_posted(view, tests):
+            # the leaf's filter is also applied above the leaf (engine.multistage.optimize), so
+            # when a dynamic filter's postings keep few docs its pass over every doc is skipped
             docs = DocSet.all(view.n)
         else:
             evaluator = FilterEvaluator(view, null_handling)
             docs = evaluator.evaluate(plan.filter)
             stats["numEntriesScannedInFilter"] += evaluator.entries_scanned
         doc_ids, matched = _doc_ids(docs), docs.count()
-        if matched and dynamic:
-            doc_ids, matched, scanned = narrow(view, doc_ids, matched, dynamic)
+        if matched and tests:
+            doc_ids, matched, scanned = narrow(view, doc_ids, matched, dynamic, tests)
             stats["numEntriesScannedInFilter"] += scanned
         if not matched:
             continue
@@ -174,25 +177,12 @@ def _is_in(array: pa.Array, values: pa.Array, common: pa.DataType) -> np.ndarray
     return found.fill_null(False).to_numpy(zero_copy_only=False)
 
 
-def narrow(view: SegmentView, doc_ids: Docs, matched: int,
-           dynamic: list[tuple[str, KeySet]]) -> tuple[Docs, int, int]:  # fmt: skip
+def narrow(view: SegmentView, doc_ids: Docs, matched: int, dynamic: list[tuple[str, KeySet]],
+           tests: list | None = None) -> tuple[Docs, int, int]:  # fmt: skip
     """(docs, how many, entries scanned) of ``doc_ids`` whose columns take the values of
-    ``dynamic``. Dictionary columns test each dictionary entry once; the most selective
-    test runs first, and one that keeps every entry costs nothing."""
-    tests = []
-    for column, keys in dynamic:
-        if not view.meta(column).single_value:
-            continue  # a multi-value key matches by any element: left to the join
-        if view.is_dict_sv(column):
-            member = keys.members(view.dictionary(column), _arrow_dictionary(view, column))
-            if member is not None:
-                kept = int(np.count_nonzero(member))
-                if kept < len(member):
-                    tests.append((kept / max(len(member), 1), column, keys, member))
-        else:
-            tests.append((1.0, column, keys, None))
+    ``dynamic`` (``tests``: its ``key_tests`` when made already)."""
     scanned = 0
-    for _, column, keys, member in sorted(tests, key=lambda t: t[0]):
+    for _, column, keys, member in key_tests(view, dynamic) if tests is None else tests:
         posted = _posted(view, column, member, doc_ids) if member is not None else None
         if posted is not None:  # read like an inverted index: no entry scanned
             doc_ids, matched = posted, len(posted)
@@ -213,6 +203,45 @@ def narrow(view: SegmentView, doc_ids: Docs, matched: int,
     return doc_ids, matched, scanned
 
 
+def key_tests(view: SegmentView, dynamic: list[tuple[str, KeySet]]) -> list:
+    """The tests of ``dynamic`` on this segment, most selective first: (share of dictionary
+    entries kept, column, keys, member flags per entry or None for a raw column).
+    Dictionary columns test each entry once; a test keeping every entry is left out."""
+    tests = []
+    for column, keys in dynamic:
+        if not view.meta(column).single_value:
+            continue  # a multi-value key matches by any element: left to the join
+        if view.is_dict_sv(column):
+            member = keys.members(view.dictionary(column), _arrow_dictionary(view, column))
+            if member is not None:
+                kept = int(np.count_nonzero(member))
+                if kept < len(member):
+                    tests.append((kept / max(len(member), 1), column, keys, member))
+        else:
+            tests.append((1.0, column, keys, None))
+    return sorted(tests, key=lambda t: t[0])
+
+
+def _few_posted(view: SegmentView, tests: list) -> bool:
+    """Whether the most selective test keeps so few docs that they are read from postings."""
+    if not tests or tests[0][3] is None:
+        return False
+    _, column, _, member = tests[0]
+    counts, _ = _runs(view, column, len(member))
+    return int(counts[member].sum()) <= view.n * POSTINGS_SHARE
+
+
+def _runs(view: SegmentView, column: str, entries: int) -> tuple[np.ndarray, np.ndarray]:
+    """The docs of each dictionary entry of ``column`` and where its run starts in the
+    postings, kept per segment."""
+    runs = view.memo(("dictruns", column))
+    if runs is None:
+        counts = np.bincount(np.asarray(view.dict_ids(column)), minlength=entries)
+        runs = counts, np.cumsum(counts) - counts
+        view.remember(("dictruns", column), runs)
+    return runs
+
+
 def _posted(view: SegmentView, column: str, member: np.ndarray, doc_ids: Docs
             ) -> np.ndarray | None:  # fmt: skip
     """The sorted docs of ``doc_ids`` (every doc, or a range) whose ``column`` takes a
@@ -222,12 +251,7 @@ def _posted(view: SegmentView, column: str, member: np.ndarray, doc_ids: Docs
     None otherwise (a pass is as cheap)."""
     if doc_ids is not None and not isinstance(doc_ids, slice):
         return None
-    runs = view.memo(("dictruns", column))  # (docs of each entry, where its run starts)
-    if runs is None:
-        counts = np.bincount(np.asarray(view.dict_ids(column)), minlength=len(member))
-        runs = counts, np.cumsum(counts) - counts
-        view.remember(("dictruns", column), runs)
-    counts, run_starts = runs
+    counts, run_starts = _runs(view, column, len(member))
     span = view.n if doc_ids is None else doc_ids.stop - doc_ids.start
     selected = np.flatnonzero(member)
     lengths = counts[selected]

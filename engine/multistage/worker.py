@@ -29,6 +29,7 @@ from engine.multistage.leaf import KeySet
 from engine.multistage.leaf_aggregate import STATE_SCHEMA, merge
 from engine.multistage.mailbox import MailboxClient, Mailboxes
 from engine.multistage.options import Limits
+from engine.multistage.star import join_star
 from engine.multistage.udfs import register_builtins, register_udf
 from engine.query.errors import QueryError, QueryExecutionError, QueryTimeoutError
 from engine.query.plan import ColumnInfo, compile_query
@@ -69,6 +70,7 @@ class StageWorker:
         self.limits = limits
         self.deadline = deadline
         self.stats = WorkerStats(spec.id, worker.index, worker.server)
+        self.inputs: dict[str, pa.Table] = {}  # the tables registered, by name
 
     def run(self) -> pa.Table | None:
         """The stage's rows when it is stage 0, else None (they were sent)."""
@@ -99,17 +101,25 @@ class StageWorker:
         for i, leaf in enumerate(self.spec.leaves):  # the whole inputs first: they narrow
             if i not in narrowed:
                 self._read_leaf(ctx, i, leaf, [])
+        star = self.spec.star
+        sides = {d.sql: self._query(ctx, d.sql) for d in star.dimensions} if star else {}
         for i in sorted(narrowed):
             self._check_live()
-            keys = [(d.column, KeySet(self._keys(ctx, d.sql))) for d in self.spec.dynamic
+            keys = [(d.column, KeySet(self._keys(ctx, d, sides))) for d in self.spec.dynamic
                     if d.leaf == i]  # fmt: skip
             self._read_leaf(ctx, i, self.spec.leaves[i], keys)
         self._check_live()
+        sql = self.spec.sql
+        # big inputs go to DataFusion's parallel hash joins, which stream into the operators
+        # above; the star's lookups run on one core and gather every joined row first
+        if star is not None and self.stats.input_rows <= PARALLEL_INPUT_ROWS and \
+                self._star(ctx, star, sides):  # fmt: skip
+            sql = star.sql
         try:
             threads = self.spec.threads or self.limits.threads  # (a colocated worker's own)
             if threads > 1 and (self.spec.threads or self.stats.input_rows > PARALLEL_INPUT_ROWS):
                 ctx.sql(f"SET datafusion.execution.target_partitions = {threads}")
-            df = ctx.sql(self.spec.sql)
+            df = ctx.sql(sql)
             batches = []
             for batch in df.execute_stream():
                 batches.append(batch.to_pyarrow())
@@ -136,6 +146,7 @@ class StageWorker:
                 else receive.schema.empty_table()  # fmt: skip
         table = self._check_input(receive, table)
         self.stats.input_rows += table.num_rows
+        self.inputs[receive.table] = table
         _register(ctx, receive.table, table)
 
     def _read_leaf(self, ctx: SessionContext, i: int, leaf, keys: list) -> None:
@@ -143,16 +154,34 @@ class StageWorker:
         self.stats.leaf = _add(self.stats.leaf, leaf_stats)
         self.stats.tables.append(leaf.table)
         self.stats.input_rows += table.num_rows
+        self.inputs[f"$leaf{i}"] = table
         _register(ctx, f"$leaf{i}", table)
 
-    def _keys(self, ctx: SessionContext, sql: str) -> pa.Array:
-        """A dynamic filter's keys: the keys of the join's other side (repeats kept)."""
+    def _keys(self, ctx: SessionContext, dynamic, sides: dict[str, pa.Table]) -> pa.Array:
+        """A dynamic filter's keys: the keys of the join's other side (repeats kept), from
+        the star join's dimension rows when it is one of them."""
+        side = sides.get(dynamic.build)
+        column = (side.column(dynamic.key).drop_null() if side is not None
+                  else self._query(ctx, dynamic.sql).column(0))  # fmt: skip
+        return column.combine_chunks() if column.num_chunks else pa.array([], column.type)
+
+    def _query(self, ctx: SessionContext, sql: str) -> pa.Table:
         try:
-            table = ctx.sql(sql).to_arrow_table()
+            return ctx.sql(sql).to_arrow_table()
         except Exception as exc:
             raise classify(exc, sql) from exc
-        column = table.column(0)
-        return column.combine_chunks() if column.num_chunks else pa.array([], column.type)
+
+    def _star(self, ctx: SessionContext, star, sides: dict[str, pa.Table]) -> bool:
+        """Registers the star's joined rows as ``$star``; False when a dimension's keys
+        repeat (the stage's SQL then runs its hash joins)."""
+        fact = self.inputs.get(star.fact_input) if star.fact_input else None
+        if fact is None:
+            fact = self._query(ctx, star.fact_sql)
+        joined = join_star(star, fact, [sides[d.sql] for d in star.dimensions])
+        if joined is None:
+            return False
+        _register(ctx, "$star", joined)
+        return True
 
     def _merge(self, receive, table: pa.Table) -> pa.Table:
         columns = {k: ColumnInfo(v[0], v[1]) for k, v in receive.merge_columns.items()}

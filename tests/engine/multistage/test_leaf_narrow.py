@@ -3,12 +3,17 @@ postings (selective keys) or passes over every doc, equal a plain numpy referenc
 
 from __future__ import annotations
 
+import dataclasses
+import time
+
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from engine.multistage import leaf
-from engine.multistage.leaf import KeySet, narrow
+from engine.multistage.leaf import KeySet, filter_plan, narrow, scan
+from engine.query.plan import compile_query
 from engine.query.segment_view import SegmentView
 from engine.segment import build_segment, load_segment
 from engine.spi.schema import Schema
@@ -53,3 +58,25 @@ def test_narrowed_docs_equal_reference(segment, monkeypatch, share, start_docs, 
                              [("k", KeySet(keys_k)), ("s", KeySet(keys_s))])  # fmt: skip
     assert matched == len(want)
     np.testing.assert_array_equal(np.arange(ROWS)[got] if isinstance(got, slice) else got, want)
+
+
+def _compile(sql, schema, options):
+    return dataclasses.replace(compile_query(sql, schema), options=options)
+
+
+@pytest.mark.parametrize("selectivity", [0.001, 0.5])
+def test_scan_skips_the_leaf_filter_only_for_few_posted_docs(segment, selectivity):
+    """A dynamic filter whose postings keep few docs is read first and the leaf's filter
+    (also applied above the leaf) is not evaluated: the rows are those of the keys, a
+    superset of the filter's; otherwise the rows pass both."""
+    seg, rows = segment
+    keys = pa.array(np.arange(0, int(3_000 * selectivity)), pa.int64())
+    plan = filter_plan(_compile, "t", ["k", "s"], "s < 'c5'", None, {})
+    schema = pa.schema([("k", pa.int32()), ("s", pa.string())])
+    got, _ = scan(plan, [seg], ["k", "s"], schema, None, time.monotonic() + 30,
+                  dynamic=[("k", KeySet(keys))])  # fmt: skip
+    k, s = rows.column("k").to_numpy(), np.array(rows.column("s").to_pylist())
+    in_keys = np.isin(k, keys.to_numpy())
+    want = in_keys if selectivity < leaf.POSTINGS_SHARE else in_keys & (s < "c5")
+    assert sorted(got.column("k").to_pylist()) == sorted(k[want].tolist())
+    assert pc.all(pc.is_in(got.column("k"), value_set=keys.cast(pa.int32()))).as_py()

@@ -5,11 +5,9 @@ the broker submits to the runners directly; each "server" reads its half of ever
 
 from __future__ import annotations
 
-import itertools
 import time
 
 import duckdb
-import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
@@ -18,9 +16,15 @@ from engine.multistage.compiler import compile_request
 from engine.multistage.coordinator import Coordinator
 from engine.multistage.fragment import Fragmenter
 from engine.multistage.logical import TableInfo
-from engine.multistage.mailbox import MailboxClient, Mailboxes
-from engine.multistage.runner import StageRunner
 from engine.query.errors import QueryError
+from tests.engine.multistage.in_process import (
+    SERVERS,
+    Transport,
+    coordinator,
+    next_request_id,
+    route,
+)
+from tests.engine.multistage.in_process import run as run_stages
 
 A = pa.table({
     "k": ["x", "y", "z", None, "x", "y"],
@@ -34,20 +38,6 @@ INFO = {
         str(f.type)], True) for f in t.schema}, num_docs=t.num_rows * 100)
     for name, t in TABLES.items()
 }  # fmt: skip
-SERVERS = {"s1": "s1:1", "s2": "s2:1"}
-_IDS = itertools.count(1)
-
-
-class _Peers(MailboxClient):
-    def __init__(self, local: Mailboxes, address: str, boxes: dict) -> None:
-        super().__init__(local, address)
-        self.boxes = boxes
-
-    def send(self, address, request_id, stage, worker, sender, table, deadline) -> None:
-        self.boxes[address].deliver(request_id, stage, worker, sender, table, True)
-
-    def send_error(self, address, request_id, stage, worker, sender, message, code, deadline):
-        self.boxes[address].deliver(request_id, stage, worker, sender, None, True, (message, code))
 
 
 def _leaf(server: str):
@@ -62,41 +52,13 @@ def _leaf(server: str):
     return read
 
 
-class _Transport:
-    def __init__(self, runners) -> None:
-        self.runners = runners
-
-    def submit(self, address, payload, deadline):
-        return self.runners[address].submit(orjson.dumps(payload))
-
-    def cancel(self, address, request_id):
-        self.runners[address].cancel(request_id)
-
-
 @pytest.fixture(scope="module")
 def engine():
-    boxes: dict[str, Mailboxes] = {}
-    runners = {}
-    for server, address in SERVERS.items():
-        runner = StageRunner(server, address, _leaf(server))
-        runner.client = _Peers(runner.mailboxes, address, boxes)
-        boxes[address] = runner.mailboxes
-        runners[address] = runner
-    broker_boxes = Mailboxes()
-    boxes["broker:1"] = broker_boxes
-    client = _Peers(broker_boxes, "broker:1", boxes)
-    return Coordinator(broker_boxes, client, _Transport(runners))
+    return coordinator(_leaf)
 
 
 def run(engine, sql: str) -> list[list]:
-    compiled = compile_request(sql, {}, lambda name: INFO.get(name.lower()))
-    route = lambda table, everything_on=None: {s: {f"{table}_OFFLINE": ["seg"]} for s in SERVERS}  # noqa: E731
-    stages = Fragmenter(compiled.typing, route, SERVERS, "broker:1").fragment(compiled.physical)
-    request_id = next(_IDS)
-    table, outcome = engine.execute(compiled, stages, request_id, time.monotonic() + 30, SERVERS)
-    if outcome.error is not None:
-        raise outcome.error
-    return [list(r.values()) for r in table.to_pylist()]
+    return run_stages(engine, sql, lambda name: INFO.get(name.lower()))
 
 
 def reference(sql: str) -> list[list]:
@@ -197,7 +159,7 @@ def test_join_over_its_row_limit_fails_with_pinot_error(engine):
     assert err.value.error_code == 245
 
 
-class _DeadServer(_Transport):
+class _DeadServer(Transport):
     def submit(self, address, payload, deadline):
         if address == "s2:1":
             raise ConnectionResetError("connection reset by peer")
@@ -208,9 +170,8 @@ def test_a_server_that_dies_fails_the_query_naming_it_at_once(engine):
     dead = Coordinator(engine.mailboxes, engine.client, _DeadServer(engine.transport.runners))
     compiled = compile_request("SELECT a.k, SUM(m) FROM a JOIN b ON a.k = b.k GROUP BY a.k", {},
                                lambda name: INFO.get(name.lower()))  # fmt: skip
-    route = lambda table, everything_on=None: {s: {f"{table}_OFFLINE": ["seg"]} for s in SERVERS}  # noqa: E731
     stages = Fragmenter(compiled.typing, route, SERVERS, "broker:1").fragment(compiled.physical)
     started = time.monotonic()
-    _, outcome = dead.execute(compiled, stages, next(_IDS), started + 20, SERVERS)
+    _, outcome = dead.execute(compiled, stages, next_request_id(), started + 20, SERVERS)
     assert outcome.error is not None and "s2" in outcome.error.message
     assert time.monotonic() - started < 10  # not the 20 s deadline: no wait for its rows
