@@ -164,30 +164,50 @@ def compact_and_check(cluster, full: list, partial: list) -> None:
     check_partial(url, "profiles", partial)
 
 
+DEDUP_ROWS = 2_000  # a partition keeps about 5,000 first rows of 20,000 keys: 2 commits each
+
+
 def test_dedup_table_keeps_first_rows(realtime_cluster, kafka):
+    """The same stream (200,000 events over 20,000 keys, 4 partitions) into a dedup table with
+    2 replicas: every answer equals the model after consumption, after the first commits, after
+    a server SIGKILLed mid-consumption and restarted, and after every commit. Most events
+    repeat a key, so near each flush point most messages yield no row."""
     cluster = realtime_cluster
     bootstrap = kafka.bootstrap_servers
     topic = create_topic(bootstrap, f"clicks_{uuid.uuid4().hex[:8]}", partitions=4)
     models = [DedupAt(m) for m in dedup_models(0)]
     stream = ChangeStream(bootstrap, topic, {"dedup": models})
     create(cluster, "visits", schema("visits"), table(
-        "visits", bootstrap, topic, 5_000, 2, dedupConfig={"dedupEnabled": True}))  # fmt: skip
-    produced = events(50_000, 5_000, seed=3)
+        "visits", bootstrap, topic, DEDUP_ROWS, 2, dedupConfig={"dedupEnabled": True}))  # fmt: skip
+    produced = events(200_000, 20_000, seed=3)
     url = cluster.broker_url
-    kept = sum(len(m.model.kept) for m in models)
 
-    def kept_count() -> int:
-        return sum(len(m.model.kept) for m in models)
+    def settle() -> None:
+        wait_consumed(url, "visits", sum(len(m.model.kept) for m in models))
+        check_dedup(url, "visits", models)
 
-    stream.produce(produced[:30_000])
-    wait_consumed(url, "visits", kept_count())
-    check_dedup(url, "visits", models)
+    def commits(n: int) -> None:
+        wait_until(lambda: online_segments(cluster, "visits") == n, f"{n} commits", 180)
+
+    # 1. consumed, nothing committed (about 1,300 first rows a partition)
+    stream.produce(produced[:6_000])
+    settle()
+    assert online_segments(cluster, "visits") == 0
+    # 2. past the first flush point: one commit a partition
+    stream.produce(produced[6_000:30_000])
+    commits(4)
+    settle()
+    # 3. a server SIGKILLed mid-consumption and restarted: it rebuilds its keys from its
+    # segments and consumes again; the second flush point passes meanwhile
     victim = next(iter(cluster.servers.values()))
+    stream.produce(produced[30_000:120_000])
     victim.popen.send_signal(signal.SIGKILL)
     victim.popen.wait(10)
-    stream.produce(produced[30_000:])
     victim.start()
     victim.wait_ready()
-    wait_consumed(url, "visits", kept_count())
-    check_dedup(url, "visits", models)
-    assert kept_count() > kept
+    settle()
+    # 4. the rest: duplicates of keys in committed segments never show
+    stream.produce(produced[120_000:])
+    commits(8)
+    settle()
+    assert sum(len(m.model.kept) for m in models) == len({r["id"] for r in produced})
