@@ -18,10 +18,11 @@ import dataclasses
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from sqlglot import exp
 
 from engine.multistage.clauses import conjuncts
-from engine.multistage.logical import Join, Node, walk
+from engine.multistage.logical import Aggregate, Filter, Join, Node, walk
 from engine.multistage.render import Input
 from engine.multistage.scope import column_ids
 
@@ -45,17 +46,21 @@ class StarJoin:
     dimensions: list[StarDimension]  # in join order, innermost first
     fields: list[str]  # the joins' output field ids, in order
     sql: str  # the stage's SQL with the joins read from ``$star``
+    # dimension field id -> the stage output's column of it: a field only grouped on (the
+    # stage is that GROUP BY) is gathered as its value's code and decoded after grouping
+    codes: dict[str, int] = dataclasses.field(default_factory=dict)
 
     def to_json(self) -> dict:
         return {"factSql": self.fact_sql, "factInput": self.fact_input, "fields": self.fields,
-                "dimensions": [d.to_json() for d in self.dimensions], "sql": self.sql}  # fmt: skip
+                "dimensions": [d.to_json() for d in self.dimensions], "sql": self.sql,
+                "codes": self.codes}  # fmt: skip
 
     @classmethod
     def from_json(cls, d: dict | None) -> StarJoin | None:
         if d is None:
             return None
         dims = [StarDimension(x["sql"], x["probe"], x["key"]) for x in d["dimensions"]]
-        return cls(d["factSql"], d["factInput"], dims, d["fields"], d["sql"])
+        return cls(d["factSql"], d["factInput"], dims, d["fields"], d["sql"], d.get("codes", {}))
 
 
 def star_join(body: Node, whole: set[str], render, types: dict[str, pa.DataType]
@@ -76,9 +81,32 @@ def star_join(body: Node, whole: set[str], render, types: dict[str, pa.DataType]
         replaced = _replace(body, node, Input(kept, "$star"))
         fact_input = fact.table if isinstance(fact, Input) else None
         dimensions = [StarDimension(render(side), probe, key) for side, probe, key in dims]
+        dim_ids = {f.id for side, _, _ in dims for f in side.fields} - \
+            {i for _, probe, key in dims for i in (probe, key)}  # fmt: skip
         return StarJoin(render(fact), fact_input, dimensions, [f.id for f in kept],
-                        render(replaced))  # fmt: skip
+                        render(replaced), _group_codes(body, node, dim_ids, types))  # fmt: skip
     return None
+
+
+def _group_codes(body: Node, join: Node, dim_ids: set[str], types) -> dict[str, int]:
+    """The dimension fields (not integers) that the stage only groups on, each -> its
+    output column: the stage is a GROUP BY without grouping sets over the joins (or over
+    filters of them that do not name the field) and the field is a key as a plain column
+    and named nowhere else."""
+    if not isinstance(body, Aggregate) or body.grouping_sets is not None:
+        return {}
+    between, node = [], body.input
+    while node is not join:
+        if not isinstance(node, Filter):
+            return {}
+        between.append(node.condition)
+        node = node.input
+    plain = [k.name if isinstance(k, exp.Column) else None for k in body.keys]
+    elsewhere = _named([[k for k in body.keys if not isinstance(k, exp.Column)], body.aggs,
+                        between])  # fmt: skip
+    return {name: i for i, name in enumerate(plain)
+            if name in dim_ids and name not in elsewhere and plain.count(name) == 1
+            and not _integer(types.get(name))}  # fmt: skip
 
 
 def _read_above(node: Node, target: Node) -> set[str]:
@@ -155,9 +183,11 @@ def _replace(node: Node, target: Node, by: Node) -> Node:
 
 
 # --- run time ----------------------------------------------------------------------------------
-def join_star(star: StarJoin, fact: pa.Table, dimensions: list[pa.Table]) -> pa.Table | None:
-    """The rows of the star's joins (columns ``star.fields``), or None when a dimension's
-    keys repeat (the caller runs the hash joins)."""
+def join_star(star: StarJoin, fact: pa.Table, dimensions: list[pa.Table],
+              coded: dict[str, pa.DictionaryArray] | None = None) -> pa.Table | None:  # fmt: skip
+    """The rows of the star's joins (columns ``star.fields``; a coded field's codes from
+    ``coded``, see ``dictionaries``), or None when a dimension's keys repeat (the caller
+    runs the hash joins)."""
     lookups = []
     for dim, table in zip(star.dimensions, dimensions, strict=True):
         lookup = KeyPositions.of(table.column(dim.key))
@@ -174,9 +204,33 @@ def join_star(star: StarJoin, fact: pa.Table, dimensions: list[pa.Table]) -> pa.
             columns = {name: column.take(rows) for name, column in columns.items()}
             positions = positions[matched]
         for name in table.column_names:
-            if name in wanted:
+            if coded and name in coded:
+                codes = coded[name].indices.to_numpy(zero_copy_only=False)
+                columns[name] = pa.array(codes[positions])
+            elif name in wanted:
                 columns[name] = table.column(name).take(positions)
     return pa.table({name: columns[name] for name in star.fields})
+
+
+def dictionary(column: pa.ChunkedArray) -> pa.DictionaryArray:
+    """A dimension column's distinct values and each row's code; NULL is a value of its
+    own (a group apart from every other value)."""
+    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    return pc.dictionary_encode(array, null_encoding="encode")
+
+
+def dictionaries(star: StarJoin, dimensions: list[pa.Table]) -> dict[str, pa.DictionaryArray]:
+    """Each coded field's dictionary (``star.codes``), computed once per stage."""
+    return {name: dictionary(side.column(name)) for side in dimensions
+            for name in side.column_names if name in star.codes}  # fmt: skip
+
+
+def decode(star: StarJoin, table: pa.Table, coded: dict[str, pa.DictionaryArray]) -> pa.Table:
+    """The stage's output with each coded group key's codes replaced by its values."""
+    for name, i in star.codes.items():
+        values = coded[name].dictionary.take(table.column(i))
+        table = table.set_column(i, table.field(i).name, values)
+    return table
 
 
 class KeyPositions:

@@ -29,7 +29,7 @@ from engine.multistage.leaf import KeySet
 from engine.multistage.leaf_aggregate import STATE_SCHEMA, merge
 from engine.multistage.mailbox import MailboxClient, Mailboxes
 from engine.multistage.options import Limits
-from engine.multistage.star import join_star
+from engine.multistage.star import decode, dictionaries, join_star
 from engine.multistage.udfs import register_builtins, register_udf
 from engine.query.errors import QueryError, QueryExecutionError, QueryTimeoutError
 from engine.query.plan import ColumnInfo, compile_query
@@ -109,11 +109,11 @@ class StageWorker:
                     if d.leaf == i]  # fmt: skip
             self._read_leaf(ctx, i, self.spec.leaves[i], keys)
         self._check_live()
-        sql = self.spec.sql
+        sql, coded = self.spec.sql, None
         # big inputs go to DataFusion's parallel hash joins, which stream into the operators
         # above; the star's lookups run on one core and gather every joined row first
         if star is not None and self.stats.input_rows <= PARALLEL_INPUT_ROWS and \
-                self._star(ctx, star, sides):  # fmt: skip
+                (coded := self._star(ctx, star, sides)) is not None:  # fmt: skip
             sql = star.sql
         try:
             threads = self.spec.threads or self.limits.threads  # (a colocated worker's own)
@@ -131,6 +131,8 @@ class StageWorker:
         if not batches:
             return self.spec.schema.empty_table()
         table = pa.Table.from_batches(batches)
+        if coded:
+            table = decode(star, table, coded)
         if table.schema != self.spec.schema:
             table = table.rename_columns(self.spec.schema.names).cast(self.spec.schema)
         return self._check_output(table)
@@ -171,17 +173,20 @@ class StageWorker:
         except Exception as exc:
             raise classify(exc, sql) from exc
 
-    def _star(self, ctx: SessionContext, star, sides: dict[str, pa.Table]) -> bool:
-        """Registers the star's joined rows as ``$star``; False when a dimension's keys
-        repeat (the stage's SQL then runs its hash joins)."""
+    def _star(self, ctx: SessionContext, star, sides: dict[str, pa.Table]) -> dict | None:
+        """Registers the star's joined rows as ``$star`` and returns the dictionaries of its
+        coded group keys; None when a dimension's keys repeat (the stage's SQL then runs
+        its hash joins)."""
         fact = self.inputs.get(star.fact_input) if star.fact_input else None
         if fact is None:
             fact = self._query(ctx, star.fact_sql)
-        joined = join_star(star, fact, [sides[d.sql] for d in star.dimensions])
+        dimensions = [sides[d.sql] for d in star.dimensions]
+        coded = dictionaries(star, dimensions)
+        joined = join_star(star, fact, dimensions, coded)
         if joined is None:
-            return False
+            return None
         _register(ctx, "$star", joined)
-        return True
+        return coded
 
     def _merge(self, receive, table: pa.Table) -> pa.Table:
         columns = {k: ColumnInfo(v[0], v[1]) for k, v in receive.merge_columns.items()}

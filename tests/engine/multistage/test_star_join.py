@@ -32,7 +32,7 @@ def _tables(seed: int, duplicates: bool) -> dict[str, pa.Table]:
                        "k3": keys(n, 12, 0.0), "name": rng.choice(["a", "b", None], n),
                        "v": pa.array(rng.integers(-50, 100, n), pa.int64())}),
         "d1": pa.table({"k": pa.array(d1_keys, pa.int32(), mask=rng.random(30) < 0.1),
-                        "a": rng.choice(["x", "y", "z"], 30),
+                        "a": rng.choice(["x", "y", "z", None], 30),  # NULL: a group
                         "s": pa.array(rng.integers(0, 5, 30), pa.int32())}),
         # sparse keys over a wide range: the sorted search, not the position table
         "d2": pa.table({"k": pa.array(rng.choice(1_000_000, 40, replace=False), pa.int64()),
@@ -98,6 +98,23 @@ STARS = [
     "SELECT d1.a, SUM(f.v) FROM f JOIN d1 ON f.k1 = d1.k GROUP BY d1.a HAVING MAX(d1.s) > 1",
     "SELECT COUNT(*), SUM(CASE WHEN d3.c = 'm' THEN f.v ELSE 0 END) FROM f JOIN d1 "
     "ON f.k1 = d1.k JOIN d3 ON f.k3 = d3.k",
+    *(
+        CODED := [  # group keys gathered as codes (NULL a group of its own), decoded after
+            "SELECT d1.a, d2.b, d3.c, SUM(f.v), COUNT(*) FROM f JOIN d1 ON f.k1 = d1.k "
+            "JOIN d2 ON f.k2 = d2.k JOIN d3 ON f.k3 = d3.k GROUP BY d1.a, d2.b, d3.c",
+            "SELECT d1.a, f.k3, SUM(f.v) FROM f JOIN d1 ON f.k1 = d1.k GROUP BY f.k3, d1.a "
+            "ORDER BY d1.a DESC NULLS FIRST, f.k3 LIMIT 7",
+            # HAVING and ORDER BY on the value run in a later stage, over decoded values
+            "SELECT d1.a, COUNT(*) FROM f JOIN d1 ON f.k1 = d1.k GROUP BY d1.a "
+            "HAVING d1.a <> 'x' OR SUM(f.v) > 100",
+        ]
+    ),
+    *(
+        UNCODED := [  # the values themselves: in an expression, in an aggregate
+            "SELECT UPPER(d1.a), SUM(f.v) FROM f JOIN d1 ON f.k1 = d1.k GROUP BY UPPER(d1.a)",
+            "SELECT d1.a, MAX(d1.a), COUNT(*) FROM f JOIN d1 ON f.k1 = d1.k GROUP BY d1.a",
+        ]
+    ),
 ]
 NOT_STARS = [
     "SELECT d1.a, COUNT(*), SUM(f.v) FROM f LEFT JOIN d1 ON f.k1 = d1.k GROUP BY d1.a",
@@ -123,6 +140,13 @@ def test_other_joins_keep_the_hash_join(data, sql):
     assert not _star_stages(data, sql)
     got = run(data.engine, sql, data.catalog)
     assert sorted(got, key=repr) == sorted(data.reference(sql), key=repr)
+
+
+def test_only_plain_group_keys_are_coded(data):
+    for sql in CODED:
+        assert all(s.star.codes for s in _star_stages(data, sql)), sql
+    for sql in UNCODED:
+        assert not any(s.star.codes for s in _star_stages(data, sql)), sql
 
 
 def test_repeated_dimension_keys_fall_back():
