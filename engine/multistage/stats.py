@@ -29,7 +29,7 @@ def stage_stats(stages, worker_stats: list[dict]) -> dict:
             "stage": stage_id,
             "parallelism": len(spec.workers),
             "servers": sorted({w["server"] for w in workers}),
-            "operators": [_TYPES.get(op, op.upper()) for op in spec.operators],
+            "operators": _operators(spec.operators, workers),
             "executionTimeMs": round(sum(w["execution_ms"] for w in workers), 3),
             "clockTimeMs": round(max((w["execution_ms"] for w in workers), default=0), 3),
             "emittedRows": sum(w["emitted_rows"] for w in workers),
@@ -41,12 +41,26 @@ def stage_stats(stages, worker_stats: list[dict]) -> dict:
         if leaf:
             out["table"] = ", ".join(sorted({t for w in workers for t in w["tables"]}))
             out.update(leaf)
+        if looked_up := sum(1 for w in workers if w.get("lookup_joins")):
+            out["lookupJoinWorkers"] = looked_up
         flags = {k: True for w in workers for k, v in w["flags"].items() if v}
         out.update(flags)
         out["children"] = [node(r.stage) for r in spec.receives]
         return out
 
     return node(0)
+
+
+def _operators(operators: list[str], workers: list[dict]) -> list[str]:
+    """Pinot's operator names; a star's joins (the stage's topmost ones, engine.multistage.star)
+    are LOOKUP_JOIN when the workers ran them as key lookups (a worker whose dimension keys
+    repeat, or whose inputs are big, runs the hash joins instead)."""
+    names = [_TYPES.get(op, op.upper()) for op in operators]
+    lookups = min((w.get("lookup_joins", 0) for w in workers), default=0)
+    for i, name in enumerate(names):
+        if lookups and name == "HASH_JOIN":
+            names[i], lookups = "LOOKUP_JOIN", lookups - 1
+    return names
 
 
 def totals(worker_stats: list[dict]) -> dict:

@@ -51,6 +51,7 @@ class WorkerStats:
     leaf: dict = dataclasses.field(default_factory=dict)
     flags: dict = dataclasses.field(default_factory=dict)
     tables: list[str] = dataclasses.field(default_factory=list)
+    lookup_joins: int = 0  # the stage's joins this worker ran as the star's key lookups
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)
@@ -115,6 +116,7 @@ class StageWorker:
         if star is not None and self.stats.input_rows <= PARALLEL_INPUT_ROWS and \
                 (coded := self._star(ctx, star, sides)) is not None:  # fmt: skip
             sql = star.sql
+            self.stats.lookup_joins = len(star.dimensions)
         try:
             threads = self.spec.threads or self.limits.threads  # (a colocated worker's own)
             if threads > 1 and (self.spec.threads or self.stats.input_rows > PARALLEL_INPUT_ROWS):

@@ -5,6 +5,8 @@ that are not exactly the pattern (LEFT, a non-equi conjunct, text keys) never ta
 
 from __future__ import annotations
 
+import time
+
 import duckdb
 import numpy as np
 import pyarrow as pa
@@ -13,7 +15,8 @@ import pytest
 
 from engine.multistage.logical import TableInfo
 from engine.multistage.star import KeyPositions, StarDimension, StarJoin, join_star
-from tests.engine.multistage.in_process import coordinator, run, stages_of
+from engine.multistage.stats import stage_stats
+from tests.engine.multistage.in_process import SERVERS, coordinator, next_request_id, run, stages_of
 
 _TYPES = {"string": "STRING", "int32": "INT", "int64": "LONG", "double": "DOUBLE"}
 
@@ -147,6 +150,23 @@ def test_only_plain_group_keys_are_coded(data):
         assert all(s.star.codes for s in _star_stages(data, sql)), sql
     for sql in UNCODED:
         assert not any(s.star.codes for s in _star_stages(data, sql)), sql
+
+
+def _operators(stats: dict) -> list[str]:
+    return stats["operators"] + [op for child in stats["children"] for op in _operators(child)]
+
+
+def test_stage_stats_name_the_joins_that_ran_as_lookups(data, request):
+    sql = STARS[1]  # two joins
+    compiled, stages = stages_of(sql, data.catalog)
+    _, outcome = data.engine.execute(compiled, stages, next_request_id(),
+                                     time.monotonic() + 30, SERVERS)  # fmt: skip
+    assert outcome.error is None
+    ops = _operators(stage_stats(stages, outcome.stats))
+    if "duplicate-keys" in request.node.callspec.id:  # d1's keys repeat: hash joins ran
+        assert ops.count("HASH_JOIN") == 2 and "LOOKUP_JOIN" not in ops, ops
+    else:
+        assert ops.count("LOOKUP_JOIN") == 2 and "HASH_JOIN" not in ops, ops
 
 
 def test_repeated_dimension_keys_fall_back():
