@@ -133,7 +133,7 @@ def test_upsert_tables_match_the_model(upsert_cluster, kafka):
     settle()
     # 4. the rest: each partition commits every full segment it holds (with this seed partition
     # 0 gets 49,638 events, 3 commits, the others 4: 15). Waiting for 12 was a race: it held
-    # only until the last commits, which a slow producer (two xdist workers) let pass unseen.
+    # only until the last commits, which a slow producer (a busy machine) let pass unseen.
     stream.produce(produced[120_000:])
     commits = sum(rows // SEGMENT_ROWS for rows in stream.offsets)
     wait_until(lambda: online_segments(cluster, "changes") == commits,
